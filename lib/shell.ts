@@ -1,0 +1,97 @@
+/**
+ * The `RemoteShell` adapter: everything remote goes through one `exec`.
+ *
+ * An adapter runs a POSIX `sh` program (the `command` string) on the target
+ * host with the given bytes on stdin and returns the raw stdout/stderr bytes,
+ * the exit code and the signal. It knows nothing about patches.
+ *
+ * @module
+ */
+import type { PatchFailure } from "./types.ts";
+
+/** Options of one {@linkcode RemoteShell.exec} call. */
+export interface ExecOptions {
+  /** Bytes written to the program's stdin, then stdin is closed. */
+  stdin?: Uint8Array;
+  /** Abort the call: the adapter kills the remote program (best effort) and rejects. */
+  signal?: AbortSignal;
+  /** Kill the program after this many milliseconds and reject with `timeout`. */
+  timeoutMs?: number;
+  /** Called as stdin bytes are handed to the transport (for progress reports). */
+  onStdinProgress?: (sent: number, total: number) => void;
+}
+
+/** What one program run produced. */
+export interface ExecResult {
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  /**
+   * The exit code; `null` when the program was killed by a signal or, for a
+   * network transport, when the channel closed without an exit status (the
+   * program may or may not have finished: callers treat it as outcome unknown).
+   */
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/**
+ * The small adapter every remote operation goes through (SPEC §2).
+ *
+ * Contract: `exec` runs `command` with a POSIX `sh` (never the login shell's
+ * own syntax) and resolves with its result. It rejects only with a
+ * {@linkcode RemoteShellError} whose `failure` says what went wrong before or
+ * around the program (`connect_failed`, `auth_failed`, `host_key_*`,
+ * `timeout`, `cancelled`, `outcome_unknown`, `limit_exceeded` for an output
+ * cap).
+ *
+ * @example
+ * ```ts
+ * const shell: RemoteShell = new LocalShell();
+ * const { stdout } = await shell.exec("printf '%s' \"$HOME\"");
+ * ```
+ */
+export interface RemoteShell {
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  close?(): Promise<void>;
+  /** True when every program runs elevated (sudo); reports carry it. */
+  readonly elevated?: boolean;
+  /** A short label for messages, e.g. `local` or `deploy@web1:22`. */
+  readonly label?: string;
+}
+
+/**
+ * A transport-level failure of {@linkcode RemoteShell.exec}, carrying the
+ * typed failure value. The engine turns it into a report; it never escapes
+ * `applyPatch`.
+ *
+ * @example
+ * ```ts
+ * throw new RemoteShellError(failure("timeout", "the remote program did not finish within 30 s; retry"));
+ * ```
+ */
+export class RemoteShellError extends Error {
+  /** The typed failure. */
+  readonly failure: PatchFailure;
+  constructor(failure: PatchFailure) {
+    super(failure.message);
+    this.name = "RemoteShellError";
+    this.failure = failure;
+  }
+}
+
+/**
+ * Quote a string as one POSIX `sh` word: single quotes, with each `'`
+ * written as `'\''`. Inside single quotes nothing is special, so any data
+ * (including `$`, backticks, `\`, newlines) stays literal.
+ *
+ * @example
+ * ```ts
+ * shQuote("it's $HOME"); // "'it'\\''s $HOME'"
+ * ```
+ */
+export function shQuote(value: string): string {
+  if (value.includes("\0")) {
+    throw new TypeError("shQuote: a shell word cannot contain NUL");
+  }
+  return "'" + value.replaceAll("'", "'\\''") + "'";
+}

@@ -1,0 +1,430 @@
+/**
+ * The data shapes shared by the pure core and the remote layer.
+ *
+ * Everything here is plain, JSON-serialisable data (a `Uint8Array` serialises
+ * as an object of bytes; reports never carry one). Plan shapes use camelCase
+ * because programs build and read them; reports and failures use snake_case
+ * because they are what a model reads (SPEC §2).
+ *
+ * @module
+ */
+
+// ---------------------------------------------------------------------------
+// Failures and warnings
+// ---------------------------------------------------------------------------
+
+/**
+ * The stable failure codes (SPEC §2, §8). A program switches on these; the
+ * message is for the model.
+ */
+export type FailureCode =
+  | "invalid_patch"
+  | "invalid_path"
+  | "path_outside_root"
+  | "symlink_rejected"
+  | "not_found"
+  | "already_exists"
+  | "not_regular_file"
+  | "invalid_utf8"
+  | "duplicate_path"
+  | "anchor_not_found"
+  | "context_mismatch"
+  | "ambiguous_hunk"
+  | "out_of_order_hunk"
+  | "overlapping_hunks"
+  | "precondition_failed"
+  | "conflict"
+  | "locked"
+  | "permission_denied"
+  | "limit_exceeded"
+  | "remote_unsupported"
+  | "remote_error"
+  | "outcome_unknown"
+  | "partial_apply"
+  | "timeout"
+  | "cancelled"
+  | "connect_failed"
+  | "auth_failed"
+  | "host_key_unknown"
+  | "host_key_mismatch";
+
+/** One line of a file, as shown to a model: number, `N:hh` id and text. */
+export interface LineRef {
+  /** 1-based line number in the file. */
+  line: number;
+  /** The `N:hh` line id (SPEC §5.6). */
+  id: string;
+  /** The line's text without its ending, cut to a bounded length. */
+  text: string;
+}
+
+/** What kind of difference separates a chunk from the closest file region. */
+export type DifferenceKind = "whitespace" | "indentation" | "content";
+
+/** The best-scoring file window for a chunk that did not match (SPEC §5.4). */
+export interface ClosestRegion {
+  /** 1-based first line of the window. */
+  start_line: number;
+  /** 1-based last line of the window (inclusive). */
+  end_line: number;
+  /** Similarity in [0, 1]: the share of the chunk's old lines found aligned there. */
+  score: number;
+  /** What differs between the expected lines and the file there. */
+  difference: DifferenceKind;
+  /** The file's lines of the window (bounded excerpt). */
+  lines: LineRef[];
+  /** A compact diff, `-` expected (from the patch), `+` actual (in the file). */
+  diff: string;
+}
+
+/** The state of one path as a failure reports it. */
+export type PathState =
+  | "missing"
+  | "file"
+  | "directory"
+  | "symlink"
+  | "other";
+
+/** Per-path state after a commit that could not restore everything. */
+export interface PathOutcome {
+  path: string;
+  state: "old" | "new" | "missing" | "unknown";
+  sha256: string | null;
+}
+
+/**
+ * A typed failure. `message` is a recovery instruction for a model: what was
+ * expected, what is there now (bounded), and the concrete next step.
+ */
+export interface PatchFailure {
+  code: FailureCode;
+  message: string;
+  /** True when the same request, sent again unchanged, may succeed. */
+  retryable: boolean;
+  /** Root-relative path the failure is about. */
+  path?: string;
+  /** 1-based index of the chunk within its `*** Update File` section. */
+  hunk?: number;
+  /** 1-based file line the failure points at. */
+  line?: number;
+  /** 1-based line of the patch text the failure points at. */
+  patch_line?: number;
+  /** Every matching position of an ambiguous chunk (capped), or near misses. */
+  candidates?: LineRef[];
+  /** The closest region of a chunk that did not match. */
+  closest?: ClosestRegion;
+  /** Where the chunk's new side already is, when the change looks applied. */
+  already_applied_at?: number;
+  expected_sha256?: string | null;
+  actual_sha256?: string | null;
+  expected_state?: "missing" | "sha256";
+  actual_state?: PathState;
+  /** For `limit_exceeded`: which limit, its value and what was asked for. */
+  limit?: { name: keyof Limits; max: number; actual: number };
+  /** For `outcome_unknown`, `partial_apply`, `conflict`: the operation id. */
+  operation_id?: string;
+  /** For `partial_apply`: the real state of each path after rollback. */
+  outcomes?: PathOutcome[];
+  /** For `outcome_unknown`: the SHA-256 each path would have if applied. */
+  planned?: { path: string; sha256: string | null }[];
+  /** For `remote_unsupported`: the missing tool. */
+  tool?: string;
+  /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
+  fingerprint?: string;
+  known_hosts_line?: string;
+}
+
+/** Warning codes: a changed meaning or a weaker guarantee that still succeeded. */
+export type WarningCode =
+  | "patch_trimmed"
+  | "heredoc_stripped"
+  | "carriage_return_stripped"
+  | "unified_header_ignored"
+  | "first_chunk_without_anchor"
+  | "fuzzy_match"
+  | "escaped_literals_recovered"
+  | "indentation_adjusted"
+  | "indentation_not_adjusted"
+  | "trailing_blank_context_dropped"
+  | "appended_at_eof"
+  | "parents_created"
+  | "mode_not_preserved"
+  | "owner_not_preserved"
+  | "acl_or_xattr_not_preserved"
+  | "hard_link_broken"
+  | "stale_lock_broken"
+  | "insecure_host_key"
+  | "cleanup_incomplete";
+
+/** A warning attached to a parse, a plan or a commit. */
+export interface Warning {
+  code: WarningCode;
+  message: string;
+  path?: string;
+  hunk?: number;
+  line?: number;
+  patch_line?: number;
+}
+
+// ---------------------------------------------------------------------------
+// The parsed patch (SPEC §3)
+// ---------------------------------------------------------------------------
+
+/** One body line of a chunk. */
+export interface ChunkLine {
+  kind: "context" | "delete" | "insert";
+  /** Text without the leading marker and without any line ending. */
+  text: string;
+  /** 1-based patch line. */
+  patchLine: number;
+}
+
+/** One `@@` chunk of an Update section. */
+export interface Chunk {
+  /** `@@ text` anchors in order, each narrowing the search; empty for a bare `@@`. */
+  anchors: string[];
+  /** Context, delete and insert lines in patch order. */
+  lines: ChunkLine[];
+  /** `*** End of File` followed the chunk: it must match the file's last lines. */
+  endOfFile: boolean;
+  /** 1-based patch line where the chunk starts (its first `@@` or first body line). */
+  patchLine: number;
+}
+
+/** `*** Add File: path` with its `+` lines. */
+export interface AddFileOp {
+  type: "add";
+  path: string;
+  /** The new file's lines (without the `+`); the file is written with `\n` endings and a final newline. */
+  lines: string[];
+  patchLine: number;
+}
+
+/** `*** Delete File: path`. */
+export interface DeleteFileOp {
+  type: "delete";
+  path: string;
+  patchLine: number;
+}
+
+/** `*** Update File: path`, optionally `*** Move to: moveTo`, with its chunks. */
+export interface UpdateFileOp {
+  type: "update";
+  path: string;
+  moveTo?: string;
+  chunks: Chunk[];
+  patchLine: number;
+}
+
+/** One file section of a patch. */
+export type FileOp = AddFileOp | DeleteFileOp | UpdateFileOp;
+
+/** A parsed patch: its file sections in patch order. */
+export interface Patch {
+  ops: FileOp[];
+}
+
+/** Options of {@linkcode parsePatch}. */
+export interface ParseOptions {
+  /** Limits; only `maxPatchBytes`, `maxFiles` and `maxChunksPerFile` apply to parsing. */
+  limits?: Partial<Limits>;
+}
+
+/** The result of {@linkcode parsePatch}. */
+export type ParseResult =
+  | { ok: true; patch: Patch; warnings: Warning[] }
+  | { ok: false; errors: PatchFailure[]; warnings: Warning[] };
+
+// ---------------------------------------------------------------------------
+// Snapshots (SPEC §2)
+// ---------------------------------------------------------------------------
+
+/** What a path is on the remote side. */
+export type FileKind = "missing" | "file" | "directory" | "symlink" | "other";
+
+/**
+ * The state of one root-relative path as read in one `exec` (readSnapshots).
+ * `bytes` and `sha256` are present for regular files.
+ */
+export interface FileSnapshot {
+  path: string;
+  kind: FileKind;
+  bytes?: Uint8Array;
+  /** Lowercase hex SHA-256 of `bytes`. */
+  sha256?: string;
+  size?: number;
+  /** Permission bits including setuid/setgid/sticky (`mode & 0o7777`). */
+  mode?: number;
+  uid?: number;
+  gid?: number;
+  nlink?: number;
+  /** For a missing path: whether its parent directory exists. */
+  parentExists?: boolean;
+  /**
+   * Set when the remote side refused the path (§6): a symlinked component,
+   * a parent resolving outside the root, a non-directory component, no
+   * permission. planPatch turns it into this failure for any op on the path.
+   */
+  rejected?: PatchFailure;
+}
+
+/** All snapshots of a patch, keyed by root-relative path. */
+export type Snapshots = ReadonlyMap<string, FileSnapshot>;
+
+// ---------------------------------------------------------------------------
+// Plans (SPEC §2, §4, §5)
+// ---------------------------------------------------------------------------
+
+/** Matching strictness: where the tier ladder stops (SPEC §5.2). */
+export type MatchingMode = "exact" | "whitespace" | "lenient";
+
+/** Tier of the ladder that matched: 1 exact … 5 escaped-literal recovery. */
+export type MatchTier = 1 | 2 | 3 | 4 | 5;
+
+/** The configurable limits (all in bytes or counts). */
+export interface Limits {
+  /** Largest accepted patch text, in UTF-8 bytes. */
+  maxPatchBytes: number;
+  /** Most file sections in one patch. */
+  maxFiles: number;
+  /** Most chunks in one Update section. */
+  maxChunksPerFile: number;
+  /** Largest file that may be read, planned or written. */
+  maxFileBytes: number;
+}
+
+/** The expected state of a path at commit time: an enum, never a sentinel hash. */
+export type ExpectedState =
+  | { state: "missing" }
+  | { state: "sha256"; sha256: string };
+
+/** Where one chunk landed. */
+export interface HunkPlacement {
+  /** 1-based chunk index within the Update section. */
+  index: number;
+  /** 1-based first line of the replaced region in the old file (for a pure insertion: the line it goes before). */
+  line: number;
+  /** Tier of the ladder that matched. */
+  tier: MatchTier;
+}
+
+/** One planned file change. */
+export interface PlannedFile {
+  op: "add" | "update" | "delete" | "move";
+  /** Root-relative source path (the new path for `add`). */
+  path: string;
+  /** Destination of a move. */
+  moveTo?: string;
+  /** Expected state of `path` at commit time. */
+  expected: ExpectedState;
+  /** Expected state of `moveTo` (always missing). */
+  expectedDestination?: ExpectedState;
+  /** The new content, for add / update / move. */
+  newBytes?: Uint8Array;
+  /** Lowercase hex SHA-256 of `newBytes`. */
+  newSha256?: string;
+  /** Unified diff of the change (git-style `a/` `b/` headers). */
+  diff: string;
+  hunks: HunkPlacement[];
+  warnings: Warning[];
+}
+
+/** The full plan of a patch: checked completely before anything is written. */
+export interface Plan {
+  files: PlannedFile[];
+  warnings: Warning[];
+  /** Create missing parent directories of added / moved-to files. */
+  createParents: boolean;
+}
+
+/** Options of {@linkcode planPatch}. */
+export interface PlanOptions {
+  /** Default `"lenient"` (all five tiers). */
+  matching?: MatchingMode;
+  /** Caller's revision preconditions: root-relative path → SHA-256 of the whole file. */
+  expectedSha256?: Readonly<Record<string, string>>;
+  /** Reject a Delete without an `expectedSha256` entry for its path. Default false. */
+  requireShaForDelete?: boolean;
+  /** Create missing parents of added files. Default true. */
+  createParents?: boolean;
+  limits?: Partial<Limits>;
+  /** Longest excerpt in a failure, in lines (default 40) and bytes (default 4096). */
+  excerptLines?: number;
+  excerptBytes?: number;
+}
+
+/** The result of {@linkcode planPatch}: all failures of the patch together. */
+export type PlanResult =
+  | { ok: true; plan: Plan }
+  | { ok: false; errors: PatchFailure[]; warnings: Warning[] };
+
+// ---------------------------------------------------------------------------
+// Edits: how a plan rebuilds a file from slices (SPEC §5.3, §5.5)
+// ---------------------------------------------------------------------------
+
+/**
+ * One line of an edit's replacement: either a line of the old file kept
+ * with its own text and ending (context lines keep the file's text, never the
+ * patch's), or new text that takes the file's dominant ending.
+ */
+export type OutputLine = { keep: number } | { text: string };
+
+/**
+ * Replace old lines `[start, end)` (0-based) by `replacement`. `keep` indices
+ * inside a replacement are ascending and lie within `[start, end)`. Edits of
+ * one file are sorted and do not overlap; `start === end` is a pure insertion
+ * before line `start` (`start === lines.length`: at end of file).
+ */
+export interface LineEdit {
+  start: number;
+  end: number;
+  replacement: OutputLine[];
+}
+
+// ---------------------------------------------------------------------------
+// Reports (SPEC §2, §7)
+// ---------------------------------------------------------------------------
+
+/** What was kept of the replaced file's metadata. */
+export interface MetadataPreserved {
+  mode: boolean;
+  owner: boolean;
+}
+
+/** The outcome of one file of a commit (or of a dry run, or of reconcile). */
+export interface FileReport {
+  op: PlannedFile["op"];
+  path: string;
+  move_to?: string;
+  /** SHA-256 before the change (`null`: did not exist). */
+  previous_sha256: string | null;
+  /** SHA-256 after the change (`null`: deleted). */
+  new_sha256: string | null;
+  bytes_written: number;
+  /** `null` when nothing was replaced (add, delete, dry run). */
+  metadata_preserved: MetadataPreserved | null;
+  diff: string;
+  warnings: Warning[];
+  /** Set by reconcile: what the disk shows now. */
+  state?: "applied" | "not_applied" | "diverged";
+}
+
+/** The honest atomicity guarantee (SPEC §7). */
+export type Atomicity = "batch_preflight_per_file_commit";
+
+/** The result of commitRemote / reconcile. */
+export interface CommitReport {
+  ok: boolean;
+  operation_id: string;
+  atomicity: Atomicity;
+  /** The remote programs ran under sudo. */
+  elevated: boolean;
+  files: FileReport[];
+  warnings: Warning[];
+  errors?: PatchFailure[];
+}
+
+/** The result of applyPatch. */
+export interface ApplyReport extends CommitReport {
+  dry_run: boolean;
+}
