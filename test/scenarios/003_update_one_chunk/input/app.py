@@ -1,0 +1,7 @@
+def greet(name):
+    message = "Hello " + name
+    return message
+
+
+def main():
+    print(greet("world"))

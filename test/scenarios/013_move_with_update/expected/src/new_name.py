@@ -1,0 +1,2 @@
+VALUE = 2
+print(VALUE)

@@ -1,0 +1,2 @@
+VALUE = 1
+print(VALUE)

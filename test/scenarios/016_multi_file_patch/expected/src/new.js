@@ -1,0 +1,2 @@
+import { twice } from "../lib/util.js";
+console.log(twice(21));

@@ -1,0 +1,3 @@
+export function twice(x) {
+  return x * 2;
+}

@@ -1,0 +1,3 @@
+export PATH="$HOME/bin:$PATH"
+printf '%s\n' "$PATH"
+	echo `date`

@@ -1,0 +1,7 @@
+function start(ready) {
+    if (ready) {
+        prepare();
+        launch();
+    }
+    return ready;
+}

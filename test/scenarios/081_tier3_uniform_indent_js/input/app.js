@@ -1,0 +1,6 @@
+function start(ready) {
+    if (ready) {
+        launch();
+    }
+    return ready;
+}

@@ -1,0 +1,3 @@
+# Greeting module
+print("Don't panic - it's fine")
+print('done')

@@ -1,0 +1,4 @@
+def setup():
+    a = 10
+    b = 20
+    return a + b

@@ -1,0 +1,6 @@
+class Config:
+    def dump(self):
+        return {}
+
+    def load(self):
+        return {}
