@@ -159,8 +159,14 @@ export function uniqueChunks(
   for (let k = 0; k < count; k++) {
     const base = k * segment;
     let chosen: ChunkSpec | undefined;
-    for (let attempt = 0; attempt < 500 && !chosen; attempt++) {
-      const candidate = chunkAt(lines, base + rng.int(segment - MAX_SPAN - 1), k + 1, rng);
+    const room = segment - MAX_SPAN - 1;
+    for (let attempt = 0; attempt < 200 && !chosen; attempt++) {
+      const candidate = chunkAt(lines, base + rng.int(room), k + 1, rng);
+      if (usable(candidate, index)) chosen = candidate;
+    }
+    // A short segment may be mostly pasted blocks: try every position.
+    for (let offset = 0; offset < room && !chosen; offset++) {
+      const candidate = chunkAt(lines, base + offset, k + 1, rng);
       if (usable(candidate, index)) chosen = candidate;
     }
     if (!chosen) throw new Error(`no unique chunk found in lines ${base}..${base + segment}`);
