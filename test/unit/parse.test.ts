@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_PARSE_ERRORS, parsePatch } from "../../lib/parse.ts";
-import type { Chunk, FileOp, ParseOptions, PatchFailure, Warning } from "../../lib/types.ts";
+import type { Chunk, FailureCode, FileOp, ParseOptions, PatchFailure, Warning } from "../../lib/types.ts";
 
 /** Join lines with "\n" (patch texts read best as arrays). */
 const P = (...lines: string[]): string => lines.join("\n");
@@ -331,7 +331,7 @@ describe("parsePatch: leniencies, their warnings and original line numbers", () 
 
 describe("parsePatch: rejections name the line, the offending text and what was expected", () => {
   // [name, text, expected errors as [code, patch_line, fragments...]]
-  const table: [string, string, [string, number | undefined, ...string[]][]][] = [
+  const table: [string, string, [FailureCode, number | undefined, ...string[]][]][] = [
     ["empty text", "  \n\n ", [["invalid_patch", undefined, "the patch is empty"]]],
     [
       "no Begin Patch anywhere",
@@ -468,7 +468,7 @@ describe("parsePatch: rejections name the line, the offending text and what was 
   for (const [name, text, expected] of table) {
     test(name, () => {
       const errors = parseErrors(text);
-      expect(errors.map((e) => [e.code, e.patch_line])).toEqual(expected.map(([c, l]) => [c, l]));
+      expect(errors.map((e): unknown[] => [e.code, e.patch_line])).toEqual(expected.map(([c, l]) => [c, l]));
       expected.forEach(([, , ...fragments], i) => {
         for (const f of fragments) expect(errors[i]!.message).toContain(f);
         expect(errors[i]!.retryable).toBe(false);
