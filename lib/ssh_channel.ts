@@ -1,0 +1,124 @@
+/**
+ * One exec channel on an ssh2 client: open it, stream stdin with
+ * backpressure and progress, collect stdout/stderr, and report how it ended
+ * (exit code, signal, or closed without an exit status).
+ *
+ * @module
+ */
+import type { Client, ClientChannel } from "ssh2";
+
+/** How a channel ended. */
+export interface ChannelOutcome {
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  exitCode: number | null;
+  /** `SIGKILL`-style name when the program died of a signal. */
+  signal: string | null;
+  /** False when the channel closed without an exit status (outcome unknown). */
+  gotExit: boolean;
+}
+
+/** Hooks of {@linkcode runChannel}. */
+export interface ChannelHooks {
+  /** Bytes of stdin that belong to the caller (a sudo password line before them is not counted). */
+  stdinOffset?: number;
+  onStdinProgress?: (sent: number, total: number) => void;
+  /** Sees every stderr chunk as it arrives. */
+  onStderr?: (chunk: Uint8Array) => void;
+}
+
+/** Write stdin in pieces this large so progress is reported and backpressure honoured. */
+const STDIN_CHUNK = 256 * 1024;
+
+/**
+ * Open an exec channel. Rejects with ssh2's error (e.g. "Channel open failure").
+ *
+ * @example
+ * ```ts
+ * const channel = await openExecChannel(client, "sh -c 'id -u'");
+ * ```
+ */
+export function openExecChannel(client: Client, command: string): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    try {
+      client.exec(command, (error, channel) => (error ? reject(error) : resolve(channel)));
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
+/**
+ * Feed `stdin` (then EOF) and collect everything until the channel closes.
+ *
+ * @example
+ * ```ts
+ * const outcome = await runChannel(channel, new TextEncoder().encode("data"), {});
+ * if (!outcome.gotExit) console.log("outcome unknown");
+ * ```
+ */
+export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined, hooks: ChannelHooks): Promise<ChannelOutcome> {
+  return new Promise((resolve) => {
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let exitCode: number | null = null;
+    let signal: string | null = null;
+    let gotExit = false;
+    let closed = false;
+    channel.on("data", (chunk: Buffer) => stdout.push(chunk));
+    channel.stderr.on("data", (chunk: Buffer) => {
+      stderr.push(chunk);
+      hooks.onStderr?.(chunk);
+    });
+    channel.on("exit", (code: number | null, signalName?: string) => {
+      gotExit = true;
+      exitCode = typeof code === "number" ? code : null;
+      signal = typeof signalName === "string" ? `SIG${signalName.replace(/^SIG/, "")}` : null;
+    });
+    // The channel's stream may error on a dropped connection; the close that
+    // follows decides the outcome.
+    channel.on("error", () => {});
+    channel.on("close", () => {
+      if (closed) return;
+      closed = true;
+      resolve({ stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), exitCode, signal, gotExit });
+    });
+    void writeStdin(channel, stdin, hooks, () => closed);
+  });
+}
+
+async function writeStdin(
+  channel: ClientChannel,
+  stdin: Uint8Array | undefined,
+  hooks: ChannelHooks,
+  isClosed: () => boolean,
+): Promise<void> {
+  const bytes = stdin ?? new Uint8Array(0);
+  const offset = hooks.stdinOffset ?? 0;
+  const total = Math.max(0, bytes.length - offset);
+  try {
+    for (let start = 0; start < bytes.length; start += STDIN_CHUNK) {
+      if (isClosed()) return;
+      const end = Math.min(bytes.length, start + STDIN_CHUNK);
+      const accepted = channel.write(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start));
+      if (end > offset) hooks.onStdinProgress?.(end - offset, total);
+      if (!accepted) await drained(channel, isClosed);
+    }
+    if (!isClosed()) channel.end();
+  } catch {
+    // Writing to a channel that just closed: the close event reports the outcome.
+  }
+}
+
+function drained(channel: ClientChannel, isClosed: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    if (isClosed()) return resolve();
+    const done = (): void => {
+      channel.off("drain", done);
+      channel.off("close", done);
+      resolve();
+    };
+    channel.on("drain", done);
+    channel.on("close", done);
+  });
+}

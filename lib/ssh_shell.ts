@@ -1,0 +1,442 @@
+/**
+ * The SSH adapter (SPEC §8): a {@linkcode RemoteShell} over one pooled ssh2
+ * connection, with host keys verified before authentication, a channel
+ * limiter below OpenSSH's MaxSessions, reconnect on the next call after a
+ * drop, process-group kill on timeout/cancel, and optional sudo.
+ *
+ * Outcome rules of `exec` (see also lib/shell.ts):
+ * - the program ran and exited → resolves with its exit code / signal;
+ * - the connection dropped while the program may have been running →
+ *   rejects `outcome_unknown` (the next call reconnects);
+ * - the channel closed without an exit status on a live connection →
+ *   resolves `exitCode: null, signal: null` (outcome unknown, per contract);
+ * - timeout / abort → the remote process group is killed, then rejects
+ *   `timeout` / `cancelled`.
+ *
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import type { Client, ClientChannel } from "ssh2";
+import { ChannelLimiter } from "./channel_limiter.ts";
+import type { ChannelSlot } from "./channel_limiter.ts";
+import { failure } from "./failure.ts";
+import { RemoteShellError } from "./shell.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
+import { openExecChannel, runChannel } from "./ssh_channel.ts";
+import type { ChannelOutcome } from "./ssh_channel.ts";
+import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "./ssh_command.ts";
+import type { RemoteProcess } from "./ssh_command.ts";
+import { connectChain } from "./ssh_connect.ts";
+import type { AddedHostKey, HostKeyPolicy } from "./ssh_connect.ts";
+import { resolveSshTarget } from "./ssh_options.ts";
+import type { ResolvedSshTarget, SshOptions } from "./ssh_options.ts";
+import { classifySudoFailure, SudoElevation, sudoStdin } from "./sudo.ts";
+import type { SudoMode, SudoOption } from "./sudo.ts";
+import type { PatchFailure, Warning } from "./types.ts";
+
+export type { SshOptions } from "./ssh_options.ts";
+export type { HostKeyPolicy } from "./ssh_connect.ts";
+
+/** How long a kill may take before the call gives up waiting for the channel. */
+const KILL_GRACE_MS = 3000;
+
+interface Connection {
+  clients: Client[];
+  target: Client;
+  dropped: boolean;
+  sudo: SudoElevation;
+  openChannels: number;
+  channelClosed: (() => void)[];
+}
+
+/**
+ * Open an SSH connection and return the adapter. Connects eagerly, so host-key
+ * and authentication problems surface here as a rejected
+ * {@linkcode RemoteShellError}.
+ *
+ * @example
+ * ```ts
+ * const shell = await connectSsh({ host: "web1", sudo: true });
+ * const { stdout } = await shell.exec("id -u");
+ * await shell.close();
+ * ```
+ */
+export async function connectSsh(options: SshOptions): Promise<SshShell> {
+  const target = await resolveSshTarget(options);
+  const shell = new SshShell(target, options.hostKeyPolicy ?? "strict", options.maxChannels ?? 8, options.sudo);
+  await shell.connect();
+  return shell;
+}
+
+/**
+ * A {@linkcode RemoteShell} over SSH. Create it with {@linkcode connectSsh}.
+ *
+ * @example
+ * ```ts
+ * const shell = await connectSsh({ host: "127.0.0.1", port: 2222, identityFile: "/tmp/key" });
+ * await shell.exec("cat > /tmp/x", { stdin: new TextEncoder().encode("hi") });
+ * ```
+ */
+export class SshShell implements RemoteShell {
+  /** `user@host:port` (plus ` via …` for jump hosts). */
+  readonly label: string;
+  /** True when programs run through sudo. */
+  readonly elevated: boolean;
+  /** `insecure_host_key` warnings (hostKeyPolicy "insecure-accept-any"). */
+  readonly warnings: Warning[] = [];
+  /** ssh_config settings that were not applied (Match exec, ProxyCommand, …). */
+  readonly configWarnings: string[];
+  /** Host keys appended to known_hosts under accept-new. */
+  readonly addedHostKeys: AddedHostKey[] = [];
+  readonly #target: ResolvedSshTarget;
+  readonly #policy: HostKeyPolicy;
+  readonly #limiter: ChannelLimiter;
+  readonly #sudoOption: SudoOption | undefined;
+  #connecting: Promise<Connection> | null = null;
+  #closed = false;
+
+  /** Prefer {@linkcode connectSsh}; this does not connect. */
+  constructor(target: ResolvedSshTarget, policy: HostKeyPolicy, maxChannels: number, sudo?: SudoOption) {
+    this.#target = target;
+    this.#policy = policy;
+    this.#limiter = new ChannelLimiter(maxChannels);
+    this.#sudoOption = sudo;
+    this.elevated = sudo !== undefined && sudo !== false;
+    this.label = target.label;
+    this.configWarnings = [...target.configWarnings];
+  }
+
+  /** Connect now (connectSsh calls it); later calls reconnect lazily. */
+  async connect(): Promise<void> {
+    await this.#connection();
+  }
+
+  /** Run `command` with `sh` on the host; see the module doc for outcomes. */
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    if (typeof command !== "string") throw new TypeError("exec: command must be a string");
+    if (options.stdin !== undefined && !(options.stdin instanceof Uint8Array)) {
+      throw new TypeError("exec: stdin must be a Uint8Array");
+    }
+    if (this.#closed) throw this.#closedError();
+    const controller = new AbortController();
+    let reason: "timeout" | "cancelled" | null = null;
+    const stop = (why: "timeout" | "cancelled"): void => {
+      reason ??= why;
+      controller.abort();
+    };
+    const onAbort = (): void => stop("cancelled");
+    if (options.signal?.aborted) throw this.#stoppedError("cancelled", options.timeoutMs, null);
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = options.timeoutMs !== undefined ? setTimeout(() => stop("timeout"), options.timeoutMs) : undefined;
+    try {
+      let slot: ChannelSlot;
+      try {
+        slot = await this.#limiter.acquire(controller.signal);
+      } catch (error) {
+        if (reason !== null) throw this.#stoppedError(reason, options.timeoutMs, null);
+        throw error;
+      }
+      try {
+        return await this.#execInSlot(command, options, controller.signal, () => reason);
+      } finally {
+        slot.release();
+      }
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Close the connection (and jump connections). The shell cannot be used afterwards. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#limiter.rejectAll(this.#closedError());
+    const pending = this.#connecting;
+    this.#connecting = null;
+    const connection = await pending?.catch(() => null);
+    if (connection) await endConnection(connection);
+  }
+
+  #closedError(): RemoteShellError {
+    return new RemoteShellError(
+      failure("connect_failed", `the SSH connection to ${this.label} was closed by close(); open a new one with connectSsh.`, {
+        retryable: false,
+      }),
+    );
+  }
+
+  #stoppedError(reason: "timeout" | "cancelled", timeoutMs: number | undefined, killed: RemoteProcess | null | false): RemoteShellError {
+    const what = reason === "timeout" ? `did not finish within ${timeoutMs} ms` : "was cancelled";
+    if (killed === null) {
+      return new RemoteShellError(
+        failure(reason, `the program on ${this.label} ${what} before it started (waiting for a connection or a free ` +
+          `channel); nothing ran. Retry${reason === "timeout" ? " with a larger timeoutMs" : ""}.`),
+      );
+    }
+    const how = killed
+      ? `it was killed (process group ${killed.pgid})`
+      : "it could not be killed for sure (its process id was not known)";
+    return new RemoteShellError(
+      failure(reason, `the program on ${this.label} ${what}; ${how}. It may have done part of its work: re-read the ` +
+        `affected files before retrying.`),
+    );
+  }
+
+  async #execInSlot(
+    command: string,
+    options: ExecOptions,
+    signal: AbortSignal,
+    reason: () => "timeout" | "cancelled" | null,
+  ): Promise<ExecResult> {
+    const notStarted = (): RemoteShellError => this.#stoppedError(reason()!, options.timeoutMs, null);
+    const connection = await untilAborted(this.#connection(), signal, notStarted);
+    const mode = await untilAborted(
+      connection.sudo.prepare((raw, stdin) => this.#rawRun(connection, raw, stdin)),
+      signal,
+      notStarted,
+    );
+    const nonce = randomBytes(8).toString("hex");
+    // Not abortable: once the open is sent the program may start, so an
+    // abort from here on goes through the kill path below.
+    const channel = await this.#openChannel(connection, buildExecCommand(command, nonce, mode));
+    const scanner = new PidMarkerScanner(nonce);
+    let processKnown: () => void = () => {};
+    const started = new Promise<void>((resolve) => (processKnown = resolve));
+    const stdin = sudoStdin(mode, options.stdin);
+    const hooks = {
+      stdinOffset: (stdin?.length ?? 0) - (options.stdin?.length ?? 0),
+      ...(options.onStdinProgress ? { onStdinProgress: options.onStdinProgress } : {}),
+      onStderr: (chunk: Uint8Array) => {
+        if (scanner.push(chunk)) processKnown();
+      },
+    };
+    const running = runChannel(channel, stdin, hooks).finally(() => channelDone(connection));
+    const aborted = new Promise<"aborted">((resolve) => {
+      if (signal.aborted) resolve("aborted");
+      signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+    });
+    const first = await Promise.race([running, aborted]);
+    if (first === "aborted") {
+      const killed = await this.#killProgram(connection, channel, scanner, started, mode, running);
+      throw this.#stoppedError(reason()!, options.timeoutMs, killed);
+    }
+    return this.#finish(first, scanner, connection);
+  }
+
+  async #finish(outcome: ChannelOutcome, scanner: PidMarkerScanner, connection: Connection): Promise<ExecResult> {
+    if (!outcome.gotExit) {
+      // ssh2 reports the client's close before its channels' close; give it
+      // one turn in case the order differs.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (connection.dropped) throw new RemoteShellError(this.#droppedFailure(scanner.started));
+      return { stdout: outcome.stdout, stderr: scanner.strip(outcome.stderr), exitCode: null, signal: null };
+    }
+    if (!scanner.started && outcome.exitCode !== 0) {
+      const stderr = new TextDecoder().decode(outcome.stderr);
+      const target = { user: this.#target.hops.at(-1)!.username, host: this.#target.hops.at(-1)!.hostName };
+      const sudoFailure = this.elevated ? classifySudoFailure(stderr, outcome.exitCode, target) : null;
+      throw new RemoteShellError(
+        sudoFailure ??
+          failure(
+            "remote_error",
+            `the login shell of ${this.label} did not start the program (exit ${outcome.exitCode}${
+              outcome.signal ? `, ${outcome.signal}` : ""
+            }): ${excerpt(stderr)}. The account needs a POSIX login shell (sh, bash, dash, zsh, ksh) and /bin/sh.`,
+          ),
+      );
+    }
+    return {
+      stdout: outcome.stdout,
+      stderr: scanner.strip(outcome.stderr),
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+    };
+  }
+
+  #droppedFailure(started: boolean): PatchFailure {
+    return failure(
+      "outcome_unknown",
+      `the SSH connection to ${this.label} dropped while the program ${started ? "was running" : "may have been starting"}; ` +
+        `it may or may not have completed. Do not assume either: re-read the affected files (or reconcile the ` +
+        `operation) before retrying. The next call reconnects.`,
+    );
+  }
+
+  /** Kill the program's process group from a second exec; resolves what was killed. */
+  async #killProgram(
+    connection: Connection,
+    channel: ClientChannel,
+    scanner: PidMarkerScanner,
+    started: Promise<void>,
+    mode: SudoMode,
+    running: Promise<ChannelOutcome>,
+  ): Promise<RemoteProcess | false> {
+    try {
+      channel.signal("KILL"); // honoured by some servers; the group kill below is what counts
+    } catch {
+      // ignore: best effort
+    }
+    if (scanner.process === null) {
+      await Promise.race([started, running, sleep(KILL_GRACE_MS)]);
+    }
+    const process = scanner.process;
+    if (process !== null && !connection.dropped) {
+      try {
+        await Promise.race([
+          this.#rawRun(connection, buildKillCommand(process, mode), sudoStdin(mode, undefined)),
+          sleep(KILL_GRACE_MS),
+        ]);
+      } catch {
+        // the channel close below still frees our slot
+      }
+    }
+    await Promise.race([running, sleep(KILL_GRACE_MS)]);
+    try {
+      channel.close();
+    } catch {
+      // already closed
+    }
+    return process ?? false;
+  }
+
+  /** Open a channel; when the server refuses (MaxSessions lower than maxChannels), shrink and wait. */
+  async #openChannel(connection: Connection, command: string): Promise<ClientChannel> {
+    for (;;) {
+      if (connection.dropped) {
+        throw new RemoteShellError(
+          failure("connect_failed", `the SSH connection to ${this.label} dropped before the program was sent; ` +
+            `nothing ran. Retry: the next call reconnects.`),
+        );
+      }
+      // Counted from the request on: ssh2 may deliver several open replies
+      // in one read, before any continuation runs.
+      connection.openChannels++;
+      try {
+        return await openExecChannel(connection.target, command);
+      } catch (error) {
+        channelDone(connection);
+        const message = (error as Error).message;
+        if (connection.dropped) throw new RemoteShellError(this.#droppedFailure(false));
+        if (/open failure/i.test(message) && connection.openChannels > 0) {
+          this.#limiter.shrinkTo(connection.openChannels);
+          await new Promise<void>((resolve) => connection.channelClosed.push(resolve));
+          continue;
+        }
+        throw new RemoteShellError(
+          failure(
+            "remote_error",
+            `${this.label} refused to run a program (${message}). Check the server's sshd settings (MaxSessions, ` +
+              `ForceCommand, the account's shell); retry later if it is overloaded.`,
+          ),
+        );
+      }
+    }
+  }
+
+  /** Run a command string as is (no wrapper, no limiter): sudo probes and kills. */
+  async #rawRun(connection: Connection, command: string, stdin?: Uint8Array): Promise<ExecResult> {
+    const channel = await this.#openChannel(connection, command);
+    const outcome = await runChannel(channel, stdin, {}).finally(() => channelDone(connection));
+    if (!outcome.gotExit && connection.dropped) throw new RemoteShellError(this.#droppedFailure(true));
+    return { stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode, signal: outcome.signal };
+  }
+
+  #connection(): Promise<Connection> {
+    if (this.#closed) return Promise.reject(this.#closedError());
+    if (this.#connecting === null) {
+      const attempt = this.#open();
+      this.#connecting = attempt;
+      attempt.catch(() => {
+        if (this.#connecting === attempt) this.#connecting = null;
+      });
+    }
+    return this.#connecting;
+  }
+
+  async #open(): Promise<Connection> {
+    const clients = await connectChain(this.#target.hops, {
+      policy: this.#policy,
+      knownHosts: this.#target.knownHosts,
+      readyTimeoutMs: this.#target.readyTimeoutMs,
+      keepaliveIntervalMs: this.#target.keepaliveIntervalMs,
+      warnings: this.warnings,
+      addedHostKeys: this.addedHostKeys,
+    });
+    const last = this.#target.hops.at(-1)!;
+    const connection: Connection = {
+      clients,
+      target: clients.at(-1)!,
+      dropped: false,
+      sudo: new SudoElevation(this.#sudoOption, { user: last.username, host: last.hostName }),
+      openChannels: 0,
+      channelClosed: [],
+    };
+    const current = this.#connecting;
+    const onDrop = (): void => {
+      if (connection.dropped) return;
+      connection.dropped = true;
+      if (this.#connecting === current) this.#connecting = null;
+      for (const client of clients) client.end();
+      for (const wake of connection.channelClosed.splice(0)) wake();
+    };
+    for (const client of clients) {
+      client.on("close", onDrop);
+      client.on("error", () => onDrop()); // keepalive timeouts and protocol errors end the connection
+    }
+    if (this.#closed) {
+      await endConnection(connection);
+      throw this.#closedError();
+    }
+    return connection;
+  }
+}
+
+function channelDone(connection: Connection): void {
+  connection.openChannels--;
+  for (const wake of connection.channelClosed.splice(0)) wake();
+}
+
+async function endConnection(connection: Connection): Promise<void> {
+  if (connection.dropped) {
+    for (const client of connection.clients) client.end();
+    return;
+  }
+  connection.dropped = true;
+  const closed = new Promise<void>((resolve) => connection.target.once("close", () => resolve()));
+  for (const client of [...connection.clients].reverse()) client.end();
+  await Promise.race([closed, sleep(2000)]);
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => Error): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(onAbort());
+  }
+  return new Promise((resolve, reject) => {
+    const abort = (): void => reject(onAbort());
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+  });
+}
+
+function excerpt(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length > 400 ? trimmed.slice(0, 400) + "…" : trimmed || "(no message)";
+}
