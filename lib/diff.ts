@@ -42,15 +42,12 @@ export interface UnifiedDiffInput {
   context?: number;
 }
 
-const enum Kind {
-  Same,
-  Delete,
-  Insert,
-}
+/** Plain strings, not an enum: the file stays valid for type-stripping runtimes. */
+type Kind = "same" | "delete" | "insert";
 
 /**
- * One row of the diff: `Same` rows stand for `count` unchanged lines from
- * `old`/`new`; `Delete` and `Insert` rows are one line each. `old` and `new`
+ * One row of the diff: "same" rows stand for `count` unchanged lines from
+ * `old`/`new`; "delete" and "insert" rows are one line each. `old` and `new`
  * are the 0-based positions in the old and new file where the row starts.
  */
 interface Row {
@@ -58,7 +55,7 @@ interface Row {
   old: number;
   new: number;
   count: number;
-  /** The inserted text (Insert rows only). */
+  /** The inserted text (insert rows only). */
   text: string;
 }
 
@@ -133,19 +130,19 @@ function buildRows(oldLines: readonly string[], edits: readonly LineEdit[]): { r
   const same = (count: number): void => {
     if (count <= 0) return;
     const last = rows[rows.length - 1];
-    if (last !== undefined && last.kind === Kind.Same && last.old + last.count === oldPos) {
+    if (last !== undefined && last.kind === "same" && last.old + last.count === oldPos) {
       last.count += count;
     } else {
-      rows.push({ kind: Kind.Same, old: oldPos, new: newPos, count, text: "" });
+      rows.push({ kind: "same", old: oldPos, new: newPos, count, text: "" });
     }
     oldPos += count;
     newPos += count;
   };
   const remove = (upTo: number): void => {
-    for (; oldPos < upTo; oldPos++) rows.push({ kind: Kind.Delete, old: oldPos, new: newPos, count: 1, text: "" });
+    for (; oldPos < upTo; oldPos++) rows.push({ kind: "delete", old: oldPos, new: newPos, count: 1, text: "" });
   };
   const insert = (texts: readonly string[]): void => {
-    for (const text of texts) rows.push({ kind: Kind.Insert, old: oldPos, new: newPos++, count: 1, text });
+    for (const text of texts) rows.push({ kind: "insert", old: oldPos, new: newPos++, count: 1, text });
   };
 
   for (let e = 0; e < edits.length; e++) {
@@ -190,7 +187,7 @@ function splitNewlineChange(
   newOpenEnd: number,
 ): Row[] {
   let r = rows.length - 1;
-  while (r >= 0 && rows[r]!.kind !== Kind.Same) r--;
+  while (r >= 0 && rows[r]!.kind !== "same") r--;
   if (r < 0) return rows;
   const row = rows[r]!;
   const oldLast = row.old + row.count - 1;
@@ -198,8 +195,8 @@ function splitNewlineChange(
   if ((oldLast === oldOpenEnd) === (newLast === newOpenEnd)) return rows;
   const split: Row[] = [];
   if (row.count > 1) split.push({ ...row, count: row.count - 1 });
-  split.push({ kind: Kind.Delete, old: oldLast, new: newLast, count: 1, text: "" });
-  split.push({ kind: Kind.Insert, old: oldLast + 1, new: newLast, count: 1, text: oldLines[oldLast]! });
+  split.push({ kind: "delete", old: oldLast, new: newLast, count: 1, text: "" });
+  split.push({ kind: "insert", old: oldLast + 1, new: newLast, count: 1, text: oldLines[oldLast]! });
   return [...rows.slice(0, r), ...split, ...rows.slice(r + 1)];
 }
 
@@ -208,11 +205,11 @@ function deletesBeforeInserts(rows: Row[]): Row[] {
   const out: Row[] = [];
   let inserts: Row[] = [];
   for (const row of rows) {
-    if (row.kind === Kind.Insert) {
+    if (row.kind === "insert") {
       inserts.push(row);
       continue;
     }
-    if (row.kind === Kind.Same && inserts.length > 0) {
+    if (row.kind === "same" && inserts.length > 0) {
       out.push(...inserts);
       inserts = [];
     }
@@ -230,7 +227,7 @@ function deletesBeforeInserts(rows: Row[]): Row[] {
 function hunkRanges(rows: readonly Row[], context: number): [number, number][] {
   const hunks: [number, number][] = [];
   for (let r = 0; r < rows.length; r++) {
-    if (rows[r]!.kind === Kind.Same) continue;
+    if (rows[r]!.kind === "same") continue;
     const last = hunks[hunks.length - 1];
     if (last !== undefined) {
       let gap = 0;
@@ -255,8 +252,8 @@ function emitHunk(
   oldOpenEnd: number,
   newOpenEnd: number,
 ): void {
-  const before = from > 0 && rows[from - 1]!.kind === Kind.Same ? rows[from - 1]! : null;
-  const after = to + 1 < rows.length && rows[to + 1]!.kind === Kind.Same ? rows[to + 1]! : null;
+  const before = from > 0 && rows[from - 1]!.kind === "same" ? rows[from - 1]! : null;
+  const after = to + 1 < rows.length && rows[to + 1]!.kind === "same" ? rows[to + 1]! : null;
   const lead = before === null ? 0 : Math.min(context, before.count);
   const trail = after === null ? 0 : Math.min(context, after.count);
   // Runs of changes are maximal, so a hunk without an unchanged row before it
@@ -279,9 +276,9 @@ function emitHunk(
   if (before !== null) sameLines(before.old + before.count - lead, before.new + before.count - lead, lead);
   for (let r = from; r <= to; r++) {
     const row = rows[r]!;
-    if (row.kind === Kind.Same) {
+    if (row.kind === "same") {
       sameLines(row.old, row.new, row.count);
-    } else if (row.kind === Kind.Delete) {
+    } else if (row.kind === "delete") {
       body.push("-" + oldLines[row.old]!);
       if (row.old === oldOpenEnd) body.push(NO_NEWLINE);
       oldCount++;

@@ -85,8 +85,8 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
     if (begin >= 0) {
       invalid(
         `line ${first + 1} ${quoteLine(lines[first]!)}${
-          begin > first + 1 ? ` and the lines up to line ${begin}` : ""
-        } come before '*** Begin Patch' (line ${begin + 1}): the patch must start with '*** Begin Patch'. Send the patch text alone.`,
+          begin > first + 1 ? ` and the lines up to line ${begin} come` : " comes"
+        } before '*** Begin Patch' (line ${begin + 1}): the patch must start with '*** Begin Patch'. Send the patch text alone.`,
         first + 1,
       );
     } else {
@@ -137,7 +137,7 @@ function findBegin(lines: readonly string[], first: number, last: number): numbe
   if (markerOf(lines[first]!)?.kind === "begin") return first;
   for (let i = first + 1; i <= last; i++) {
     const line = lines[i]!;
-    // A cheap prefix test first keeps the scan linear without trimming every line.
+    // Test for the marker text before trimming, so no line is copied needlessly.
     if (line.includes("*** Begin Patch") && line.trim() === "*** Begin Patch") return i;
   }
   return -1;

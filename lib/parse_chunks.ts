@@ -89,7 +89,7 @@ class ChunkReader {
         "unified_header_ignored",
         `${this.unifiedHeaders} unified-diff hunk header${
           this.unifiedHeaders === 1 ? "" : "s"
-        } ('@@ -a,b +c,d @@', first on line ${this.firstUnifiedLine}) in ${this.op.path} ${
+        } ('@@ -a,b +c,d @@', first on line ${this.firstUnifiedLine}) in ${JSON.stringify(this.op.path)} ${
           this.unifiedHeaders === 1 ? "was" : "were"
         } read as a bare '@@': the line numbers are not used (chunks are located by their context), and any text after the second '@@' is not used either, since git's function context may lie before an earlier chunk. Use '@@' or '@@ <a line of the file above the change>' next time.`,
         { path: this.op.path, patch_line: this.firstUnifiedLine },
@@ -113,7 +113,7 @@ class ChunkReader {
       if (this.op.chunks.length === 0) {
         this.parser.warn(warning(
           "first_chunk_without_anchor",
-          `The first chunk of ${this.op.path} (line ${i + 1}) has no '@@' line; it was read as if it started with a bare '@@'.`,
+          `The first chunk of ${JSON.stringify(this.op.path)} (line ${i + 1}) has no '@@' line; it was read as if it started with a bare '@@'.`,
           { path: this.op.path, hunk: 1, patch_line: i + 1 },
         ));
       }
@@ -192,7 +192,7 @@ class ChunkReader {
     if (!hadBody) {
       this.report(
         chunk.patchLine - 1,
-        `starts chunk ${index} of ${this.op.path}, which has no lines before ${
+        `starts chunk ${index} of ${JSON.stringify(this.op.path)}, which has no lines before ${
           i <= this.parser.to ? `line ${i + 1}` : "the end of the patch"
         }: after '@@' come the ' ' (context), '-' (delete) and '+' (insert) lines of the change.`,
         index,
@@ -203,7 +203,7 @@ class ChunkReader {
     if (!changes && this.op.moveTo === undefined) {
       this.report(
         chunk.patchLine - 1,
-        `starts chunk ${index} of ${this.op.path}, which changes nothing (only ' ' context lines): add the '-' and '+' lines of the change, or remove the chunk.`,
+        `starts chunk ${index} of ${JSON.stringify(this.op.path)}, which changes nothing (only ' ' context lines): add the '-' and '+' lines of the change, or remove the chunk.`,
         index,
       );
     }

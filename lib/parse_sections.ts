@@ -179,7 +179,7 @@ class SectionParser implements ChunkHost {
     if (op.chunks.length === 0 && this.errors.length === errorsBefore) {
       const fix = op.moveTo !== undefined
         ? ` To move a file unchanged, add a chunk of context lines that the file contains, e.g. '@@' and ' ' + its first line.`
-        : ` To delete the file use '*** Delete File: ${path}'.`;
+        : ` To delete the file use '*** Delete File: ${JSON.stringify(path).slice(1, -1)}'.`;
       this.error(
         `${this.at(header)}: the Update File section has no chunk; after it come '@@' (optionally '@@ anchor') and the ' ', '-' and '+' lines of the change.${fix}`,
         header + 1,
@@ -211,10 +211,10 @@ class SectionParser implements ChunkHost {
         why = "is a second '*** Begin Patch'; one call takes one patch. Remove it";
         break;
       case "move":
-        why = "'*** Move to: ' must come on the line right after the '*** Update File: ' line of the file it renames";
+        why = "is misplaced: '*** Move to: ' goes on the line right after the '*** Update File: ' line of the file it renames";
         break;
       case "eof":
-        why = "'*** End of File' ends a chunk: it goes on the line right after the chunk's last ' ', '-' or '+' line";
+        why = "is misplaced: '*** End of File' ends a chunk, so it goes on the line right after the chunk's last ' ', '-' or '+' line";
         break;
       default: {
         const hint = misspelledMarker(line);

@@ -412,12 +412,12 @@ describe("parsePatch: rejections name the line, the offending text and what was 
     [
       "a chunk with no body lines",
       P("*** Begin Patch", "*** Update File: a", "@@", "-x", "@@ def f():", "*** End Patch"),
-      [["invalid_patch", 5, "chunk 2 of a", "has no lines before the end of the patch"]],
+      [["invalid_patch", 5, `chunk 2 of "a"`, "has no lines before the end of the patch"]],
     ],
     [
       "a chunk that changes nothing",
       P("*** Begin Patch", "*** Update File: a", "@@", " x", " y", "*** End Patch"),
-      [["invalid_patch", 3, "chunk 1 of a", "changes nothing"]],
+      [["invalid_patch", 3, `chunk 1 of "a"`, "changes nothing"]],
     ],
     [
       "End of File right after @@",
