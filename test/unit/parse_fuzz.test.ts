@@ -207,7 +207,8 @@ describe("parsePatch fuzz", () => {
 });
 
 describe("parsePatch stays linear on adversarial input", () => {
-  // Generous bounds: a quadratic parser takes minutes on these, a linear one milliseconds.
+  // A quadratic parser takes minutes on these shapes and trips the test timeout;
+  // speed itself is measured by the hardening fuzz report, never asserted here.
   const N = 100_000;
   const shapes: [string, string][] = [
     ["many bad chunk lines (error cap)", ["*** Begin Patch", "*** Update File: a", "@@", ...Array(N).fill("x"), "*** End Patch"].join("\n")],
@@ -221,11 +222,7 @@ describe("parsePatch stays linear on adversarial input", () => {
   ];
   for (const [name, text] of shapes) {
     test(name, () => {
-      const t0 = performance.now();
-      const r = parsePatch(text);
-      const ms = performance.now() - t0;
-      checkShape(text, r, name);
-      expect(ms).toBeLessThan(1500);
+      checkShape(text, parsePatch(text), name);
     });
   }
 });
