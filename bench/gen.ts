@@ -47,10 +47,25 @@ export function newSide(chunk: ChunkSpec): string[] {
  * ```
  */
 export function formatCodexPatch(path: string, chunks: readonly ChunkSpec[]): string {
-  const out = ["*** Begin Patch", `*** Update File: ${path}`];
-  for (const chunk of chunks) {
-    out.push("@@");
-    for (const line of chunk.body) out.push(line.marker + line.text);
+  return formatCodexPatchFiles([{ path, chunks }]);
+}
+
+/**
+ * Format one Codex patch updating several files, in the order given.
+ *
+ * @example
+ * ```ts
+ * formatCodexPatchFiles([{ path: "a", chunks: [] }, { path: "b", chunks: [] }]);
+ * ```
+ */
+export function formatCodexPatchFiles(files: readonly { path: string; chunks: readonly ChunkSpec[] }[]): string {
+  const out = ["*** Begin Patch"];
+  for (const file of files) {
+    out.push(`*** Update File: ${file.path}`);
+    for (const chunk of file.chunks) {
+      out.push("@@");
+      for (const line of chunk.body) out.push(line.marker + line.text);
+    }
   }
   out.push("*** End Patch");
   return out.join("\n") + "\n";
@@ -101,13 +116,19 @@ function changed(line: string, tag: number): string {
   return `${line} // patched ${tag}`;
 }
 
-/** One chunk around old-side start `p`, of a shape chosen by the PRNG. */
-function chunkAt(lines: readonly string[], p: number, tag: number, rng: Prng): ChunkSpec {
+/**
+ * Chunk shapes: 0 replace one line by one, 1 replace one by two, 2 insert
+ * one line, 3 delete one line.
+ */
+export type ChunkShape = 0 | 1 | 2 | 3;
+
+/** One chunk around old-side start `p`, of a shape chosen by the PRNG among `shapes`. */
+function chunkAt(lines: readonly string[], p: number, tag: number, rng: Prng, shapes?: readonly ChunkShape[]): ChunkSpec {
   const body: BodyLine[] = [];
   for (let i = 0; i < CONTEXT; i++) body.push({ marker: " ", text: lines[p + i]! });
   const target = lines[p + CONTEXT]!;
   const indent = indentOf(target);
-  const shape = rng.int(4);
+  const shape = shapes ? rng.pick(shapes) : rng.int(4);
   let after = p + CONTEXT + 1;
   if (shape === 0 || shape === 1) {
     body.push({ marker: "-", text: target });
@@ -138,7 +159,8 @@ function usable(chunk: ChunkSpec, index: LineIndex): boolean {
 
 /**
  * `count` chunks in file order whose old sides each occur exactly once in
- * `lines` (proved with `index`), one per equal segment of the file.
+ * `lines` (proved with `index`), one per equal segment of the file, of the
+ * given shapes (default: all four).
  *
  * @example
  * ```ts
@@ -151,6 +173,7 @@ export function uniqueChunks(
   count: number,
   seed: number,
   index: LineIndex,
+  shapes?: readonly ChunkShape[],
 ): ChunkSpec[] {
   const rng = new Prng(seed);
   const segment = Math.floor(lines.length / count);
@@ -161,12 +184,12 @@ export function uniqueChunks(
     let chosen: ChunkSpec | undefined;
     const room = segment - MAX_SPAN - 1;
     for (let attempt = 0; attempt < 200 && !chosen; attempt++) {
-      const candidate = chunkAt(lines, base + rng.int(room), k + 1, rng);
+      const candidate = chunkAt(lines, base + rng.int(room), k + 1, rng, shapes);
       if (usable(candidate, index)) chosen = candidate;
     }
     // A short segment may be mostly pasted blocks: try every position.
     for (let offset = 0; offset < room && !chosen; offset++) {
-      const candidate = chunkAt(lines, base + offset, k + 1, rng);
+      const candidate = chunkAt(lines, base + offset, k + 1, rng, shapes);
       if (usable(candidate, index)) chosen = candidate;
     }
     if (!chosen) throw new Error(`no unique chunk found in lines ${base}..${base + segment}`);

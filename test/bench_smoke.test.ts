@@ -1,0 +1,103 @@
+/**
+ * Smoke test of the benchmark code at tiny sizes, so `npm test` keeps it
+ * compiling and correct. Nothing here is timed: every registered benchmark
+ * function is called once through a call-once registrar.
+ */
+import { describe, expect, test } from "bun:test";
+import { registerAdversarialBenches } from "../bench/adversarial.bench.ts";
+import { checkOurs, checkPeers } from "../bench/checks.ts";
+import { sha256Hex } from "../bench/fixtures.ts";
+import { floor } from "../bench/floor.ts";
+import { generateCodeLines, LineIndex, oldSide, uniqueChunks } from "../bench/gen.ts";
+import { registerPeerBenches } from "../bench/peers.bench.ts";
+import { naiveApply, toUnifiedDiff } from "../bench/peers.ts";
+import { registerPlanBenches } from "../bench/plan.bench.ts";
+import { evaluateRatios, ratioSpecs } from "../bench/report.ts";
+import { callOnceRegistrar, loadSuite, TINY_SIZES } from "../bench/suite.ts";
+
+const suite = loadSuite(TINY_SIZES, null);
+
+describe("bench generator", () => {
+  test("is deterministic for a seed and differs across seeds", () => {
+    expect(generateCodeLines(500, 9)).toEqual(generateCodeLines(500, 9));
+    expect(generateCodeLines(500, 9)).not.toEqual(generateCodeLines(500, 10));
+  });
+
+  test("code lines average about 38 bytes and a third of them repeat", () => {
+    const lines = generateCodeLines(20_000, 42);
+    const bytes = lines.reduce((n, l) => n + l.length + 1, 0);
+    expect(bytes / lines.length).toBeGreaterThan(33);
+    expect(bytes / lines.length).toBeLessThan(44);
+    const seen = new Map<string, number>();
+    for (const l of lines) seen.set(l, (seen.get(l) ?? 0) + 1);
+    const repeated = lines.filter((l) => seen.get(l)! > 1).length;
+    expect(repeated / lines.length).toBeGreaterThan(0.3);
+  });
+
+  test.each([1, 10, 100])("%i chunks: old sides unique, in file order, not overlapping", (count) => {
+    const lines = generateCodeLines(TINY_SIZES.large, 42);
+    const index = new LineIndex(lines, (s) => s);
+    const chunks = uniqueChunks(lines, count, 1, index);
+    expect(chunks).toHaveLength(count);
+    let end = 0;
+    for (const chunk of chunks) {
+      expect(index.count(oldSide(chunk))).toBe(1);
+      expect(chunk.start).toBeGreaterThanOrEqual(end);
+      end = chunk.start + oldSide(chunk).length;
+    }
+  });
+
+  test("LineIndex counts overlapping occurrences", () => {
+    const index = new LineIndex(["}", "}", "}", "x"], (s) => s);
+    expect(index.count(["}", "}"])).toBe(2);
+    expect(index.count(["}", "x"])).toBe(1);
+    expect(index.count(["y"])).toBe(0);
+  });
+});
+
+describe("bench floor and peers", () => {
+  test("the floor decodes, splits and hashes the bytes", () => {
+    const file = suite.file(`code-${TINY_SIZES.small}`);
+    expect(floor(file.bytes)).toEqual({ lineCount: file.lineCount + 1, sha256: file.sha256 });
+    expect(() => floor(new Uint8Array([0xff]))).toThrow();
+  });
+
+  test("naive and diff peers reproduce the oracle on every unique-context patch", () => {
+    const failed = checkPeers(suite).filter((c) => !c.ok);
+    expect(failed).toEqual([]);
+  });
+
+  test("the naive scanner takes the first of several matches (no uniqueness check)", () => {
+    const bytes = new TextEncoder().encode("a\nb\na\nb\n");
+    const out = naiveApply(bytes, "*** Begin Patch\n*** Update File: f\n@@\n a\n-b\n+c\n*** End Patch");
+    expect(new TextDecoder().decode(out!)).toBe("a\nc\na\nb\n");
+  });
+
+  test("the unified-diff converter emits real line numbers and the file's context", () => {
+    const diff = toUnifiedDiff("x\ny\nz\n", "*** Begin Patch\n*** Update File: f\n@@\n y\n-z\n+w\n*** End Patch");
+    expect(diff).toBe("--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n y\n-z\n+w\n");
+  });
+});
+
+describe("bench ours", () => {
+  test("ours meets every fixture expectation and agrees with the peers byte for byte", () => {
+    const failed = checkOurs(suite).filter((c) => !c.ok);
+    expect(failed).toEqual([]);
+  });
+
+  test("every registered benchmark runs once and every ratio finds its two benchmarks", () => {
+    const results = new Map<string, unknown>();
+    const registrar = callOnceRegistrar(results);
+    registerPlanBenches(suite, registrar);
+    registerAdversarialBenches(suite, registrar);
+    registerPeerBenches(suite, registrar);
+    const fake = new Map([...results.keys()].map((name) => [name, 1]));
+    const missing = evaluateRatios(ratioSpecs(TINY_SIZES), fake).filter((r) => r.verdict === "missing");
+    expect(missing.map((r) => r.label)).toEqual([]);
+    const planned = results.get(`plan code-${TINY_SIZES.large}-c100`) as { ok: boolean; plan?: { files: { newSha256?: string }[] } };
+    const expected = suite.patch(`code-${TINY_SIZES.large}-c100`).expect;
+    expect(planned.ok).toBe(true);
+    expect(planned.plan?.files[0]?.newSha256).toBe(expected.ok ? expected.newSha256 : "");
+    expect(sha256Hex(suite.file(`code-${TINY_SIZES.large}`).bytes)).toBe(suite.file(`code-${TINY_SIZES.large}`).sha256);
+  });
+});
