@@ -56,7 +56,7 @@ export interface Sshd {
   hostKeyFingerprint: string;
   /** The throwaway client private key (any test user accepts it). */
   userKeyPath: string;
-  /** The user to log in as: root when running as root, else the current user. */
+  /** The user to log in as: `sapuser` when running as root (root also works), else the current user. */
   user: string;
   logPath: string;
   configPath: string;
@@ -135,6 +135,9 @@ export function ensureTestUsers(): TestUsers {
       run("useradd", ["--create-home", "--shell", "/bin/sh", user]);
     }
   }
+  // bash as a login shell proves programs run under sh whatever the login
+  // shell; its skeleton .bashrc returns at once for non-interactive shells.
+  run("usermod", ["--shell", "/bin/bash", users.nopasswdUser]);
   // An account with "!" in shadow is locked and sshd (UsePAM no) refuses it.
   run("usermod", ["-p", "*", users.nopasswdUser]);
   const password = "sap-" + randomBytes(9).toString("base64url");
@@ -185,8 +188,9 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "sap-test-host", "-f", hostKeyPath]);
   run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "sap-test-user", "-f", userKeyPath]);
   chmodSync(`${userKeyPath}.pub`, 0o644);
-  if (process.getuid?.() === 0) ensureTestUsers();
-  const user = process.getuid?.() === 0 ? "root" : (process.env.USER ?? run("id", ["-un"]).trim());
+  // As root, log in as the non-root test user by default: root's own dotfiles
+  // on a developer machine can make every exec slow (e.g. pyenv in .bashrc).
+  const user = process.getuid?.() === 0 ? ensureTestUsers().nopasswdUser : (process.env.USER ?? run("id", ["-un"]).trim());
   const [keyType, keyBase64] = readFileSync(`${hostKeyPath}.pub`, "utf8").trim().split(/\s+/) as [string, string];
   const hostKeyFingerprint = run("ssh-keygen", ["-l", "-E", "sha256", "-f", `${hostKeyPath}.pub`]).split(/\s+/)[1]!;
   const configPath = join(dir, "sshd_config");

@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectSsh } from "../../lib/ssh_shell.ts";
+import type { SshShell } from "../../lib/ssh_shell.ts";
+import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
+import type { Sshd } from "../support/sshd.ts";
+import { startTcpProxy } from "../support/tcp_proxy.ts";
+import { bytes, failureOf, sshOptions, text } from "./helpers.ts";
+
+const ready = sshdReady("SSH connection (test/ssh/connection_sshd.test.ts)");
+
+describe.skipIf(!ready)("SshShell against a real sshd", () => {
+  let sshd: Sshd;
+  let work: string;
+  let knownHosts: string;
+  let shell: SshShell;
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "sap-conn-"));
+    sshd = await startSshd({ maxSessions: 3 });
+    knownHosts = writeKnownHosts(work, [sshd.hostKeyLine]);
+    shell = await connectSsh(sshOptions(sshd, knownHosts, { maxChannels: 2 }));
+  });
+  afterAll(async () => {
+    await shell?.close();
+    await sshd?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  test("stdout, stderr, exit code; label", async () => {
+    const result = await shell.exec("echo out; echo err >&2; exit 3");
+    expect(text(result.stdout)).toBe("out\n");
+    expect(text(result.stderr)).toBe("err\n");
+    expect(result.exitCode).toBe(3);
+    expect(result.signal).toBeNull();
+    expect(shell.label).toBe(`${sshd.user}@127.0.0.1:${sshd.port}`);
+    expect(shell.elevated).toBe(false);
+  });
+
+  test("programs run under sh, whatever the login shell", async () => {
+    const login = spawnSync("getent", ["passwd", sshd.user], { encoding: "utf8" }).stdout.trim().split(":").at(-1)!;
+    const sh = spawnSync("readlink", ["-f", "/bin/sh"], { encoding: "utf8" }).stdout.trim();
+    const result = await shell.exec('echo "${BASH_VERSION:-no-bash}"; readlink -f /proc/$$/exe');
+    expect(text(result.stdout)).toBe(`no-bash\n${sh}\n`);
+    if (process.getuid?.() === 0) expect(login).toBe("/bin/bash"); // the harness makes sapuser a bash user
+  });
+
+  test("every byte value and shell metacharacters pass through stdin and the program text unchanged", async () => {
+    const all = new Uint8Array(256).map((_, i) => i);
+    const round = await shell.exec("cat", { stdin: all });
+    expect(Buffer.from(round.stdout)).toEqual(Buffer.from(all));
+    const literal = "it's $HOME `id` \\ \"q\" ünïcödé";
+    const echoed = await shell.exec(`printf '%s' '${literal.replaceAll("'", "'\\''")}'`);
+    expect(text(echoed.stdout)).toBe(literal);
+  });
+
+  test("a program killed by a signal reports the signal and no exit code", async () => {
+    const result = await shell.exec("kill -TERM $$; sleep 5");
+    expect(result.signal).toBe("SIGTERM");
+    expect(result.exitCode).toBeNull();
+  });
+
+  test("30 concurrent execs with maxChannels 2 on a server with MaxSessions 3 all succeed", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => shell.exec(`sleep 0.02; echo ${i}`)),
+    );
+    expect(results.map((r) => text(r.stdout))).toEqual(Array.from({ length: 30 }, (_, i) => `${i}\n`));
+    expect(results.every((r) => r.exitCode === 0)).toBe(true);
+  }, 20000);
+
+  test("with the default maxChannels (8) on MaxSessions 3, refused channel opens shrink the limit and queue", async () => {
+    const greedy = await connectSsh(sshOptions(sshd, knownHosts));
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => greedy.exec(`sleep 0.02; echo ${i}`)));
+      expect(results.map((r) => text(r.stdout))).toEqual(Array.from({ length: 30 }, (_, i) => `${i}\n`));
+    } finally {
+      await greedy.close();
+    }
+  }, 20000);
+
+  test("timeoutMs kills the remote process group and rejects timeout", async () => {
+    const started = Date.now();
+    const failed = await failureOf(shell.exec("sleep 31.01 & sleep 31.02; wait", { timeoutMs: 400 }));
+    expect(failed.code).toBe("timeout");
+    expect(failed.message).toContain("killed");
+    expect(Date.now() - started).toBeLessThan(3000);
+    const left = await shell.exec("pgrep -f 'sleep 31.0[12]' || true");
+    expect(text(left.stdout)).toBe("");
+  }, 10000);
+
+  test("an AbortSignal kills the remote program and rejects cancelled", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const failed = await failureOf(shell.exec("sleep 32.01", { signal: controller.signal }));
+    expect(failed.code).toBe("cancelled");
+    expect(text((await shell.exec("pgrep -f 'sleep 32[.]01' || true")).stdout)).toBe("");
+  }, 10000);
+
+  test("an already-aborted signal rejects cancelled and runs nothing", async () => {
+    const marker = join(work, "must-not-exist");
+    const failed = await failureOf(shell.exec(`touch ${marker}`, { signal: AbortSignal.abort() }));
+    expect(failed.code).toBe("cancelled");
+    expect(failed.message).toContain("nothing ran");
+    expect((await shell.exec(`test -e ${marker}`)).exitCode).toBe(1);
+  });
+
+  test("64 MiB of stdin arrive intact (SHA-256 compared) with progress reports", async () => {
+    const payload = randomBytes(64 * 1024 * 1024);
+    const progress: number[] = [];
+    const result = await shell.exec("sha256sum | cut -d' ' -f1", {
+      stdin: payload,
+      onStdinProgress: (sent, total) => {
+        expect(total).toBe(payload.length);
+        progress.push(sent);
+      },
+    });
+    expect(text(result.stdout).trim()).toBe(createHash("sha256").update(payload).digest("hex"));
+    expect(progress.at(-1)).toBe(payload.length);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+  }, 30000);
+
+  test("authentication failure lists what was tried", async () => {
+    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", join(work, "stranger")]);
+    const failed = await failureOf(
+      connectSsh(sshOptions(sshd, knownHosts, { identityFile: [join(work, "stranger"), join(work, "no-such-key")] })),
+    );
+    expect(failed.code).toBe("auth_failed");
+    expect(failed.message).toContain(`key file ${join(work, "stranger")}`);
+    expect(failed.message).toContain(`${join(work, "no-such-key")} does not exist`);
+  }, 10000);
+
+  test("an encrypted key works with a passphrase callback; a wrong passphrase fails auth_failed", async () => {
+    const encrypted = join(work, "encrypted");
+    copyFileSync(sshd.userKeyPath, encrypted);
+    expect(spawnSync("ssh-keygen", ["-q", "-p", "-a", "2", "-N", "correct horse", "-f", encrypted]).status).toBe(0);
+    const asked: string[] = [];
+    const good = await connectSsh(
+      sshOptions(sshd, knownHosts, {
+        identityFile: encrypted,
+        passphrase: async (path) => {
+          asked.push(path);
+          return "correct horse";
+        },
+      }),
+    );
+    expect((await good.exec("true")).exitCode).toBe(0);
+    await good.close();
+    expect(asked).toEqual([encrypted]);
+    const bad = await failureOf(connectSsh(sshOptions(sshd, knownHosts, { identityFile: encrypted, passphrase: "wrong" })));
+    expect(bad.code).toBe("auth_failed");
+    expect(bad.message).toContain(`the passphrase for ${encrypted} is wrong`);
+    expect(bad.message).not.toContain("wrong\"");
+  }, 15000);
+
+  test("connection refused: connect_failed, retryable", async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const failed = await failureOf(connectSsh({ ...sshOptions(sshd, knownHosts), port }));
+    expect(failed.code).toBe("connect_failed");
+    expect(failed.retryable).toBe(true);
+    expect(failed.message).toContain("connection refused");
+  });
+
+  test("a server that never speaks SSH: connect_failed after readyTimeoutMs", async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      const started = Date.now();
+      const failed = await failureOf(connectSsh({ ...sshOptions(sshd, knownHosts), port, readyTimeoutMs: 300 }));
+      expect(failed.code).toBe("connect_failed");
+      expect(failed.message).toContain("300 ms");
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      silent.close();
+    }
+  });
+
+  test("after close(), exec rejects (not retryable)", async () => {
+    const closing = await connectSsh(sshOptions(sshd, knownHosts));
+    await closing.close();
+    const failed = await failureOf(closing.exec("true"));
+    expect(failed.code).toBe("connect_failed");
+    expect(failed.retryable).toBe(false);
+  });
+});
+
+describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
+  let sshd: Sshd;
+  let work: string;
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "sap-drop-"));
+    sshd = await startSshd();
+  });
+  afterAll(async () => {
+    await sshd?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  async function throughProxy(): Promise<{ shell: SshShell; proxy: Awaited<ReturnType<typeof startTcpProxy>> }> {
+    const proxy = await startTcpProxy({ targetPort: sshd.port });
+    const line = sshd.hostKeyLine.replace(`]:${sshd.port} `, `]:${proxy.port} `);
+    const shell = await connectSsh({ ...sshOptions(sshd, writeKnownHosts(work, [line], `kh-${proxy.port}`)), port: proxy.port });
+    return { shell, proxy };
+  }
+
+  test("a call in flight when the connection drops reports outcome_unknown; the next call reconnects", async () => {
+    const { shell, proxy } = await throughProxy();
+    try {
+      const marker = join(work, "finished");
+      const inFlight = shell.exec(`sleep 1; touch ${marker}`);
+      setTimeout(() => proxy.cutAll(), 300);
+      const started = Date.now();
+      const failed = await failureOf(inFlight);
+      expect(failed.code).toBe("outcome_unknown");
+      expect(failed.message).toContain("reconnects");
+      expect(Date.now() - started).toBeLessThan(900); // reported at the drop, not when the program ends
+      const next = await shell.exec("echo again");
+      expect(text(next.stdout)).toBe("again\n");
+      expect(proxy.accepted).toBe(2);
+    } finally {
+      await shell.close();
+      await proxy.close();
+    }
+  }, 10000);
+
+  test("a drop while idle is repaired by the next call", async () => {
+    const { shell, proxy } = await throughProxy();
+    try {
+      proxy.cutAll();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(text((await shell.exec("echo back")).stdout)).toBe("back\n");
+      expect(proxy.accepted).toBe(2);
+    } finally {
+      await shell.close();
+      await proxy.close();
+    }
+  }, 10000);
+
+  test("a cut in the middle of a large upload reports outcome_unknown", async () => {
+    const { shell, proxy } = await throughProxy();
+    try {
+      proxy.setCutAfterBytes(undefined);
+      const upload = shell.exec("cat > /dev/null", { stdin: bytes("x".repeat(8 * 1024 * 1024)) });
+      setTimeout(() => proxy.cutAll(), 30);
+      expect((await failureOf(upload)).code).toBe("outcome_unknown");
+    } finally {
+      await shell.close();
+      await proxy.close();
+    }
+  }, 10000);
+});
+
