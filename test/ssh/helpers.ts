@@ -46,7 +46,7 @@ export function bytes(value: string): Uint8Array {
 }
 
 /** The log written since `offset`, once the connection it belongs to has finished. */
-export async function logSince(sshd: Sshd, offset: number, until = /Disconnected from|Connection closed by|do_cleanup/): Promise<string> {
+export async function logSince(sshd: Sshd, offset: number, until: RegExp = /Disconnected from|Connection closed by|do_cleanup/): Promise<string> {
   const deadline = Date.now() + 3000;
   for (;;) {
     const segment = sshd.readLog().slice(offset);
