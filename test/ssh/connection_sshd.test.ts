@@ -84,11 +84,10 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
   }, 20000);
 
   test("timeoutMs kills the remote process group and rejects timeout", async () => {
-    const started = Date.now();
+    // The program would run 31 s: only the kill lets this finish inside the test timeout.
     const failed = await failureOf(shell.exec("sleep 31.01 & sleep 31.02; wait", { timeoutMs: 400 }));
     expect(failed.code).toBe("timeout");
     expect(failed.message).toContain("killed");
-    expect(Date.now() - started).toBeLessThan(3000);
     const left = await shell.exec("pgrep -f 'sleep 31.0[12]' || true");
     expect(text(left.stdout)).toBe("");
   }, 10000);
@@ -173,11 +172,10 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
     const port = (silent.address() as net.AddressInfo).port;
     try {
-      const started = Date.now();
+      // The server never answers: only readyTimeoutMs can end this within the test timeout.
       const failed = await failureOf(connectSsh({ ...sshOptions(sshd, knownHosts), port, readyTimeoutMs: 300 }));
       expect(failed.code).toBe("connect_failed");
       expect(failed.message).toContain("300 ms");
-      expect(Date.now() - started).toBeLessThan(2000);
     } finally {
       silent.close();
     }
@@ -215,14 +213,12 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
   test("a call in flight when the connection drops reports outcome_unknown; the next call reconnects", async () => {
     const { shell, proxy } = await throughProxy();
     try {
-      const marker = join(work, "finished");
-      const inFlight = shell.exec(`sleep 1; touch ${marker}`);
+      // The program would run 20 s (beyond the test timeout): the report must come from the drop itself.
+      const inFlight = shell.exec("sleep 20");
       setTimeout(() => proxy.cutAll(), 300);
-      const started = Date.now();
       const failed = await failureOf(inFlight);
       expect(failed.code).toBe("outcome_unknown");
       expect(failed.message).toContain("reconnects");
-      expect(Date.now() - started).toBeLessThan(900); // reported at the drop, not when the program ends
       const next = await shell.exec("echo again");
       expect(text(next.stdout)).toBe("again\n");
       expect(proxy.accepted).toBe(2);

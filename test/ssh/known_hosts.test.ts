@@ -11,6 +11,7 @@ import {
   parseKnownHosts,
   verifyHostKey,
 } from "../../lib/known_hosts.ts";
+import type { HostKeyVerdict } from "../../lib/known_hosts.ts";
 
 // Real keys from the real ssh-keygen, so blobs, hashes and fingerprints are
 // checked against OpenSSH itself, not against our own idea of them.
@@ -41,7 +42,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("verifyHostKey on plain entries", () => {
-  const cases: { name: string; lines: () => string[]; host: string; port: number; key: () => Key; status: string }[] = [
+  const cases: { name: string; lines: () => string[]; host: string; port: number; key: () => Key; status: HostKeyVerdict["status"] }[] = [
     { name: "exact host, port 22", lines: () => [line("web1", keys.a)], host: "web1", port: 22, key: () => keys.a, status: "match" },
     { name: "host case-insensitive", lines: () => [line("WEB1.Example", keys.a)], host: "web1.example", port: 22, key: () => keys.a, status: "match" },
     { name: "[host]:port token", lines: () => [line("[127.0.0.1]:2222", keys.a)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "match" },
