@@ -8,6 +8,7 @@ import { lf, patch, type ScenarioCase } from "./_case.ts";
 
 const simple = { "a.txt": lf("one", "two", "three") };
 const simpleChunk = ["@@", " one", "-two", "+TWO"];
+const LONG_PATCH = patch("*** Add File: notes.txt", "+Une ligne avec des caractères non ASCII: é, ü, –, ✓.");
 
 /** The rejected-patch scenarios. */
 export const REJECTED_CASES: ScenarioCase[] = [
@@ -143,5 +144,27 @@ export const REJECTED_CASES: ScenarioCase[] = [
     input: simple,
     patch: patch("*** Update File: a.txt", "@@", "-one", "+ONE", "@@", "-three", "+THREE"),
     failure: [{ code: "limit_exceeded", limit: { name: "maxChunksPerFile", max: 1, actual: 2 } }],
+  },
+  {
+    id: 35,
+    name: "control_character_path",
+    readme: "A control character (here a tab) in a path is `invalid_path` (§6).",
+    patch: patch("*** Add File: bad\tname.txt", "+x"),
+    failure: [{ code: "invalid_path", path: "bad\tname.txt" }],
+  },
+  {
+    id: 36,
+    name: "component_too_long_path",
+    readme: "A path component over 255 bytes is `invalid_path` (§6).",
+    patch: patch(`*** Add File: docs/${"a".repeat(252)}.txt`, "+x"),
+    failure: [{ code: "invalid_path", path: `docs/${"a".repeat(252)}.txt` }],
+  },
+  {
+    id: 37,
+    name: "limit_max_patch_bytes",
+    readme: "A patch text larger than `limits.maxPatchBytes` (UTF-8 bytes of the text as sent) is `limit_exceeded` (types.ts Limits).",
+    options: { limits: { maxPatchBytes: 64 } },
+    patch: LONG_PATCH,
+    failure: [{ code: "limit_exceeded", limit: { name: "maxPatchBytes", max: 64, actual: new TextEncoder().encode(LONG_PATCH).length } }],
   },
 ];

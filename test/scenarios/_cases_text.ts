@@ -84,4 +84,13 @@ export const TEXT_CASES: ScenarioCase[] = [
     patch: patch("*** Update File: empty.txt", "@@", "+hello", "+world"),
     expected: { "empty.txt": lf("hello", "world") },
   },
+  {
+    id: 79,
+    name: "crlf_patch_on_crlf_file",
+    readme: "A CRLF patch (model copied the file's endings) against a CRLF file: `\r` stripped from the patch, the file stays CRLF (§3, §5.3).",
+    input: { "dos.txt": "first\r\nsecond\r\n" },
+    patch: patch("*** Update File: dos.txt", "@@", " first", "-second", "+SECOND", "+third").replaceAll("\n", "\r\n"),
+    expected: { "dos.txt": "first\r\nSECOND\r\nthird\r\n" },
+    warnings: ["carriage_return_stripped"],
+  },
 ];

@@ -1,0 +1,4 @@
+module.exports = {
+  debug: true,
+  port: 8080,
+};
