@@ -44,6 +44,15 @@ export interface ExecResult {
  * `timeout`, `cancelled`, `outcome_unknown`, `limit_exceeded` for an output
  * cap).
  *
+ * Outcome unknown comes in two shapes, and callers handle both alike:
+ * - the transport died while the program may have been running (a dropped
+ *   SSH connection) → the call REJECTS with `outcome_unknown`;
+ * - the transport stayed up but the program's channel ended without an exit
+ *   status → the call RESOLVES with `exitCode: null, signal: null`.
+ * `connect_failed` and a `timeout`/`cancelled` whose message says "nothing
+ * ran" are the only rejections that guarantee the program did not start; a
+ * `timeout`/`cancelled` after the start means the program was killed part-way.
+ *
  * @example
  * ```ts
  * const shell: RemoteShell = new LocalShell();

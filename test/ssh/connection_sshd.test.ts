@@ -228,6 +228,27 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
     }
   }, 10000);
 
+  test("a silent partition (no FIN, no RST) is detected by keepalives: outcome_unknown, then reconnect", async () => {
+    const proxy = await startTcpProxy({ targetPort: sshd.port });
+    const line = sshd.hostKeyLine.replace(`]:${sshd.port} `, `]:${proxy.port} `);
+    const shell = await connectSsh({
+      ...sshOptions(sshd, writeKnownHosts(work, [line], `kh-freeze-${proxy.port}`)),
+      port: proxy.port,
+      keepaliveIntervalMs: 200,
+    });
+    try {
+      const inFlight = shell.exec("sleep 20");
+      setTimeout(() => proxy.freezeAll(), 300);
+      // Without keepalives nothing would ever arrive again: only their timeout ends this.
+      expect((await failureOf(inFlight)).code).toBe("outcome_unknown");
+      expect(text((await shell.exec("echo thawed")).stdout)).toBe("thawed\n");
+      expect(proxy.accepted).toBe(2);
+    } finally {
+      await shell.close();
+      await proxy.close();
+    }
+  }, 10000);
+
   test("a drop while idle is repaired by the next call", async () => {
     const { shell, proxy } = await throughProxy();
     try {
