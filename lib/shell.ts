@@ -49,9 +49,9 @@ export interface ExecResult {
  *   SSH connection) → the call REJECTS with `outcome_unknown`;
  * - the transport stayed up but the program's channel ended without an exit
  *   status → the call RESOLVES with `exitCode: null, signal: null`.
- * `connect_failed` and a `timeout`/`cancelled` whose message says "nothing
- * ran" are the only rejections that guarantee the program did not start; a
- * `timeout`/`cancelled` after the start means the program was killed part-way.
+ * Every other rejection means the program did not run, except `timeout` /
+ * `cancelled` after it started (its message says it was killed part-way;
+ * before the start the message says "nothing ran").
  *
  * @example
  * ```ts
