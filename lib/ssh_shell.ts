@@ -19,7 +19,6 @@ import { randomBytes } from "node:crypto";
 import type { Client, ClientChannel } from "ssh2";
 import { ChannelLimiter } from "./channel_limiter.ts";
 import type { ChannelSlot } from "./channel_limiter.ts";
-import { failure } from "./failure.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
 import { openExecChannel, runChannel } from "./ssh_channel.ts";
@@ -27,12 +26,20 @@ import type { ChannelOutcome } from "./ssh_channel.ts";
 import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "./ssh_command.ts";
 import type { RemoteProcess } from "./ssh_command.ts";
 import { connectChain } from "./ssh_connect.ts";
+import {
+  channelRefusedError,
+  closedError,
+  droppedError,
+  loginShellError,
+  notSentError,
+  stoppedError,
+} from "./ssh_failures.ts";
 import type { AddedHostKey, HostKeyPolicy } from "./ssh_connect.ts";
 import { resolveSshTarget } from "./ssh_options.ts";
 import type { ResolvedSshTarget, SshOptions } from "./ssh_options.ts";
 import { classifySudoFailure, SudoElevation, sudoStdin } from "./sudo.ts";
 import type { SudoMode, SudoOption } from "./sudo.ts";
-import type { PatchFailure, Warning } from "./types.ts";
+import type { Warning } from "./types.ts";
 
 export type { SshOptions } from "./ssh_options.ts";
 export type { HostKeyPolicy } from "./ssh_connect.ts";
@@ -117,7 +124,10 @@ export class SshShell implements RemoteShell {
     if (options.stdin !== undefined && !(options.stdin instanceof Uint8Array)) {
       throw new TypeError("exec: stdin must be a Uint8Array");
     }
-    if (this.#closed) throw this.#closedError();
+    if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0)) {
+      throw new TypeError("exec: timeoutMs must be a number >= 0");
+    }
+    if (this.#closed) throw closedError(this.label);
     const controller = new AbortController();
     let reason: "timeout" | "cancelled" | null = null;
     const stop = (why: "timeout" | "cancelled"): void => {
@@ -125,7 +135,7 @@ export class SshShell implements RemoteShell {
       controller.abort();
     };
     const onAbort = (): void => stop("cancelled");
-    if (options.signal?.aborted) throw this.#stoppedError("cancelled", options.timeoutMs, null);
+    if (options.signal?.aborted) throw stoppedError(this.label, "cancelled", options.timeoutMs, null);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const timer = options.timeoutMs !== undefined ? setTimeout(() => stop("timeout"), options.timeoutMs) : undefined;
     try {
@@ -133,7 +143,7 @@ export class SshShell implements RemoteShell {
       try {
         slot = await this.#limiter.acquire(controller.signal);
       } catch (error) {
-        if (reason !== null) throw this.#stoppedError(reason, options.timeoutMs, null);
+        if (reason !== null) throw stoppedError(this.label, reason, options.timeoutMs, null);
         throw error;
       }
       try {
@@ -151,36 +161,11 @@ export class SshShell implements RemoteShell {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#limiter.rejectAll(this.#closedError());
+    this.#limiter.rejectAll(closedError(this.label));
     const pending = this.#connecting;
     this.#connecting = null;
     const connection = await pending?.catch(() => null);
     if (connection) await endConnection(connection);
-  }
-
-  #closedError(): RemoteShellError {
-    return new RemoteShellError(
-      failure("connect_failed", `the SSH connection to ${this.label} was closed by close(); open a new one with connectSsh.`, {
-        retryable: false,
-      }),
-    );
-  }
-
-  #stoppedError(reason: "timeout" | "cancelled", timeoutMs: number | undefined, killed: RemoteProcess | null | false): RemoteShellError {
-    const what = reason === "timeout" ? `did not finish within ${timeoutMs} ms` : "was cancelled";
-    if (killed === null) {
-      return new RemoteShellError(
-        failure(reason, `the program on ${this.label} ${what} before it started (waiting for a connection or a free ` +
-          `channel); nothing ran. Retry${reason === "timeout" ? " with a larger timeoutMs" : ""}.`),
-      );
-    }
-    const how = killed
-      ? `it was killed (process group ${killed.pgid})`
-      : "it could not be killed for sure (its process id was not known)";
-    return new RemoteShellError(
-      failure(reason, `the program on ${this.label} ${what}; ${how}. It may have done part of its work: re-read the ` +
-        `affected files before retrying.`),
-    );
   }
 
   async #execInSlot(
@@ -189,7 +174,7 @@ export class SshShell implements RemoteShell {
     signal: AbortSignal,
     reason: () => "timeout" | "cancelled" | null,
   ): Promise<ExecResult> {
-    const notStarted = (): RemoteShellError => this.#stoppedError(reason()!, options.timeoutMs, null);
+    const notStarted = (): RemoteShellError => stoppedError(this.label, reason()!, options.timeoutMs, null);
     const connection = await untilAborted(this.#connection(), signal, notStarted);
     const mode = await untilAborted(
       connection.sudo.prepare((raw, stdin) => this.#rawRun(connection, raw, stdin)),
@@ -219,7 +204,7 @@ export class SshShell implements RemoteShell {
     const first = await Promise.race([running, aborted]);
     if (first === "aborted") {
       const killed = await this.#killProgram(connection, channel, scanner, started, mode, running);
-      throw this.#stoppedError(reason()!, options.timeoutMs, killed);
+      throw stoppedError(this.label, reason()!, options.timeoutMs, killed);
     }
     return this.#finish(first, scanner, connection);
   }
@@ -229,22 +214,15 @@ export class SshShell implements RemoteShell {
       // ssh2 reports the client's close before its channels' close; give it
       // one turn in case the order differs.
       await new Promise((resolve) => setImmediate(resolve));
-      if (connection.dropped) throw new RemoteShellError(this.#droppedFailure(scanner.started));
+      if (connection.dropped) throw droppedError(this.label, scanner.started);
       return { stdout: outcome.stdout, stderr: scanner.strip(outcome.stderr), exitCode: null, signal: null };
     }
     if (!scanner.started && outcome.exitCode !== 0) {
       const stderr = new TextDecoder().decode(outcome.stderr);
       const target = { user: this.#target.hops.at(-1)!.username, host: this.#target.hops.at(-1)!.hostName };
       const sudoFailure = this.elevated ? classifySudoFailure(stderr, outcome.exitCode, target) : null;
-      throw new RemoteShellError(
-        sudoFailure ??
-          failure(
-            "remote_error",
-            `the login shell of ${this.label} did not start the program (exit ${outcome.exitCode}${
-              outcome.signal ? `, ${outcome.signal}` : ""
-            }): ${excerpt(stderr)}. The account needs a POSIX login shell (sh, bash, dash, zsh, ksh) and /bin/sh.`,
-          ),
-      );
+      if (sudoFailure) throw new RemoteShellError(sudoFailure);
+      throw loginShellError(this.label, outcome.exitCode, outcome.signal, stderr);
     }
     return {
       stdout: outcome.stdout,
@@ -252,15 +230,6 @@ export class SshShell implements RemoteShell {
       exitCode: outcome.exitCode,
       signal: outcome.signal,
     };
-  }
-
-  #droppedFailure(started: boolean): PatchFailure {
-    return failure(
-      "outcome_unknown",
-      `the SSH connection to ${this.label} dropped while the program ${started ? "was running" : "may have been starting"}; ` +
-        `it may or may not have completed. Do not assume either: re-read the affected files (or reconcile the ` +
-        `operation) before retrying. The next call reconnects.`,
-    );
   }
 
   /** Kill the program's process group from a second exec; resolves what was killed. */
@@ -284,7 +253,7 @@ export class SshShell implements RemoteShell {
     if (process !== null && !connection.dropped) {
       try {
         await Promise.race([
-          this.#rawRun(connection, buildKillCommand(process, mode), sudoStdin(mode, undefined)),
+          this.#rawRun(connection, buildKillCommand(process, mode), sudoStdin(mode, undefined), false),
           sleep(KILL_GRACE_MS),
         ]);
       } catch {
@@ -300,15 +269,14 @@ export class SshShell implements RemoteShell {
     return process ?? false;
   }
 
-  /** Open a channel; when the server refuses (MaxSessions lower than maxChannels), shrink and wait. */
-  async #openChannel(connection: Connection, command: string): Promise<ClientChannel> {
+  /**
+   * Open a channel; when the server refuses (MaxSessions lower than
+   * maxChannels), shrink the limit and wait for a channel to close — unless
+   * `waitIfRefused` is false (kills: a late kill could hit a reused pgid).
+   */
+  async #openChannel(connection: Connection, command: string, waitIfRefused = true): Promise<ClientChannel> {
     for (;;) {
-      if (connection.dropped) {
-        throw new RemoteShellError(
-          failure("connect_failed", `the SSH connection to ${this.label} dropped before the program was sent; ` +
-            `nothing ran. Retry: the next call reconnects.`),
-        );
-      }
+      if (connection.dropped) throw notSentError(this.label);
       // Counted from the request on: ssh2 may deliver several open replies
       // in one read, before any continuation runs.
       connection.openChannels++;
@@ -317,33 +285,27 @@ export class SshShell implements RemoteShell {
       } catch (error) {
         channelDone(connection);
         const message = (error as Error).message;
-        if (connection.dropped) throw new RemoteShellError(this.#droppedFailure(false));
-        if (/open failure/i.test(message) && connection.openChannels > 0) {
+        if (connection.dropped) throw droppedError(this.label, false);
+        if (waitIfRefused && /open failure/i.test(message) && connection.openChannels > 0) {
           this.#limiter.shrinkTo(connection.openChannels);
           await new Promise<void>((resolve) => connection.channelClosed.push(resolve));
           continue;
         }
-        throw new RemoteShellError(
-          failure(
-            "remote_error",
-            `${this.label} refused to run a program (${message}). Check the server's sshd settings (MaxSessions, ` +
-              `ForceCommand, the account's shell); retry later if it is overloaded.`,
-          ),
-        );
+        throw channelRefusedError(this.label, message);
       }
     }
   }
 
   /** Run a command string as is (no wrapper, no limiter): sudo probes and kills. */
-  async #rawRun(connection: Connection, command: string, stdin?: Uint8Array): Promise<ExecResult> {
-    const channel = await this.#openChannel(connection, command);
+  async #rawRun(connection: Connection, command: string, stdin?: Uint8Array, waitIfRefused = true): Promise<ExecResult> {
+    const channel = await this.#openChannel(connection, command, waitIfRefused);
     const outcome = await runChannel(channel, stdin, {}).finally(() => channelDone(connection));
-    if (!outcome.gotExit && connection.dropped) throw new RemoteShellError(this.#droppedFailure(true));
+    if (!outcome.gotExit && connection.dropped) throw droppedError(this.label, true);
     return { stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode, signal: outcome.signal };
   }
 
   #connection(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(this.#closedError());
+    if (this.#closed) return Promise.reject(closedError(this.label));
     if (this.#connecting === null) {
       const attempt = this.#open();
       this.#connecting = attempt;
@@ -386,7 +348,7 @@ export class SshShell implements RemoteShell {
     }
     if (this.#closed) {
       await endConnection(connection);
-      throw this.#closedError();
+      throw closedError(this.label);
     }
     return connection;
   }
@@ -434,9 +396,4 @@ function sleep(ms: number): Promise<void> {
     const timer = setTimeout(resolve, ms);
     timer.unref?.();
   });
-}
-
-function excerpt(text: string): string {
-  const trimmed = text.trim();
-  return trimmed.length > 400 ? trimmed.slice(0, 400) + "…" : trimmed || "(no message)";
 }

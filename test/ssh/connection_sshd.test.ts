@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -155,6 +155,35 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     expect(bad.message).toContain(`the passphrase for ${encrypted} is wrong`);
     expect(bad.message).not.toContain("wrong\"");
   }, 15000);
+
+  test("an ssh-agent holding the key authenticates (explicit socket, and SSH_AUTH_SOCK by default)", async () => {
+    const socket = join(work, "agent.sock");
+    const agent = spawn("ssh-agent", ["-D", "-a", socket], { stdio: "ignore" });
+    try {
+      for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 20));
+      const added = spawnSync("ssh-add", ["-q", sshd.userKeyPath], { env: { ...process.env, SSH_AUTH_SOCK: socket } });
+      expect(added.status).toBe(0);
+      const { identityFile: _unused, ...withoutKey } = sshOptions(sshd, knownHosts);
+      const explicit = await connectSsh({ ...withoutKey, agent: socket });
+      expect((await explicit.exec("true")).exitCode).toBe(0);
+      await explicit.close();
+      const saved = process.env.SSH_AUTH_SOCK;
+      process.env.SSH_AUTH_SOCK = socket;
+      try {
+        const { agent: _none, ...defaults } = withoutKey;
+        const fromEnv = await connectSsh(defaults);
+        expect((await fromEnv.exec("true")).exitCode).toBe(0);
+        await fromEnv.close();
+      } finally {
+        if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
+        else process.env.SSH_AUTH_SOCK = saved;
+      }
+      const disabled = await failureOf(connectSsh({ ...withoutKey, agent: false }));
+      expect(disabled.code).toBe("auth_failed");
+    } finally {
+      agent.kill();
+    }
+  }, 10000);
 
   test("connection refused: connect_failed, retryable", async () => {
     const server = net.createServer();

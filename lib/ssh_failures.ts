@@ -1,0 +1,137 @@
+/**
+ * The typed failures of {@linkcode SshShell.exec} around a program (not
+ * connecting: see lib/ssh_connect.ts), each message a recovery instruction.
+ *
+ * @module
+ */
+import { failure } from "./failure.ts";
+import { RemoteShellError } from "./shell.ts";
+import type { RemoteProcess } from "./ssh_command.ts";
+
+/**
+ * `close()` was called: a programmer's sequencing error, not retryable.
+ *
+ * @example
+ * ```ts
+ * throw closedError("deploy@web1:22");
+ * ```
+ */
+export function closedError(label: string): RemoteShellError {
+  return new RemoteShellError(
+    failure("connect_failed", `the SSH connection to ${label} was closed by close(); open a new one with connectSsh.`, {
+      retryable: false,
+    }),
+  );
+}
+
+/**
+ * A timeout or abort. `killed`: `null` before the program started (nothing
+ * ran), the process when its group was killed, `false` when its pid was
+ * never learned (it may still run).
+ *
+ * @example
+ * ```ts
+ * throw stoppedError("deploy@web1:22", "timeout", 30000, { pid: 4242, pgid: 4240 });
+ * ```
+ */
+export function stoppedError(
+  label: string,
+  reason: "timeout" | "cancelled",
+  timeoutMs: number | undefined,
+  killed: RemoteProcess | null | false,
+): RemoteShellError {
+  const what = reason === "timeout" ? `did not finish within ${timeoutMs} ms` : "was cancelled";
+  if (killed === null) {
+    return new RemoteShellError(
+      failure(
+        reason,
+        `the program on ${label} ${what} before it started (waiting for a connection, sudo or a free channel); ` +
+          `nothing ran. Retry${reason === "timeout" ? " with a larger timeoutMs" : ""}.`,
+      ),
+    );
+  }
+  const how = killed
+    ? `it was killed (process group ${killed.pgid})`
+    : "it could not be killed for sure (its process id was never reported)";
+  return new RemoteShellError(
+    failure(
+      reason,
+      `the program on ${label} ${what}; ${how}. It may have done part of its work: re-read the affected files ` +
+        `before retrying.`,
+    ),
+  );
+}
+
+/**
+ * The connection dropped while the program may have been running.
+ *
+ * @example
+ * ```ts
+ * throw droppedError("deploy@web1:22", true);
+ * ```
+ */
+export function droppedError(label: string, started: boolean): RemoteShellError {
+  return new RemoteShellError(
+    failure(
+      "outcome_unknown",
+      `the SSH connection to ${label} dropped while the program ${started ? "was running" : "may have been starting"}; ` +
+        `it may or may not have completed. Do not assume either: re-read the affected files (or reconcile the ` +
+        `operation) before retrying. The next call reconnects.`,
+    ),
+  );
+}
+
+/**
+ * The connection dropped before the program was sent: nothing ran.
+ *
+ * @example
+ * ```ts
+ * throw notSentError("deploy@web1:22");
+ * ```
+ */
+export function notSentError(label: string): RemoteShellError {
+  return new RemoteShellError(
+    failure(
+      "connect_failed",
+      `the SSH connection to ${label} dropped before the program was sent; nothing ran. Retry: the next call reconnects.`,
+    ),
+  );
+}
+
+/**
+ * The server refused a session channel outright.
+ *
+ * @example
+ * ```ts
+ * throw channelRefusedError("deploy@web1:22", "Channel open failure");
+ * ```
+ */
+export function channelRefusedError(label: string, reason: string): RemoteShellError {
+  return new RemoteShellError(
+    failure(
+      "remote_error",
+      `${label} refused to run a program (${reason}). Check the server's sshd settings (MaxSessions, ForceCommand, ` +
+        `the account's shell); retry later if it is overloaded.`,
+    ),
+  );
+}
+
+/**
+ * The login shell exited without starting the program (no start marker).
+ *
+ * @example
+ * ```ts
+ * throw loginShellError("deploy@web1:22", 1, null, "This account is currently not available.");
+ * ```
+ */
+export function loginShellError(label: string, exitCode: number | null, signal: string | null, stderr: string): RemoteShellError {
+  const trimmed = stderr.trim();
+  const shown = trimmed.length > 400 ? trimmed.slice(0, 400) + "…" : trimmed || "(no message)";
+  return new RemoteShellError(
+    failure(
+      "remote_error",
+      `the login shell of ${label} did not start the program (exit ${exitCode}${signal ? `, ${signal}` : ""}): ` +
+        `${shown}. The account needs a POSIX login shell (sh, bash, dash, zsh, ksh) and /bin/sh.`,
+    ),
+  );
+}
