@@ -15,6 +15,10 @@
  * @module
  */
 import { matchWildcard } from "./known_hosts.ts";
+import { parseSshDestination } from "./ssh_destination.ts";
+import type { SshDestination } from "./ssh_destination.ts";
+
+export type { SshDestination } from "./ssh_destination.ts";
 
 /** Where the resolver reads files (so it stays pure and testable). */
 export interface SshConfigSource {
@@ -26,13 +30,6 @@ export interface SshConfigSource {
   homeDir: string;
   /** The local user name (`%u`, `Match localuser`, default remote user). */
   localUser?: string;
-}
-
-/** One hop of a `ProxyJump` chain, as written (`[user@]host[:port]`). */
-export interface SshDestination {
-  host: string;
-  user?: string;
-  port?: number;
 }
 
 /** What the configuration says about one alias. */
@@ -56,9 +53,25 @@ export interface ResolvedSshHost {
   connectTimeoutMs?: number;
   /** `ServerAliveInterval`, in milliseconds. */
   serverAliveIntervalMs?: number;
+  /** `HostKeyAlias`: the name known_hosts lookups use instead of `hostName:port`. */
+  hostKeyAlias?: string;
   /** Things that were not applied (Match exec, ProxyCommand, bad Include…). */
   warnings: string[];
 }
+
+/**
+ * Keywords that matter for trust or that would run something, which this
+ * resolver does not apply: each present one is reported, never silently lost.
+ */
+const NOT_APPLIED: Record<string, string> = {
+  stricthostkeychecking: "StrictHostKeyChecking is not read; the hostKeyPolicy option decides (default strict)",
+  knownhostscommand: "KnownHostsCommand is not supported (it would run a program); ignored",
+  localcommand: "LocalCommand is never run",
+  remotecommand: "RemoteCommand is ignored (the library sends its own programs)",
+  certificatefile: "CertificateFile is not supported (no user certificates); plain keys are offered",
+  globalknownhostsfile: "GlobalKnownHostsFile is not read; /etc/ssh/ssh_known_hosts(2) are",
+  hostkeyalgorithms: "HostKeyAlgorithms is not read; the key types known_hosts lists for the host are offered",
+};
 
 /** OpenSSH's limit on nested `Include`s. */
 const MAX_INCLUDE_DEPTH = 16;
@@ -137,6 +150,11 @@ export function resolveSshConfig(alias: string, configPath: string, source: SshC
   if (timeout !== undefined) resolved.connectTimeoutMs = timeout;
   const alive = seconds(first("serveraliveinterval"));
   if (alive !== undefined) resolved.serverAliveIntervalMs = alive;
+  const hostKeyAlias = first("hostkeyalias");
+  if (hostKeyAlias !== undefined) resolved.hostKeyAlias = hostKeyAlias.toLowerCase();
+  for (const [keyword, note] of Object.entries(NOT_APPLIED)) {
+    if (state.values.has(keyword)) state.warnings.push(note);
+  }
   if (first("proxycommand") !== undefined && first("proxycommand")!.toLowerCase() !== "none") {
     state.warnings.push(
       jump === undefined
@@ -145,47 +163,6 @@ export function resolveSshConfig(alias: string, configPath: string, source: SshC
     );
   }
   return resolved;
-}
-
-/**
- * Parse a destination `[user@]host[:port]`, `ssh://[user@]host[:port]` or
- * `[user@][ipv6]:port`. Returns `null` when it is not one.
- *
- * @example
- * ```ts
- * parseSshDestination("deploy@jump.example:2222"); // { user: "deploy", host: "jump.example", port: 2222 }
- * ```
- */
-export function parseSshDestination(text: string): SshDestination | null {
-  let rest = text.startsWith("ssh://") ? text.slice(6).replace(/\/$/, "") : text;
-  if (rest === "") return null;
-  const result: SshDestination = { host: "" };
-  const at = rest.lastIndexOf("@");
-  if (at >= 0) {
-    if (at === 0) return null;
-    result.user = rest.slice(0, at);
-    rest = rest.slice(at + 1);
-  }
-  let portText: string | undefined;
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest);
-  if (bracketed) {
-    result.host = bracketed[1]!;
-    portText = bracketed[2];
-  } else {
-    const colons = rest.split(":").length - 1;
-    if (colons === 1) {
-      [result.host, portText] = rest.split(":") as [string, string];
-    } else {
-      result.host = rest; // a bare IPv6 address, or no port
-    }
-  }
-  if (result.host === "" || /[\s/]/.test(result.host)) return null;
-  if (portText !== undefined) {
-    const port = Number(portText);
-    if (!/^\d+$/.test(portText) || port < 1 || port > 65535) return null;
-    result.port = port;
-  }
-  return result;
 }
 
 function processText(state: ResolveState, text: string, path: string, initiallyActive: boolean, depth: number): void {

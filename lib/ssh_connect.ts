@@ -53,6 +53,8 @@ export interface HopConfig {
   port: number;
   username: string;
   auth: AuthPlan;
+  /** ssh_config `HostKeyAlias`: known_hosts is searched for this name (no port) instead. */
+  hostKeyAlias?: string;
 }
 
 /** Shared settings of a connection attempt. */
@@ -137,16 +139,19 @@ function loadEntries(store: KnownHostsStore): KnownHostEntry[] {
 
 function connectHop(hop: HopConfig, context: ConnectContext, sock: Duplex | undefined, role: string): Promise<Client> {
   const entries = loadEntries(context.knownHosts);
-  const known = knownKeyTypes(entries, hop.hostName, hop.port);
+  // As OpenSSH: with HostKeyAlias the alias alone is the known_hosts name.
+  const khHost = hop.hostKeyAlias ?? hop.hostName;
+  const khPort = hop.hostKeyAlias === undefined ? hop.port : 22;
+  const known = knownKeyTypes(entries, khHost, khPort);
   const offered = known.flatMap((type) => ALGORITHMS_FOR_TYPE[type] ?? []);
   let hostKeyFailure: PatchFailure | null = null;
 
   const hostVerifier = (key: Buffer, verify: (valid: boolean) => void): void => {
     const blob = new Uint8Array(key);
-    const verdict = verifyHostKey(entries, hop.hostName, hop.port, blob);
+    const verdict = verifyHostKey(entries, khHost, khPort, blob);
     const type = keyTypeOfBlob(blob) ?? "unknown-type";
     const fingerprint = fingerprintSha256(blob);
-    const line = formatKnownHostsLine(hop.hostName, hop.port, type, blob, { hashed: false });
+    const line = formatKnownHostsLine(khHost, khPort, type, blob, { hashed: false });
     const where = `${role} ${hop.hostName} port ${hop.port}`;
     const files = context.knownHosts.files.join(", ");
     if (verdict.status === "match") return verify(true);
@@ -163,11 +168,11 @@ function connectHop(hop: HopConfig, context: ConnectContext, sock: Duplex | unde
     }
     if (verdict.status === "unknown" && context.policy === "accept-new") {
       try {
-        const hashedLine = formatKnownHostsLine(hop.hostName, hop.port, type, blob, { hashed: true });
+        const hashedLine = formatKnownHostsLine(khHost, khPort, type, blob, { hashed: true });
         context.knownHosts.append(context.knownHosts.writeFile, hashedLine);
         context.addedHostKeys.push({
-          host: hop.hostName,
-          port: hop.port,
+          host: khHost,
+          port: khPort,
           fingerprint,
           file: context.knownHosts.writeFile,
           line: hashedLine,
@@ -184,7 +189,7 @@ function connectHop(hop: HopConfig, context: ConnectContext, sock: Duplex | unde
         return verify(false);
       }
     }
-    hostKeyFailure = hostKeyMessage(verdict, where, type, fingerprint, line, files, hop, context.knownHosts.writeFile);
+    hostKeyFailure = hostKeyMessage(verdict, where, type, fingerprint, line, files, hostToken(khHost, khPort), context.knownHosts.writeFile);
     verify(false);
   };
 
@@ -243,11 +248,10 @@ function hostKeyMessage(
   fingerprint: string,
   line: string,
   files: string,
-  hop: HopConfig,
+  token: string,
   writeFile: string,
 ): PatchFailure {
   const fields = { fingerprint, known_hosts_line: line };
-  const token = hostToken(hop.hostName, hop.port);
   if (verdict.status === "revoked") {
     return failure(
       "host_key_mismatch",

@@ -9,8 +9,10 @@ import { homedir, userInfo } from "node:os";
 import { dirname } from "node:path";
 import { defaultIdentityFiles, planAuth } from "./ssh_auth.ts";
 import type { PassphraseSource } from "./ssh_auth.ts";
-import { parseSshDestination, resolveSshConfig } from "./ssh_config.ts";
-import type { ResolvedSshHost, SshConfigSource, SshDestination } from "./ssh_config.ts";
+import { resolveSshConfig } from "./ssh_config.ts";
+import { parseSshDestination } from "./ssh_destination.ts";
+import type { ResolvedSshHost, SshConfigSource } from "./ssh_config.ts";
+import type { SshDestination } from "./ssh_destination.ts";
 import type { HopConfig, HostKeyPolicy, KnownHostsStore } from "./ssh_connect.ts";
 import type { SudoOption } from "./sudo.ts";
 
@@ -119,6 +121,7 @@ export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSsh
     hostName: main.hostName,
     port,
     username,
+    ...(main.hostKeyAlias !== undefined ? { hostKeyAlias: main.hostKeyAlias } : {}),
     auth: await planAuth({
       username,
       ...(options.privateKey !== undefined ? { privateKey: options.privateKey } : {}),
@@ -155,6 +158,7 @@ export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSsh
       hostName: resolved.hostName,
       port: jumpPort,
       username: jumpUser,
+      ...(resolved.hostKeyAlias !== undefined ? { hostKeyAlias: resolved.hostKeyAlias } : {}),
       auth: await planAuth({
         username: jumpUser,
         ...(options.privateKey !== undefined ? { privateKey: options.privateKey } : {}),

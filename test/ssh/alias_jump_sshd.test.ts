@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectSsh } from "../../lib/ssh_shell.ts";
@@ -51,6 +51,34 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
     } finally {
       await shell.close();
     }
+  }, 10000);
+
+  test("HostKeyAlias: known_hosts is searched for the alias name, as OpenSSH does", async () => {
+    const aliasLine = `box-key ${target.hostKeyLine.split(" ").slice(1).join(" ")}`;
+    const sshConfigFile = config(
+      "hostkeyalias.conf",
+      [
+        "Host box",
+        "  HostName 127.0.0.1",
+        `  Port ${target.port}`,
+        `  User ${target.user}`,
+        `  IdentityFile ${target.userKeyPath}`,
+        "  HostKeyAlias box-key",
+        `  UserKnownHostsFile ${writeKnownHosts(work, [aliasLine], "alias-only")}`,
+        "",
+      ].join("\n"),
+    );
+    const shell = await connectSsh({ host: "box", sshConfigFile, agent: false });
+    try {
+      expect((await shell.exec("true")).exitCode).toBe(0);
+    } finally {
+      await shell.close();
+    }
+    // The real host:port token alone (no alias) is not trusted through the alias line.
+    const failed = await failureOf(
+      connectSsh({ host: "box", sshConfigFile: config("no-alias.conf", readFileSync(sshConfigFile, "utf8").replace("  HostKeyAlias box-key\n", "")), agent: false }),
+    );
+    expect(failed.code).toBe("host_key_unknown");
   }, 10000);
 
   test("Match exec in the config is never executed (and its block not applied)", async () => {

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseSshDestination, resolveSshConfig } from "../../lib/ssh_config.ts";
+import { resolveSshConfig } from "../../lib/ssh_config.ts";
+import { parseSshDestination } from "../../lib/ssh_destination.ts";
 import type { ResolvedSshHost, SshConfigSource } from "../../lib/ssh_config.ts";
 
 const HOME = "/home/me";
@@ -217,6 +218,15 @@ describe("resolveSshConfig", () => {
     const resolved = resolve("web", { [CONFIG]: "Host web\n  ProxyCommand nc %h %p\n" });
     expect(resolved.proxyJump).toEqual([]);
     expect(resolved.warnings.some((w) => w.includes("ProxyCommand is not supported"))).toBe(true);
+  });
+
+  test("HostKeyAlias is resolved; trust-relevant keywords that are not applied are reported", () => {
+    const resolved = resolve("web", {
+      [CONFIG]: "Host web\n  HostKeyAlias Web-Alias\n  StrictHostKeyChecking no\n  KnownHostsCommand /bin/evil %H\n",
+    });
+    expect(resolved.hostKeyAlias).toBe("web-alias");
+    expect(resolved.warnings).toContain("StrictHostKeyChecking is not read; the hostKeyPolicy option decides (default strict)");
+    expect(resolved.warnings.some((w) => w.startsWith("KnownHostsCommand is not supported"))).toBe(true);
   });
 
   test("unsupported Match criteria do not match and warn", () => {
