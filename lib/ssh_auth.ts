@@ -83,7 +83,15 @@ export async function planAuth(inputs: AuthInputs): Promise<AuthPlan> {
   return plan;
 }
 
-/** The OpenSSH default identity files, in its order. */
+/**
+ * The OpenSSH default identity files, in its order (used when neither the
+ * options nor ssh_config name any key).
+ *
+ * @example
+ * ```ts
+ * defaultIdentityFiles("/home/me"); // ["/home/me/.ssh/id_ed25519", "/home/me/.ssh/id_ecdsa", "/home/me/.ssh/id_rsa"]
+ * ```
+ */
 export function defaultIdentityFiles(homeDir: string): string[] {
   return ["id_ed25519", "id_ecdsa", "id_rsa"].map((name) => `${homeDir}/.ssh/${name}`);
 }
