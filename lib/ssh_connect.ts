@@ -97,7 +97,7 @@ export async function connectChain(hops: readonly HopConfig[], context: ConnectC
     for (let i = 0; i < hops.length; i++) {
       const hop = hops[i]!;
       const previous = clients[i - 1];
-      const sock = previous ? await forward(previous, hops[i - 1]!, hop) : undefined;
+      const sock = previous ? await forward(previous, hops[i - 1]!, hop, context.readyTimeoutMs) : undefined;
       clients.push(await connectHop(hop, context, sock, i < hops.length - 1 ? "jump host" : "host"));
     }
     return clients;
@@ -107,9 +107,21 @@ export async function connectChain(hops: readonly HopConfig[], context: ConnectC
   }
 }
 
-function forward(via: Client, viaHop: HopConfig, to: HopConfig): Promise<Duplex> {
+function forward(via: Client, viaHop: HopConfig, to: HopConfig, timeoutMs: number): Promise<Duplex> {
   return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(
+        new RemoteShellError(
+          failure(
+            "connect_failed",
+            `jump host ${viaHop.label} did not open a connection to ${to.hostName}:${to.port} within ${timeoutMs} ms. ` +
+              `Check that the target is reachable from the jump host; retry.`,
+          ),
+        ),
+      );
+    }, timeoutMs);
     via.forwardOut("127.0.0.1", 0, to.hostName, to.port, (error, stream) => {
+      clearTimeout(timer);
       if (error) {
         reject(
           new RemoteShellError(

@@ -135,3 +135,30 @@ export function loginShellError(label: string, exitCode: number | null, signal: 
     ),
   );
 }
+
+/**
+ * The longest command an SSH exec can carry: sshd hands it to the login
+ * shell as ONE argument, and Linux caps one argument at 128 KiB
+ * (MAX_ARG_STRLEN, including its NUL); bigger ones fail "Argument list too
+ * long", and past ~256 KiB the server drops the connection.
+ */
+export const MAX_EXEC_COMMAND_BYTES: number = 128 * 1024 - 1;
+
+/**
+ * The wrapped program is too long to send as an exec command.
+ *
+ * @example
+ * ```ts
+ * throw commandTooLongError("deploy@web1:22", 200000);
+ * ```
+ */
+export function commandTooLongError(label: string, bytes: number): RemoteShellError {
+  return new RemoteShellError(
+    failure(
+      "limit_exceeded",
+      `the program for ${label} is ${bytes} bytes once wrapped; an SSH exec command may be at most ` +
+        `${MAX_EXEC_COMMAND_BYTES} bytes (it reaches the login shell as one argument). Nothing ran. Send bulk data ` +
+        `on stdin instead of in the program text.`,
+    ),
+  );
+}

@@ -29,8 +29,10 @@ import { connectChain } from "./ssh_connect.ts";
 import {
   channelRefusedError,
   closedError,
+  commandTooLongError,
   droppedError,
   loginShellError,
+  MAX_EXEC_COMMAND_BYTES,
   notSentError,
   stoppedError,
 } from "./ssh_failures.ts";
@@ -182,9 +184,12 @@ export class SshShell implements RemoteShell {
       notStarted,
     );
     const nonce = randomBytes(8).toString("hex");
+    const wrapped = buildExecCommand(command, nonce, mode);
+    const size = Buffer.byteLength(wrapped);
+    if (size > MAX_EXEC_COMMAND_BYTES) throw commandTooLongError(this.label, size);
     // Not abortable: once the open is sent the program may start, so an
     // abort from here on goes through the kill path below.
-    const channel = await this.#openChannel(connection, buildExecCommand(command, nonce, mode));
+    const channel = await this.#openChannel(connection, wrapped);
     const scanner = new PidMarkerScanner(nonce);
     let processKnown: () => void = () => {};
     const started = new Promise<void>((resolve) => (processKnown = resolve));

@@ -210,6 +210,14 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     }
   });
 
+  test("a program too long for one exec argument is refused before sending (limit_exceeded), the shell stays usable", async () => {
+    const failed = await failureOf(shell.exec(`#${"x".repeat(140 * 1024)}\necho never`));
+    expect(failed.code).toBe("limit_exceeded");
+    expect(failed.message).toContain("stdin");
+    const fits = await shell.exec(`#${"x".repeat(120 * 1024)}\necho fits`);
+    expect(text(fits.stdout)).toBe("fits\n");
+  });
+
   test("after close(), exec rejects (not retryable)", async () => {
     const closing = await connectSsh(sshOptions(sshd, knownHosts));
     await closing.close();
