@@ -1,0 +1,170 @@
+/**
+ * `reconcile`: settle an operation whose commit ended `outcome_unknown`
+ * (SPEC §7). The program and its state machine are described in
+ * lib/remote/reconcile_program.ts and lib/remote/commit_program.ts.
+ *
+ * @module
+ */
+import { failure, warning } from "./failure.ts";
+import { DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS } from "./commit.ts";
+import { reconcileProgram } from "./remote_script.ts";
+import { transactionInput, transactionLayout } from "./remote/manifest.ts";
+import { parseProgramOutput } from "./remote/protocol.ts";
+import type { ProgramOutput } from "./remote/protocol.ts";
+import { shasOf } from "./remote/plan_shas.ts";
+import { locked, remoteError, remoteWarning, rootFailure, unsupported } from "./remote/failures.ts";
+import { RemoteShellError } from "./shell.ts";
+import type { ExecResult, RemoteShell } from "./shell.ts";
+import type { CommitReport, FileReport, PatchFailure, Plan, Warning } from "./types.ts";
+import type { TransactionLayout } from "./remote/manifest.ts";
+
+/** Options of {@linkcode reconcile}. */
+export interface ReconcileOptions {
+  /** Longest wait for the operation's locks (e.g. while its commit still runs), default 10 s. */
+  lockWaitMs?: number;
+  /** Age after which another operation's abandoned lock is broken, default 120 s. */
+  staleLockMs?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * Find out what operation `operationId` did to the files of `plan`, finish
+ * it cleanly and report each file's `state`:
+ * - `applied`: the disk shows the planned result;
+ * - `not_applied`: the disk shows the state the plan was built on;
+ * - `diverged`: something else (another writer changed it).
+ *
+ * An operation that died in the middle of finalizing (no commit point in
+ * its journal) is rolled back first — every file it began is restored from
+ * its backup when the disk still shows what it wrote, including a deleted
+ * file renamed aside — so the usual outcome is "all applied" or "all
+ * not_applied", and a not_applied patch can simply be sent again. An
+ * operation that reached its commit point is left applied. Either way its
+ * stages, backups, journal and locks are removed (a backup that is the only
+ * copy of a removed file whose name was re-created by someone else is kept
+ * and named in a `cleanup_incomplete` warning).
+ *
+ * `ok` means reconcile itself completed; read each file's `state` for what
+ * happened. `ok: false` with `locked` means the commit is still running (or
+ * another operation holds a lock): call again later. Safe to call any number
+ * of times, also for an operation that succeeded.
+ *
+ * @example
+ * ```ts
+ * const report = await reconcile(shell, "/srv/app", plan, "3f2a9c01d4e5b6a7");
+ * report.files.map((f) => `${f.path}: ${f.state}`);
+ * ```
+ */
+export async function reconcile(
+  shell: RemoteShell,
+  root: string,
+  plan: Plan,
+  operationId: string,
+  options: ReconcileOptions = {},
+): Promise<CommitReport> {
+  if (!shell || typeof shell.exec !== "function") throw new TypeError("reconcile: shell must be a RemoteShell");
+  const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
+  const layout = transactionLayout(plan);
+  const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds);
+  const base = {
+    operation_id: operationId,
+    atomicity: "batch_preflight_per_file_commit" as const,
+    elevated: shell.elevated ?? false,
+  };
+  const fail = (errors: PatchFailure[], warnings: Warning[] = []): CommitReport => ({
+    ok: false,
+    ...base,
+    files: [],
+    warnings,
+    errors: errors.map((e) => ({ ...e, operation_id: operationId })),
+  });
+  if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [] };
+  const again = `call reconcile again with operation id ${operationId}`;
+
+  let result: ExecResult;
+  try {
+    result = await shell.exec(command, {
+      stdin: transactionInput(plan, layout, "SAP-RECONCILE-1", false),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  } catch (error) {
+    if (!(error instanceof RemoteShellError)) throw error;
+    return fail([{ ...error.failure, message: `${error.failure.message} (reconcile did not complete: ${again})` }]);
+  }
+  const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
+  const stderr = new TextDecoder().decode(result.stderr);
+  const host = shell.label ?? "the host";
+  const warnings = out.warns
+    .map((w) => remoteWarning(w.code, w.k === null ? null : layout.paths[w.k]!, w.detail, operationId))
+    .filter((w): w is Warning => w !== null);
+  for (const k of out.kept) {
+    const path = layout.paths[k]!;
+    warnings.push(warning(
+      "cleanup_incomplete",
+      `${path} was re-created by someone else after this operation removed it; the removed version was kept next to it as .sap-${operationId}-<n>.bak. Compare the two and delete the backup by hand.`,
+      { path },
+    ));
+  }
+
+  if (out.end === null) {
+    const what = result.exitCode === null && result.signal === null
+      ? "the connection closed before reconcile reported its result"
+      : out.malformed !== null
+      ? "reconcile's report was unreadable"
+      : `the reconcile program stopped (${result.signal ?? `exit ${result.exitCode}`})`;
+    return fail([failure("outcome_unknown", `${what}; ${again}.`, { retryable: true })], warnings);
+  }
+  switch (out.end) {
+    case "ok":
+      return { ok: true, ...base, files: fileStates(plan, layout, out), warnings };
+    case "locked": {
+      const path = out.locked ? layout.paths[out.locked.k]! : plan.files[0]!.path;
+      const f = locked(path, out.locked?.age ?? 0, lockWaitMs, operationId);
+      return fail([{ ...f, message: `${f.message.replace(/ Retry in a few seconds\.$/, "")} The commit may still be running: ${again} in a few seconds.` }], warnings);
+    }
+    case "unsupported":
+      return fail([unsupported(out.unsupported ?? "a required tool", host)], warnings);
+    case "root":
+      return fail([rootFailure(out.root ?? "missing", root, host)], warnings);
+    default:
+      return fail([remoteError(`reconcile stopped (${out.end}); ${again}`, stderr)], warnings);
+  }
+}
+
+function fileStates(plan: Plan, layout: TransactionLayout, out: ProgramOutput): FileReport[] {
+  const holds = (k: number, sha: string | null): boolean => {
+    const s = out.states.get(k);
+    if (!s) return false;
+    return sha === null ? s.kind === "missing" : s.kind === "file" && s.sha === sha;
+  };
+  return plan.files.map((file, i): FileReport => {
+    const { src, dst } = layout.files[i]!;
+    const { oldSha, newSha } = shasOf(plan, layout, src);
+    let state: FileReport["state"];
+    if (dst === null) {
+      state = holds(src, newSha) ? "applied" : holds(src, oldSha) ? "not_applied" : "diverged";
+    } else {
+      const dstNew = shasOf(plan, layout, dst).newSha;
+      state = holds(src, null) && holds(dst, dstNew)
+        ? "applied"
+        : holds(src, oldSha) && holds(dst, null)
+        ? "not_applied"
+        : "diverged";
+    }
+    return {
+      op: file.op,
+      path: file.path,
+      ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
+      previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+      new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
+      bytes_written: state === "applied" ? file.newBytes?.length ?? 0 : 0,
+      metadata_preserved: null,
+      diff: file.diff,
+      warnings: [],
+      state,
+    };
+  });
+}

@@ -1,0 +1,272 @@
+/**
+ * Failure and warning values of the remote layer, each message a recovery
+ * instruction for a model (SPEC §5.4): what was expected, what is there
+ * now, the next step.
+ *
+ * @module
+ */
+import { failure, warning } from "../failure.ts";
+import type { ExpectedState, PatchFailure, PathOutcome, PathState, Warning, WarningCode } from "../types.ts";
+import type { RemoteKind } from "./protocol.ts";
+
+const TOOLS: Record<string, string> = {
+  sha256: "a SHA-256 tool (sha256sum, shasum -a 256 or openssl dgst -sha256)",
+  stat: "stat (GNU/BusyBox stat -c or BSD stat -f)",
+  "head-c": "head -c",
+  "tail-c": "tail -c +N",
+  dd: "dd",
+  "date-s": "date +%s",
+  mktemp: "mktemp",
+};
+
+function short(sha: string | null | undefined): string {
+  return sha ? sha.slice(0, 12) : "none";
+}
+
+function componentOf(path: string, depth: number): string {
+  return depth > 0 ? path.split("/").slice(0, depth).join("/") : path;
+}
+
+/**
+ * A §6 refusal found on the remote side (snapshot or commit time).
+ *
+ * @example
+ * ```ts
+ * pathRefusal("symlink_rejected", "a/link/f.txt", 2, "/srv/app");
+ * ```
+ */
+export function pathRefusal(code: string, path: string, depth: number, root: string): PatchFailure {
+  const part = componentOf(path, depth);
+  switch (code) {
+    case "symlink_rejected":
+      return failure(
+        "symlink_rejected",
+        depth > 0
+          ? `${part} (a directory in the path ${path}) is a symbolic link; paths through symlinks are refused so that a patch cannot reach outside the root ${root}. Use the real path of the file below the root instead.`
+          : `${path} is a symbolic link; symlinks are never read or replaced (that could reach outside the root ${root}). Patch the file it points to by its real path below the root instead.`,
+        { path, actual_state: "symlink" },
+      );
+    case "path_outside_root":
+      return failure(
+        "path_outside_root",
+        `the directory of ${path} resolves outside the root ${root}. Use a path whose directories are real directories inside the root.`,
+        { path },
+      );
+    case "invalid_path":
+      return failure(
+        "invalid_path",
+        `${path} cannot exist: ${part} is not a directory on the host. Use a different path (or delete/move ${part} first in a separate patch).`,
+        { path },
+      );
+    case "permission_denied":
+      return failure(
+        "permission_denied",
+        depth > 0
+          ? `the remote user cannot enter ${part}, so ${path} cannot be read or written. Ask the operator for access, or patch files elsewhere.`
+          : `the remote user cannot read ${path}. Ask the operator for access, or patch a file you can read.`,
+        { path, retryable: false },
+      );
+    case "not_found":
+      return failure(
+        "not_found",
+        `the directory of ${path} does not exist and creating parent directories is turned off. Create the directory first, or allow createParents.`,
+        { path },
+      );
+    case "conflict":
+      return failure(
+        "conflict",
+        `${path} changed while it was being read. Read it again and rebuild the patch against its current content.`,
+        { path },
+      );
+    default:
+      return failure("remote_error", `the host could not examine ${path} (${code}). Retry; if it persists, check the file on the host.`, {
+        path,
+        retryable: true,
+      });
+  }
+}
+
+/**
+ * A path over the size limit (snapshot time).
+ *
+ * @example
+ * ```ts
+ * tooLarge("big.log", 2_000_000_000, 134217728);
+ * ```
+ */
+export function tooLarge(path: string, size: number, max: number): PatchFailure {
+  return failure(
+    "limit_exceeded",
+    `${path} is ${size} bytes, over the limit of ${max} bytes for files this tool reads and rewrites. Edit it with another tool, or raise maxFileBytes.`,
+    { path, limit: { name: "maxFileBytes", max, actual: size } },
+  );
+}
+
+/**
+ * The root itself is unusable.
+ *
+ * @example
+ * ```ts
+ * rootFailure("missing", "/srv/app", "deploy@web1:22");
+ * ```
+ */
+export function rootFailure(reason: string, root: string, host: string): PatchFailure {
+  const what = reason === "missing"
+    ? "does not exist"
+    : reason === "not_a_directory"
+    ? "is not a directory"
+    : "cannot be entered by the remote user";
+  return failure(
+    reason === "permission_denied" ? "permission_denied" : "not_found",
+    `the root ${root} ${what} on ${host}. Check the root configuration; nothing was read or written.`,
+    { retryable: false },
+  );
+}
+
+/**
+ * A missing remote tool.
+ *
+ * @example
+ * ```ts
+ * unsupported("sha256", "local");
+ * ```
+ */
+export function unsupported(tool: string, host: string): PatchFailure {
+  const name = TOOLS[tool] ?? tool;
+  return failure(
+    "remote_unsupported",
+    `${host} lacks ${name}, which this tool needs; nothing was changed. Install it on the host (coreutils or busybox provide it) or use another host.`,
+    { tool: name },
+  );
+}
+
+/**
+ * A path whose state at commit time is not what the plan was built on.
+ *
+ * @example
+ * ```ts
+ * conflict("a.txt", { state: "sha256", sha256: "ab…" }, "file", "cd…", "op1");
+ * ```
+ */
+export function conflict(
+  path: string,
+  expected: ExpectedState,
+  kind: RemoteKind,
+  sha: string | null,
+  operationId: string,
+): PatchFailure {
+  const now = kind === "file" ? `a file with sha256 ${short(sha)}` : kind === "missing" ? "nothing (missing)" : `a ${kind}`;
+  const was = expected.state === "missing" ? "missing" : `sha256 ${short(expected.sha256)}`;
+  return failure(
+    "conflict",
+    `${path} changed after it was read: expected ${was}, found ${now}. Nothing was written. Read the file again and rebuild the patch against its current content.`,
+    {
+      path,
+      expected_state: expected.state,
+      expected_sha256: expected.state === "sha256" ? expected.sha256 : null,
+      actual_sha256: kind === "file" ? sha : null,
+      actual_state: (kind === "unknown" ? "other" : kind) as PathState,
+      operation_id: operationId,
+    },
+  );
+}
+
+/**
+ * Another operation holds a lock past the bounded wait.
+ *
+ * @example
+ * ```ts
+ * locked("a.txt", 3, 10_000, "op1");
+ * ```
+ */
+export function locked(path: string, ageSeconds: number, waitMs: number, operationId: string): PatchFailure {
+  return failure(
+    "locked",
+    `${path} is locked by another operation (lock held for ${Math.max(0, ageSeconds)} s; waited ${waitMs} ms). Nothing was written. Retry in a few seconds.`,
+    { path, operation_id: operationId },
+  );
+}
+
+/**
+ * The program ran but reported an unexpected error; nothing was changed.
+ *
+ * @example
+ * ```ts
+ * remoteError("the stage of a.txt did not match its SHA-256", "", "op1");
+ * ```
+ */
+export function remoteError(what: string, stderr: string, operationId?: string): PatchFailure {
+  const detail = stderr.trim() ? ` Remote stderr: ${stderr.trim().slice(0, 400)}` : "";
+  return failure("remote_error", `${what}.${detail}`, {
+    retryable: true,
+    ...(operationId ? { operation_id: operationId } : {}),
+  });
+}
+
+/**
+ * The commit may or may not have been applied.
+ *
+ * @example
+ * ```ts
+ * outcomeUnknown("op1", [{ path: "a.txt", sha256: "ab…" }], "the connection closed");
+ * ```
+ */
+export function outcomeUnknown(
+  operationId: string,
+  planned: { path: string; sha256: string | null }[],
+  cause: string,
+): PatchFailure {
+  return failure(
+    "outcome_unknown",
+    `${cause}, while the commit may have been changing files: the patch may be fully, partly or not applied. Do not resend it yet: call reconcile with operation id ${operationId} (it finishes or undoes the operation and reports each file as applied, not_applied or diverged), then act on that.`,
+    { operation_id: operationId, planned, retryable: false },
+  );
+}
+
+/**
+ * A finalize failure whose rollback did not restore everything.
+ *
+ * @example
+ * ```ts
+ * partialApply("op1", outcomes, "renaming b.txt failed");
+ * ```
+ */
+export function partialApply(operationId: string, outcomes: PathOutcome[], cause: string): PatchFailure {
+  const listed = outcomes.map((o) => `${o.path}: ${o.state}`).join(", ");
+  return failure(
+    "partial_apply",
+    `${cause}, and restoring the files already changed failed: the batch is partly applied (${listed}). Read these files, then repair them with a new patch; reconcile with operation id ${operationId} retries the restore and removes leftovers.`,
+    { operation_id: operationId, outcomes, retryable: false },
+  );
+}
+
+const WARNING_TEXT: Partial<Record<WarningCode, (path: string, detail: string) => string>> = {
+  owner_not_preserved: (p, d) =>
+    `${p}: the new version could not be given the previous owner ${d} (the remote user may not chown); it now belongs to the remote user.`,
+  mode_not_preserved: (p, d) => `${p}: the previous mode ${d} could not be set on the new version.`,
+  hard_link_broken: (p, d) =>
+    `${p} had ${d} hard links; it was replaced by rename, so its other names still show the old content.`,
+  acl_or_xattr_not_preserved: (p) =>
+    `${p} has an ACL or extended attributes; they were not copied to the new version.`,
+  stale_lock_broken: (p, d) => `a stale lock on ${p} (${d} s old, its owner gone) was broken.`,
+};
+
+/**
+ * A warning reported by a program, or null for an unknown code.
+ *
+ * @example
+ * ```ts
+ * remoteWarning("hard_link_broken", "a.txt", "2", "op1");
+ * ```
+ */
+export function remoteWarning(code: string, path: string | null, detail: string, operationId: string): Warning | null {
+  if (code === "cleanup_incomplete") {
+    return warning(
+      "cleanup_incomplete",
+      `some temporary .sap-${operationId} files or locks could not be removed; call reconcile with operation id ${operationId} to remove them.`,
+    );
+  }
+  const text = WARNING_TEXT[code as WarningCode];
+  if (!text || path === null) return null;
+  return warning(code as WarningCode, text(path, detail), { path });
+}

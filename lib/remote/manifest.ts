@@ -1,0 +1,162 @@
+/**
+ * The stdin of the remote programs: the snapshot path list and the
+ * transaction manifest (layout documented in lib/remote/sh_manifest.ts),
+ * with the checks that make them safe to frame by lines.
+ *
+ * @module
+ */
+import { compareCanonicalPaths, validatePath } from "../paths.ts";
+import { sha256Hex } from "../sha256.ts";
+import type { Plan } from "../types.ts";
+
+const encoder = new TextEncoder();
+const SHA = /^[0-9a-f]{64}$/;
+
+/**
+ * Why a path cannot be sent to a remote program, or `null`. On top of the
+ * §6 lexical rules (which already refuse newlines and other control
+ * characters, so a path is always exactly one manifest line), names
+ * starting with `.sap-` are reserved for the engine's stages, backups,
+ * journals and locks: a patch touching them could break a concurrent
+ * operation's bookkeeping.
+ *
+ * @example
+ * ```ts
+ * remotePathProblem("src/a.ts"); // null
+ * remotePathProblem("src/.sap-lock-x"); // "…reserved…"
+ * ```
+ */
+export function remotePathProblem(path: string): string | null {
+  const lexical = validatePath(path);
+  if (lexical !== null) return lexical.message;
+  if (path.split("/").some((part) => part.startsWith(".sap-"))) {
+    return `invalid_path: ${JSON.stringify(path)}: names starting with ".sap-" are reserved for the temporary files and locks of this tool; choose another name.`;
+  }
+  return null;
+}
+
+/** How a plan maps onto the manifest: distinct paths (sorted, = lock order) and per-file indices. */
+export interface TransactionLayout {
+  /** Every path of the plan (sources and move destinations), sorted by UTF-8 bytes. */
+  paths: string[];
+  /** Per planned file, in plan order: index of its path and of its move destination. */
+  files: { src: number; dst: number | null }[];
+  /** Total bytes of new content. */
+  contentBytes: number;
+}
+
+/**
+ * Check a plan and lay it out. A plan that breaks the engine's assumptions
+ * (a bad path, a path twice, a SHA that does not match its bytes) is a
+ * programmer error: planPatch never makes one. Throws `TypeError`.
+ *
+ * @example
+ * ```ts
+ * const layout = transactionLayout(plan);
+ * layout.paths; // sorted lock order
+ * ```
+ */
+export function transactionLayout(plan: Plan): TransactionLayout {
+  if (plan === null || typeof plan !== "object" || !Array.isArray(plan.files)) {
+    throw new TypeError("plan must be a Plan");
+  }
+  const seen = new Set<string>();
+  const take = (path: unknown): string => {
+    if (typeof path !== "string") throw new TypeError("plan paths must be strings");
+    const problem = remotePathProblem(path);
+    if (problem !== null) throw new TypeError(`plan path cannot be sent to the remote side: ${problem}`);
+    if (seen.has(path)) throw new TypeError(`plan names ${JSON.stringify(path)} twice`);
+    seen.add(path);
+    return path;
+  };
+  let contentBytes = 0;
+  for (const file of plan.files) {
+    take(file.path);
+    if (file.op === "move") take(file.moveTo);
+    else if (file.moveTo !== undefined) throw new TypeError("only a move has moveTo");
+    checkExpected(file.op, file.expected);
+    if (file.op === "delete") {
+      if (file.newBytes !== undefined) throw new TypeError("a delete has no new content");
+    } else {
+      if (!(file.newBytes instanceof Uint8Array)) throw new TypeError(`${file.op} of ${file.path} needs newBytes`);
+      if (typeof file.newSha256 !== "string" || file.newSha256 !== sha256Hex(file.newBytes)) {
+        throw new TypeError(`newSha256 of ${file.path} does not match its newBytes`);
+      }
+      contentBytes += file.newBytes.length;
+    }
+  }
+  const paths = [...seen].sort(compareCanonicalPaths);
+  const index = new Map(paths.map((p, i) => [p, i]));
+  const files = plan.files.map((file) => ({
+    src: index.get(file.path)!,
+    dst: file.op === "move" ? index.get(file.moveTo!)! : null,
+  }));
+  return { paths, files, contentBytes };
+}
+
+function checkExpected(op: string, expected: Plan["files"][number]["expected"]): void {
+  if (!["add", "update", "delete", "move"].includes(op)) throw new TypeError(`unknown op ${op}`);
+  if (op === "add") {
+    if (expected?.state !== "missing") throw new TypeError("an add expects its path missing");
+  } else if (expected?.state !== "sha256" || !SHA.test(expected.sha256)) {
+    throw new TypeError(`an ${op} expects a lowercase sha256 of the current file`);
+  }
+}
+
+/**
+ * The transaction manifest, followed (commit) by all new contents.
+ *
+ * @example
+ * ```ts
+ * const stdin = transactionInput(plan, transactionLayout(plan), "SAP-COMMIT-1", true);
+ * ```
+ */
+export function transactionInput(
+  plan: Plan,
+  layout: TransactionLayout,
+  header: "SAP-COMMIT-1" | "SAP-RECONCILE-1",
+  withContent: boolean,
+): Uint8Array {
+  const lines: string[] = [header, String(layout.paths.length), ...layout.paths, String(plan.files.length)];
+  let offset = 0;
+  plan.files.forEach((file, i) => {
+    const { src, dst } = layout.files[i]!;
+    const bytes = file.newBytes;
+    lines.push(
+      file.op,
+      String(src),
+      dst === null ? "-" : String(dst),
+      file.expected.state === "sha256" ? file.expected.sha256 : "-",
+      file.newSha256 ?? "-",
+      bytes ? String(bytes.length) : "-",
+      bytes ? String(offset) : "-",
+    );
+    if (bytes) offset += bytes.length;
+  });
+  lines.push(String(withContent ? layout.contentBytes : 0));
+  if (withContent) lines.push("SAP-DATA");
+  const head = encoder.encode(lines.join("\n") + "\n");
+  if (!withContent) return head;
+  const out = new Uint8Array(head.length + layout.contentBytes);
+  out.set(head, 0);
+  let at = head.length;
+  for (const file of plan.files) {
+    if (file.newBytes) {
+      out.set(file.newBytes, at);
+      at += file.newBytes.length;
+    }
+  }
+  return out;
+}
+
+/**
+ * The snapshot program's stdin: header, count, one path per line.
+ *
+ * @example
+ * ```ts
+ * snapshotInput(["a.txt", "b/c.txt"]);
+ * ```
+ */
+export function snapshotInput(paths: readonly string[]): Uint8Array {
+  return encoder.encode(["SAP-SNAPSHOT-1", String(paths.length), ...paths].join("\n") + "\n");
+}

@@ -1,0 +1,215 @@
+/**
+ * Strict parsing of the line protocol the commit and reconcile programs
+ * write on stdout (keywords listed in lib/remote/commit_program.ts).
+ *
+ * Every line must be printable ASCII, start with a known keyword and carry
+ * exactly the expected fields, with indices in range. The first line that
+ * does not is recorded in `malformed` and parsing stops: the caller then
+ * knows nothing beyond what came before it. `end` is set only by a final
+ * `SAP-END` line with nothing after it, so a truncated channel is never
+ * mistaken for a finished program.
+ *
+ * @module
+ */
+
+/** A path's kind as the programs print it. */
+export type RemoteKind = "missing" | "file" | "directory" | "symlink" | "other" | "unknown";
+
+/** Everything a commit / reconcile program said. */
+export interface ProgramOutput {
+  /** `SAP-BEGIN` seen: the program started and its output is ours. */
+  begun: boolean;
+  /** Steps announced by `STEP n`. */
+  steps: Set<number>;
+  /** Status of the final `SAP-END`, or null when the output stopped before it. */
+  end: string | null;
+  /** The first line that broke the protocol, if any. */
+  malformed: string | null;
+  unsupported: string | null;
+  root: string | null;
+  badInput: string | null;
+  interrupted: string | null;
+  journal: string | null;
+  rejects: { k: number; code: string; depth: number }[];
+  conflicts: { k: number; kind: RemoteKind; sha: string | null }[];
+  locked: { k: number; age: number } | null;
+  fails: { code: string; k: number | null; detail: string }[];
+  warns: { code: string; k: number | null; detail: string }[];
+  meta: Map<number, { mode: boolean; owner: boolean }>;
+  finals: Set<number>;
+  failed: { i: number; detail: string } | null;
+  done: boolean;
+  undos: Map<number, "ok" | "failed" | "diverged">;
+  /** `STATE` (commit, after a failed rollback) and `PSTATE` (reconcile) per path index. */
+  states: Map<number, { kind: RemoteKind; sha: string | null }>;
+  /** Path indices whose backup reconcile had to keep. */
+  kept: number[];
+}
+
+const KINDS = new Set(["missing", "file", "directory", "symlink", "other", "unknown"]);
+const WORD = /^[A-Za-z0-9_.:+-]+$/;
+const SHA = /^[0-9a-f]{64}$/;
+const NUM = /^[0-9]{1,15}$/;
+
+/**
+ * Parse a program's stdout.
+ *
+ * @example
+ * ```ts
+ * const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
+ * if (out.end === "ok") { … }
+ * ```
+ */
+export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCount: number): ProgramOutput {
+  const out: ProgramOutput = {
+    begun: false,
+    steps: new Set(),
+    end: null,
+    malformed: null,
+    unsupported: null,
+    root: null,
+    badInput: null,
+    interrupted: null,
+    journal: null,
+    rejects: [],
+    conflicts: [],
+    locked: null,
+    fails: [],
+    warns: [],
+    meta: new Map(),
+    finals: new Set(),
+    failed: null,
+    done: false,
+    undos: new Map(),
+    states: new Map(),
+    kept: [],
+  };
+  const text = new TextDecoder("latin1").decode(stdout);
+  const lines = text.split("\n");
+  lines.pop(); // the part after the last newline: empty, or an unfinished (truncated) line
+  const pathIndex = (s: string | undefined): number | null =>
+    s !== undefined && NUM.test(s) && Number(s) < pathCount ? Number(s) : null;
+  const fileIndex = (s: string | undefined): number | null =>
+    s !== undefined && NUM.test(s) && Number(s) < fileCount ? Number(s) : null;
+  const optPath = (s: string | undefined): number | null | undefined =>
+    s === "-" ? null : pathIndex(s) ?? undefined;
+  const kind = (s: string | undefined): RemoteKind | null => s !== undefined && KINDS.has(s) ? s as RemoteKind : null;
+  const sha = (s: string | undefined): string | null | undefined => s === "-" ? null : s !== undefined && SHA.test(s) ? s : undefined;
+
+  for (let n = 0; n < lines.length; n++) {
+    const line = lines[n]!;
+    const f = line.split(" ");
+    const ok = ((): boolean => {
+      if (!/^[\x20-\x7e]*$/.test(line) || out.end !== null) return false;
+      if (!out.begun) {
+        if (f.length === 2 && f[0] === "SAP-BEGIN" && WORD.test(f[1]!)) {
+          out.begun = true;
+          return true;
+        }
+        return false;
+      }
+      switch (f[0]) {
+        case "STEP":
+          if (f.length !== 2 || !/^[1-7]$/.test(f[1]!)) return false;
+          out.steps.add(Number(f[1]));
+          return true;
+        case "SAP-END":
+          if (f.length !== 2 || !WORD.test(f[1]!)) return false;
+          out.end = f[1]!;
+          return true;
+        case "UNSUPPORTED":
+        case "ROOT":
+        case "BAD_INPUT":
+        case "INTERRUPTED":
+        case "JOURNAL": {
+          if (f.length !== 2 || !WORD.test(f[1]!)) return false;
+          const value = f[1]!;
+          if (f[0] === "UNSUPPORTED") out.unsupported = value;
+          else if (f[0] === "ROOT") out.root = value;
+          else if (f[0] === "BAD_INPUT") out.badInput = value;
+          else if (f[0] === "INTERRUPTED") out.interrupted = value;
+          else out.journal = value;
+          return true;
+        }
+        case "REJECT": {
+          const k = pathIndex(f[1]);
+          if (f.length !== 4 || k === null || !WORD.test(f[2]!) || !NUM.test(f[3]!)) return false;
+          out.rejects.push({ k, code: f[2]!, depth: Number(f[3]) });
+          return true;
+        }
+        case "CONFLICT": {
+          const k = pathIndex(f[1]);
+          const kd = kind(f[2]);
+          const s = sha(f[3]);
+          if (f.length !== 4 || k === null || kd === null || s === undefined) return false;
+          out.conflicts.push({ k, kind: kd, sha: s });
+          return true;
+        }
+        case "LOCKED": {
+          const k = pathIndex(f[1]);
+          if (f.length !== 3 || k === null || !/^-?[0-9]{1,15}$/.test(f[2]!)) return false;
+          out.locked = { k, age: Number(f[2]) };
+          return true;
+        }
+        case "FAIL":
+        case "WARN": {
+          const k = optPath(f[2]);
+          if (f.length !== 4 || !WORD.test(f[1]!) || k === undefined || !WORD.test(f[3]!)) return false;
+          (f[0] === "FAIL" ? out.fails : out.warns).push({ code: f[1]!, k, detail: f[3]! });
+          return true;
+        }
+        case "META": {
+          const i = fileIndex(f[1]);
+          if (f.length !== 4 || i === null || !/^[01]$/.test(f[2]!) || !/^[01]$/.test(f[3]!)) return false;
+          out.meta.set(i, { mode: f[2] === "1", owner: f[3] === "1" });
+          return true;
+        }
+        case "FINAL": {
+          const i = fileIndex(f[1]);
+          if (f.length !== 2 || i === null) return false;
+          out.finals.add(i);
+          return true;
+        }
+        case "FAILED": {
+          const i = fileIndex(f[1]);
+          if (f.length !== 3 || i === null || !WORD.test(f[2]!)) return false;
+          out.failed = { i, detail: f[2]! };
+          return true;
+        }
+        case "DONE":
+          if (f.length !== 1) return false;
+          out.done = true;
+          return true;
+        case "UNDO": {
+          const i = fileIndex(f[1]);
+          if (f.length !== 3 || i === null || !["ok", "failed", "diverged"].includes(f[2]!)) return false;
+          out.undos.set(i, f[2] as "ok" | "failed" | "diverged");
+          return true;
+        }
+        case "STATE":
+        case "PSTATE": {
+          const k = pathIndex(f[1]);
+          const kd = kind(f[2]);
+          const s = f[3] === "unreadable" ? null : sha(f[3]);
+          if (f.length !== 4 || k === null || kd === null || s === undefined) return false;
+          out.states.set(k, { kind: kd, sha: s });
+          return true;
+        }
+        case "KEPT": {
+          const k = pathIndex(f[1]);
+          if (f.length !== 2 || k === null) return false;
+          out.kept.push(k);
+          return true;
+        }
+        default:
+          return false;
+      }
+    })();
+    if (!ok) {
+      out.malformed = line.slice(0, 200);
+      out.end = null;
+      return out;
+    }
+  }
+  return out;
+}

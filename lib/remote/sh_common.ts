@@ -1,0 +1,200 @@
+/**
+ * The shell functions every remote program shares: a predictable shell
+ * state, the capability probe, `stat` and SHA-256 wrappers, and the §6 path
+ * walk. Pure text; assembled into programs by `lib/remote_script.ts`.
+ *
+ * Conventions of all remote programs:
+ * - Data never becomes code. Arguments arrive as single-quoted words (a
+ *   `set -- '…' '…'` line written with `shQuote`); everything unbounded
+ *   (paths, contents) arrives on stdin and is read with `IFS= read -r`.
+ *   Values are stored with `eval "NAME=\$2"`, where NAME is built by the
+ *   program from constants and decimal indices only — the value itself is
+ *   never part of the evaluated text.
+ * - Every function variable carries a `sap_` prefix (POSIX sh has no
+ *   `local`); globals results are UPPER case (`RK`, `RP`, `SHA`, `ST_*`).
+ * - Paths on the remote side are physical: the root is resolved once with
+ *   `cd -P` + `pwd -P`; every directory used is re-entered with `cd -P` and
+ *   compared against the physical path recorded when it was checked, so a
+ *   directory swapped for a symlink afterwards is noticed instead of
+ *   followed. File operations run in a subshell inside the verified
+ *   directory on `./name`.
+ * - Results go to stdout as one line per fact (`KEYWORD field…`), parsed
+ *   strictly by lib/remote/protocol.ts. No path ever appears in the output:
+ *   paths are referred to by their index in the stdin manifest.
+ * - `sap_hook NAME ARG` marks the points where a test may inject a fault; it
+ *   does nothing in production. A test wrapper replaces the one line
+ *   {@linkcode HOOK_DEFINITION} in the program text (see test/remote).
+ *
+ * @module
+ */
+import { sh } from "./sh_text.ts";
+
+/** The exact no-op hook definition present in every program (tests replace it). */
+export const HOOK_DEFINITION = "sap_hook() { :; }";
+
+/** Shell state, output helpers, indexed variables and the hook. */
+export const SH_PRELUDE: string = sh`
+set -f
+unset CDPATH ENV BASH_ENV 2>/dev/null
+LC_ALL=C
+export LC_ALL
+SAP_NL='
+'
+IFS=$(printf ' \t\nx')
+IFS=$\{IFS%x}
+sap_out() { printf '%s\n' "$*"; }
+sap_set() { eval "$1=\$2"; }
+sap_get() { eval "SAP_V=\$\{$1-}"; }
+sap_isnum() { case $1 in ''|*[!0-9]*) return 1 ;; esac; return 0; }
+sap_unsupported() { sap_out "UNSUPPORTED $1"; SAP_STATUS=unsupported; exit 0; }
+` + HOOK_DEFINITION + "\n";
+
+/**
+ * The capability probe, folded into each program (no extra exec). Each word
+ * names one capability; a missing one prints `UNSUPPORTED <token>` and ends
+ * the program before it touches anything. `sleep` is probed lazily, only
+ * when a lock is busy, because probing `sleep 0.1` costs 0.1 s.
+ */
+export const SH_PROBE: string = sh`
+sap_probe() {
+  for sap_c in "$@"; do
+    case $sap_c in
+    sha)
+      if command -v sha256sum >/dev/null 2>&1; then SAP_SHA=sha256sum
+      elif command -v shasum >/dev/null 2>&1; then SAP_SHA=shasum
+      elif command -v openssl >/dev/null 2>&1; then SAP_SHA=openssl
+      else sap_unsupported sha256; fi ;;
+    stat)
+      if stat -c %s / >/dev/null 2>&1; then SAP_STAT=gnu
+      elif stat -f %z / >/dev/null 2>&1; then SAP_STAT=bsd
+      else sap_unsupported stat; fi ;;
+    head)
+      [ "$(printf abc | head -c 2 2>/dev/null)" = ab ] || sap_unsupported head-c ;;
+    tail)
+      [ "$(printf abc | tail -c +2 2>/dev/null)" = bc ] || sap_unsupported tail-c ;;
+    dd)
+      [ "$(printf abcdef | dd bs=2 skip=1 2>/dev/null)" = cdef ] || sap_unsupported dd ;;
+    date)
+      sap_t=$(date +%s 2>/dev/null)
+      sap_isnum "$sap_t" || sap_unsupported date-s ;;
+    link)
+      if command -v link >/dev/null 2>&1; then SAP_LINK=link; else SAP_LINK=ln; fi ;;
+    mktemp)
+      command -v mktemp >/dev/null 2>&1 || sap_unsupported mktemp ;;
+    sleep)
+      if sleep 0.1 2>/dev/null; then SAP_POLL=0.1 SAP_POLL_MS=100; else SAP_POLL=1 SAP_POLL_MS=1000; fi ;;
+    esac
+  done
+}
+`;
+
+/**
+ * `stat` (never following a final symlink) and SHA-256, whatever the
+ * userland. GNU and BusyBox share `stat -c`; BSD and macOS use `stat -f`
+ * with an octal mode that still carries the file-type bits.
+ */
+export const SH_STAT_SHA: string = sh`
+sap_stat() {
+  case $SAP_STAT in
+  gnu) sap_s=$(stat -c '%s %f %u %g %h %Y %i' "$1" 2>/dev/null) || return 1 ;;
+  *) sap_s=$(stat -f '%z %p %u %g %l %m %i' "$1" 2>/dev/null) || return 1 ;;
+  esac
+  set -- $sap_s
+  [ $# -eq 7 ] || return 1
+  for sap_x in "$1" "$3" "$4" "$5" "$6" "$7"; do sap_isnum "$sap_x" || return 1; done
+  case $SAP_STAT in
+  gnu)
+    case $2 in ''|*[!0-9a-f]*) return 1 ;; esac
+    ST_MODE=$(( 0x$2 & 4095 )) ;;
+  *)
+    sap_isnum "$2" || return 1
+    ST_MODE=$(( 0$2 & 4095 )) ;;
+  esac
+  ST_SIZE=$1 ST_UID=$3 ST_GID=$4 ST_NLINK=$5 ST_MTIME=$6 ST_INO=$7
+}
+sap_sha_stdin() {
+  case $SAP_SHA in
+  sha256sum) SHA=$(sha256sum 2>/dev/null) ;;
+  shasum) SHA=$(shasum -a 256 2>/dev/null) ;;
+  *) SHA=$(openssl dgst -sha256 2>/dev/null) ;;
+  esac || return 1
+  case $SAP_SHA in openssl) SHA=$\{SHA##* } ;; *) SHA=$\{SHA%% *} ;; esac
+  case $SHA in ''|*[!0-9a-f]*) return 1 ;; esac
+  [ $\{#SHA} -eq 64 ]
+}
+sap_sha() { sap_sha_stdin < "$1" 2>/dev/null; }
+sap_same_file() {
+  sap_stat "$1" || return 1
+  sap_i1=$ST_INO
+  sap_stat "$2" || return 1
+  [ "$sap_i1" = "$ST_INO" ]
+}
+sap_exists() { [ -e "$1/$2" ] || [ -L "$1/$2" ]; }
+`;
+
+/**
+ * The root and the §6 walk.
+ *
+ * `sap_root ROOT` resolves the configured root once, physically. A root
+ * that is itself a symlink is followed this one time (the operator chose
+ * it) and its physical path is used for the whole program, so everything
+ * below is judged against where the root really is. `SAP_B` is the prefix
+ * used to join names (empty for the root `/`).
+ *
+ * `sap_resolve REL` walks REL below the root without following anything:
+ * - a symlink component → `symlink_rejected` (RD = its depth, 1-based);
+ * - a component that exists but is not a directory → `invalid_path` (the
+ *   path cannot name a file: "a.txt/b" when a.txt is a file) — chosen over
+ *   not_regular_file, which is about the final name itself;
+ * - a directory we cannot enter → `permission_denied`;
+ * - the deepest existing directory must resolve (`cd -P`) inside the root,
+ *   else `path_outside_root` (defence in depth: with no symlink component
+ *   this only fires on a race or a bind mount);
+ * - a final symlink → RK=symlink, `symlink_rejected` (RD=0).
+ * On success: RK (missing|file|directory|other), RX (1 = the parent exists),
+ * RP (the physical existing directory: the parent, or the deepest existing
+ * ancestor when RX=0), RN (the rest below RP: the basename when RX=1).
+ */
+export const SH_PATHS: string = sh`
+sap_root() {
+  SAP_R=$(cd -P "$1" 2>/dev/null && pwd -P) || {
+    if [ -d "$1" ]; then SAP_ROOTERR=permission_denied
+    elif [ -e "$1" ] || [ -L "$1" ]; then SAP_ROOTERR=not_a_directory
+    else SAP_ROOTERR=missing; fi
+    return 1
+  }
+  case $SAP_R in /) SAP_B= ;; *) SAP_B=$SAP_R ;; esac
+}
+sap_cd() { cd -P "$1" 2>/dev/null && [ "$(pwd -P)" = "$1" ]; }
+sap_join() { case $1 in /) SAP_J1=/$2 ;; *) SAP_J1=$1/$2 ;; esac; }
+sap_resolve() {
+  RJ= RD=0 RK= RX=1 RP= RN=
+  sap_rest=$1 sap_cur=$SAP_B sap_depth=0
+  while :; do
+    case $sap_rest in */*) ;; *) break ;; esac
+    sap_c=$\{sap_rest%%/*}
+    sap_depth=$((sap_depth + 1))
+    sap_next=$sap_cur/$sap_c
+    if [ -L "$sap_next" ]; then RJ=symlink_rejected RD=$sap_depth; return 1; fi
+    if [ -d "$sap_next" ]; then
+      sap_cur=$sap_next sap_rest=$\{sap_rest#*/}
+      continue
+    fi
+    if [ -e "$sap_next" ]; then RJ=invalid_path RD=$sap_depth; return 1; fi
+    RX=0
+    break
+  done
+  [ -n "$sap_cur" ] || sap_cur=/
+  RP=$(cd -P "$sap_cur" 2>/dev/null && pwd -P) || { RJ=permission_denied RD=$sap_depth; RP=; return 1; }
+  case $RP/ in "$SAP_B"/*) ;; *) RJ=path_outside_root RD=$sap_depth; return 1 ;; esac
+  RN=$sap_rest
+  if [ "$RX" = 0 ]; then RK=missing; return 0; fi
+  sap_join "$RP" "$RN"
+  if [ -L "$SAP_J1" ]; then RK=symlink RJ=symlink_rejected; return 1
+  elif [ -f "$SAP_J1" ]; then RK=file
+  elif [ -d "$SAP_J1" ]; then RK=directory
+  elif [ -e "$SAP_J1" ]; then RK=other
+  else RK=missing; fi
+  return 0
+}
+`;

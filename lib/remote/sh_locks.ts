@@ -1,0 +1,162 @@
+/**
+ * Per-file locks of the commit and reconcile programs (SPEC §7 step 2).
+ *
+ * A lock is a directory created with `mkdir` (atomic everywhere, NFS
+ * included) next to the file it guards: `.sap-lock-<first 16 hex of
+ * sha256(name)>`, where name is the basename — or, for a path whose parent
+ * does not exist yet, the rest of the path below the deepest existing
+ * ancestor, where the lock then lives. Hashing keeps the name within
+ * NAME_MAX whatever the file is called. Keying on the file's own directory
+ * (not on the root) makes two overlapping roots lock the same file the same
+ * way. Two operations can disagree on where a not-yet-existing parent's
+ * lock lives only if one of them creates that parent in between; the
+ * creates themselves are no-replace links, so the loser fails cleanly.
+ *
+ * The lock holds a file `owner`: `<pid> <host> <epoch> <operation id>`.
+ * Locks are taken in the byte order of the root-relative paths (the
+ * manifest lists them sorted, lib/remote/manifest.ts), which is the byte
+ * order of the physical paths too since they share the root prefix; with a
+ * bounded wait on top, two batches can never deadlock.
+ *
+ * Waiting: one budget for the whole program (`SAP_WAIT_MS`), polled every
+ * 0.1 s where `sleep 0.1` works, else every second; spent → `LOCKED`.
+ *
+ * Stale locks: a lock whose directory is older than `SAP_STALE` seconds and
+ * whose owner is not a live process on this host (`kill -0`, or
+ * /proc/<pid> when the process belongs to another user) is broken: renamed
+ * aside atomically (`mv` = rename(2)), then the aside copy is compared with
+ * what was judged stale (owner line and inode). If they differ, a third
+ * party re-took the lock between our read and our rename: the copy is put
+ * back when the name is free, else dropped. Remaining window: that third
+ * party's lock is lost when the name was taken again in between (three
+ * concurrent parties within a few milliseconds on a lock already stale);
+ * the re-check of every file's expected state (step 3) still refuses to
+ * write over anything that changed.
+ *
+ * A lock left by this very operation id and no longer held by a live
+ * process (a killed commit, now being reconciled) is adopted.
+ *
+ * @module
+ */
+import { sh } from "./sh_text.ts";
+
+/** Lock acquire, break, release. Needs sap_probe date (and sleep lazily). */
+export const SH_LOCKS: string = sh`
+SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED=
+sap_identity() {
+  SAP_HOST=$(uname -n 2>/dev/null)
+  case $SAP_HOST in ''|*[!A-Za-z0-9._-]*) SAP_HOST=unknown-host ;; esac
+  SAP_OWNER="$$ $SAP_HOST $(date +%s) $SAP_OP"
+}
+sap_lock_name() {
+  SAP_LN=$(printf '%s' "$1" | { sap_sha_stdin && printf '%.16s' "$SHA"; }) || return 1
+  SAP_LN=.sap-lock-$SAP_LN
+}
+sap_held_add() {
+  sap_set H_d_$SAP_HN "$1"
+  sap_set H_l_$SAP_HN "$2"
+  SAP_HN=$((SAP_HN + 1))
+}
+sap_owner_fields() {
+  OW_PID= OW_HOST= OW_TIME= OW_OP=
+  set -- $1
+  OW_PID=$1 OW_HOST=$2 OW_TIME=$3 OW_OP=$4
+}
+sap_owner_alive() {
+  sap_owner_fields "$1"
+  sap_isnum "$OW_PID" || return 1
+  [ "$OW_HOST" = "$SAP_HOST" ] || return 1
+  kill -0 "$OW_PID" 2>/dev/null && return 0
+  [ -d "/proc/$OW_PID" ]
+}
+sap_lock_wait() {
+  if [ -z "$SAP_POLL" ]; then
+    sap_probe sleep
+    SAP_WAITED_MS=$((SAP_WAITED_MS + SAP_POLL_MS))
+    return 0
+  fi
+  [ "$SAP_WAITED_MS" -lt "$SAP_WAIT_MS" ] || return 1
+  sleep $SAP_POLL
+  SAP_WAITED_MS=$((SAP_WAITED_MS + SAP_POLL_MS))
+}
+sap_lock_break() {
+  sap_stat "$1/$2" || return 1
+  sap_bino=$ST_INO
+  sap_now=$(date +%s)
+  sap_isnum "$sap_now" || return 1
+  SAP_LOCK_AGE=$((sap_now - ST_MTIME))
+  [ "$SAP_LOCK_AGE" -ge "$SAP_STALE" ] || return 1
+  sap_owner_alive "$4" && return 1
+  SAP_ASIDE=$((SAP_ASIDE + 1))
+  sap_a=.sap-lock-stale-$SAP_OP-$SAP_ASIDE
+  ( sap_cd "$1" && mv "./$2" "./$sap_a" ) 2>/dev/null || return 0
+  sap_o2=$(cat "$1/$sap_a/owner" 2>/dev/null)
+  if [ "$sap_o2" = "$4" ] && sap_stat "$1/$sap_a" && [ "$ST_INO" = "$sap_bino" ]; then
+    ( sap_cd "$1" && rm -rf "./$sap_a" ) 2>/dev/null
+    sap_out "WARN stale_lock_broken $3 $SAP_LOCK_AGE"
+    return 0
+  fi
+  ( sap_cd "$1" && if [ -e "./$2" ]; then rm -rf "./$sap_a"; else mv "./$sap_a" "./$2"; fi ) 2>/dev/null
+  return 0
+}
+sap_lock_acquire() {
+  while :; do
+    if ( sap_cd "$1" && mkdir "./$2" ) 2>/dev/null; then
+      sap_held_add "$1" "$2"
+      ( sap_cd "$1" && printf '%s\n' "$SAP_OWNER" > "./$2/owner" ) 2>/dev/null
+      return 0
+    fi
+    if ! ( sap_cd "$1" && [ -d "./$2" ] ) 2>/dev/null; then
+      [ -w "$1" ] || return 2
+      sap_lock_wait || return 1
+      continue
+    fi
+    sap_o=$(cat "$1/$2/owner" 2>/dev/null)
+    sap_owner_fields "$sap_o"
+    if [ "$OW_OP" = "$SAP_OP" ] && ! sap_owner_alive "$sap_o"; then
+      sap_held_add "$1" "$2"
+      ( sap_cd "$1" && printf '%s\n' "$SAP_OWNER" > "./$2/owner" ) 2>/dev/null
+      return 0
+    fi
+    SAP_LOCK_AGE=0
+    sap_lock_break "$1" "$2" "$3" "$sap_o" && continue
+    sap_lock_wait || return 1
+  done
+}
+sap_lock_release_all() {
+  while [ "$SAP_HN" -gt 0 ]; do
+    SAP_HN=$((SAP_HN - 1))
+    sap_get H_d_$SAP_HN
+    sap_ld=$SAP_V
+    sap_get H_l_$SAP_HN
+    sap_ll=$SAP_V
+    sap_o=$(cat "$sap_ld/$sap_ll/owner" 2>/dev/null)
+    if [ "$sap_o" = "$SAP_OWNER" ] || [ -z "$sap_o" ]; then
+      ( sap_cd "$sap_ld" && rm -rf "./$sap_ll" ) 2>/dev/null || SAP_CLEAN_FAIL=1
+    fi
+  done
+}
+sap_lock_all() {
+  k=0
+  while [ $k -lt $SAP_M ]; do
+    sap_get P_$k
+    if ! sap_resolve "$SAP_V"; then
+      if [ -n "$SAP_LOCK_SKIP_REFUSED" ]; then k=$((k + 1)); continue; fi
+      sap_refusal $k
+      SAP_STATUS=refused
+      exit 0
+    fi
+    sap_lock_name "$RN" || { sap_out "FAIL remote_error $k lock_name"; SAP_STATUS=failed; exit 0; }
+    sap_lock_acquire "$RP" "$SAP_LN" $k
+    case $? in
+    0) ;;
+    1) sap_out "LOCKED $k $SAP_LOCK_AGE"; SAP_STATUS=locked; exit 0 ;;
+    *) sap_out "FAIL permission_denied $k lock"; SAP_STATUS=failed; exit 0 ;;
+    esac
+    k=$((k + 1))
+  done
+}
+sap_refusal() {
+  if [ "$RK" = symlink ]; then sap_out "CONFLICT $1 symlink -"; else sap_out "REJECT $1 $RJ $RD"; fi
+}
+`;

@@ -1,0 +1,218 @@
+/**
+ * Test helpers for the remote engine on real local files: the shells to
+ * run the programs under, temp trees, hand-made plans, the no-leftovers
+ * assertion, and two adapters wrapping a real {@linkcode LocalShell} (one
+ * counting execs, one injecting faults at the programs' hook points).
+ *
+ * @module
+ */
+import { execFileSync } from "node:child_process";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { LocalShell } from "../../lib/local_shell.ts";
+import type { LocalShellOptions } from "../../lib/local_shell.ts";
+import { HOOK_DEFINITION } from "../../lib/remote_script.ts";
+import { sha256Hex } from "../../lib/sha256.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/shell.ts";
+import type { Plan, PlannedFile } from "../../lib/types.ts";
+
+const encoder = new TextEncoder();
+
+/** A temp directory removed by {@linkcode cleanupTemps}. */
+const temps: string[] = [];
+
+/** A fresh temp directory under os.tmpdir(). */
+export function tempDir(prefix = "sap-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+
+/** Remove every temp directory made so far. */
+export function cleanupTemps(): void {
+  while (temps.length > 0) rmSync(temps.pop()!, { recursive: true, force: true });
+}
+
+let busyboxDir: string | null = null;
+
+/**
+ * A directory holding only BusyBox applets (`busybox --install -s`), so a
+ * shell run with PATH set to it uses BusyBox's own cat, stat, head, tail,
+ * dd, sha256sum… — not the GNU tools (see FIELD_NOTES).
+ */
+export function busyboxUserland(): string {
+  if (busyboxDir === null) {
+    const dir = mkdtempSync(join(tmpdir(), "sap-busybox-"));
+    execFileSync("/usr/bin/busybox", ["--install", "-s", dir]);
+    busyboxDir = dir;
+  }
+  return busyboxDir;
+}
+
+/** One shell the programs are tested under. */
+export interface ShellCase {
+  name: string;
+  options: LocalShellOptions;
+}
+
+/**
+ * `/bin/sh`, dash, bash, and BusyBox sh with a pure BusyBox userland.
+ * `SAP_TEST_SHELLS=dash,busybox` narrows the list.
+ */
+export function shellCases(): ShellCase[] {
+  const all: ShellCase[] = [
+    { name: "sh", options: { shell: ["/bin/sh"] } },
+    { name: "dash", options: { shell: ["dash"] } },
+    { name: "bash", options: { shell: ["bash"] } },
+    { name: "busybox", options: { shell: ["/usr/bin/busybox", "sh"], env: { PATH: busyboxUserland(), HOME: "/" } } },
+  ];
+  const only = process.env.SAP_TEST_SHELLS?.split(",").map((s) => s.trim()).filter(Boolean);
+  return only && only.length > 0 ? all.filter((c) => only.includes(c.name)) : all;
+}
+
+/** The same shell case running as another user through setpriv (root only). */
+export function asUser(c: ShellCase, uid: number, gid: number): LocalShellOptions {
+  return {
+    ...c.options,
+    shell: ["/usr/bin/setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", ...c.options.shell!],
+  };
+}
+
+/** A file to create: text or bytes, optional mode. */
+export type TreeEntry = string | Uint8Array | { content: string | Uint8Array; mode?: number } | { symlink: string } | { dir: true; mode?: number };
+
+/** Create a tree in a fresh temp root; returns the root. */
+export function makeTree(entries: Record<string, TreeEntry>, prefix?: string): string {
+  const root = tempDir(prefix);
+  writeTree(root, entries);
+  return root;
+}
+
+/** Create entries below an existing directory. */
+export function writeTree(root: string, entries: Record<string, TreeEntry>): void {
+  for (const [path, entry] of Object.entries(entries)) {
+    const full = join(root, path);
+    mkdirSync(dirname(full), { recursive: true });
+    if (typeof entry === "string" || entry instanceof Uint8Array) {
+      writeFileSync(full, entry);
+    } else if ("symlink" in entry) {
+      symlinkSync(entry.symlink, full);
+    } else if ("dir" in entry) {
+      mkdirSync(full, { recursive: true });
+      if (entry.mode !== undefined) chmodSync(full, entry.mode);
+    } else {
+      writeFileSync(full, entry.content);
+      if (entry.mode !== undefined) chmodSync(full, entry.mode);
+    }
+  }
+}
+
+/** Every `.sap-` entry below root (not following symlinks). */
+export function leftovers(root: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const full = join(dir, name);
+      if (name.startsWith(".sap-")) found.push(full);
+      const st = lstatSync(full);
+      if (st.isDirectory()) walk(full);
+    }
+  };
+  walk(root);
+  return found;
+}
+
+/** Throw when any stage, backup, journal, blob or lock is left below root. */
+export function assertNoLeftovers(root: string): void {
+  const found = leftovers(root);
+  if (found.length > 0) throw new Error(`leftover engine files: ${found.join(", ")}`);
+}
+
+/** Bytes of a string. */
+export function bytes(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+function planned(file: Omit<PlannedFile, "diff" | "hunks" | "warnings" | "newSha256">): PlannedFile {
+  return {
+    ...file,
+    ...(file.newBytes ? { newSha256: sha256Hex(file.newBytes) } : {}),
+    diff: `diff --git a/${file.path} b/${file.moveTo ?? file.path}\n`,
+    hunks: [],
+    warnings: [],
+  };
+}
+
+/** Hand-made planned files (the engine's input), old content given as bytes or text. */
+export const P = {
+  add(path: string, content: string | Uint8Array): PlannedFile {
+    return planned({ op: "add", path, expected: { state: "missing" }, newBytes: toBytes(content) });
+  },
+  update(path: string, oldContent: string | Uint8Array, content: string | Uint8Array): PlannedFile {
+    return planned({ op: "update", path, expected: { state: "sha256", sha256: sha256Hex(toBytes(oldContent)) }, newBytes: toBytes(content) });
+  },
+  delete(path: string, oldContent: string | Uint8Array): PlannedFile {
+    return planned({ op: "delete", path, expected: { state: "sha256", sha256: sha256Hex(toBytes(oldContent)) } });
+  },
+  move(path: string, moveTo: string, oldContent: string | Uint8Array, content: string | Uint8Array): PlannedFile {
+    return planned({
+      op: "move",
+      path,
+      moveTo,
+      expected: { state: "sha256", sha256: sha256Hex(toBytes(oldContent)) },
+      expectedDestination: { state: "missing" },
+      newBytes: toBytes(content),
+    });
+  },
+};
+
+/** A plan from planned files. */
+export function plan(files: PlannedFile[], createParents = true): Plan {
+  return { files, warnings: [], createParents };
+}
+
+function toBytes(content: string | Uint8Array): Uint8Array {
+  return typeof content === "string" ? encoder.encode(content) : content;
+}
+
+/** Counts execs, delegating to a real shell. */
+export class CountingShell implements RemoteShell {
+  count = 0;
+  readonly label: string;
+  readonly #inner: RemoteShell;
+  constructor(inner: RemoteShell) {
+    this.#inner = inner;
+    this.label = inner.label ?? "counting";
+  }
+  exec(command: string, options?: ExecOptions): Promise<ExecResult> {
+    this.count++;
+    return this.#inner.exec(command, options);
+  }
+}
+
+/**
+ * FAULT INJECTION: replaces the programs' no-op `sap_hook` with `body`
+ * (shell code receiving the hook name in $1 and its argument in $2) before
+ * delegating to a real shell. Throws if the program has no hook line, so a
+ * test can never pass without its fault actually being injected.
+ */
+export class HookedShell implements RemoteShell {
+  readonly label: string;
+  readonly #inner: RemoteShell;
+  readonly #body: string;
+  constructor(inner: RemoteShell, body: string) {
+    this.#inner = inner;
+    this.#body = body;
+    this.label = inner.label ?? "hooked";
+  }
+  exec(command: string, options?: ExecOptions): Promise<ExecResult> {
+    if (!command.includes(HOOK_DEFINITION)) throw new Error("HookedShell: the program has no hook point");
+    return this.#inner.exec(command.replace(HOOK_DEFINITION, `sap_hook() {\n${this.#body}\n:\n}`), options);
+  }
+}
+
+/** A LocalShell for a case, with a private working directory (checked for stray files by some tests). */
+export function localShell(c: ShellCase, extra: LocalShellOptions = {}): LocalShell {
+  return new LocalShell({ ...c.options, ...extra });
+}
