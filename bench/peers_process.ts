@@ -18,12 +18,11 @@ import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { sha256Hex } from "./fixtures.ts";
 import { toUnifiedDiff } from "./peers.ts";
-import { FULL_SIZES, loadSuite, QUICK_SIZES } from "./suite.ts";
+import { FULL_SIZES, loadSuite, QUICK_SIZES, type Suite } from "./suite.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
-const quick = process.argv.includes("--quick");
-const repsArg = process.argv.find((a) => a.startsWith("--reps="));
-const reps = repsArg ? Math.max(1, Number(repsArg.slice("--reps=".length))) : 7;
+/** The start-up reference row: its output is the unchanged file. */
+const STARTUP = "bun start-up (bun -e 0)";
 
 function have(command: string): boolean {
   return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
@@ -65,7 +64,7 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function measure(contender: Contender, master: string, relPath: string, expectedSha: string): Measured {
+function measure(contender: Contender, master: string, relPath: string, expectedSha: string, reps: number): Measured {
   const times: number[] = [];
   let correct = true;
   let note = "";
@@ -93,58 +92,78 @@ function measure(contender: Contender, master: string, relPath: string, expected
   return { name: contender.name, medianMs: median(times), minMs: Math.min(...times), correct, note };
 }
 
-const sizes = quick ? QUICK_SIZES : FULL_SIZES;
-const suite = loadSuite(sizes, undefined, (m) => console.error(`  ${m}`));
-const scratch = mkdtempSync(join(tmpdir(), "sap-peers-"));
-const oursCli = join(repoRoot, "examples", "apply.ts");
-const patchAvailable = ensurePatch();
-let allCorrect = true;
-const report: string[] = [];
-
-try {
-  for (const name of [`code-${sizes.large}-c1`, `code-${sizes.large}-c100`]) {
-    const fixture = suite.patch(name);
-    if (!fixture.expect.ok) continue;
-    const master = join(scratch, `${name}.orig`);
-    writeFileSync(master, fixture.file.bytes);
-    const codex = new TextEncoder().encode(fixture.text);
-    const unified = new TextEncoder().encode(
-      toUnifiedDiff(new TextDecoder().decode(fixture.file.bytes), fixture.text),
-    );
-    const contenders: Contender[] = [];
-    if (existsSync(oursCli)) {
-      contenders.push({ name: "ours (bun examples/apply.ts)", argv: (d) => [process.execPath, oursCli, "--root", d], stdin: codex });
-    }
-    contenders.push({ name: "git apply", argv: () => ["git", "apply", "-"], stdin: unified });
-    if (patchAvailable) {
-      contenders.push({ name: "GNU patch", argv: () => ["patch", "-p1", "--batch", "--silent"], stdin: unified });
-    }
-    // Process start-up alone, for reading the others.
-    contenders.push({ name: "bun start-up (bun -e 0)", argv: () => [process.execPath, "-e", "0"], stdin: new Uint8Array() });
-    console.error(`${name}: ${fixture.file.bytes.length} bytes, ${fixture.chunks} chunk(s), ${reps} reps each`);
-    const results = contenders.map((c) => {
-      const expected = c.name.startsWith("bun start-up") ? sha256Hex(fixture.file.bytes) : fixture.expect.ok ? fixture.expect.newSha256 : "";
-      return measure(c, master, fixture.file.path, expected);
-    });
-    const ours = results.find((r) => r.name.startsWith("ours"));
-    report.push(`### ${name} (${fixture.file.lineCount} lines, ${fixture.chunks} chunk(s)), median of ${reps}`, "");
-    report.push("| process | median (ms) | min (ms) | output | ours ÷ this |", "|---|---:|---:|---|---:|");
-    for (const r of results) {
-      allCorrect &&= r.correct;
-      const ratio = ours && r !== ours && !r.name.startsWith("bun start-up") ? `${(ours.medianMs / r.medianMs).toFixed(2)}×` : "";
-      report.push(
-        `| ${r.name} | ${r.medianMs.toFixed(1)} | ${r.minMs.toFixed(1)} | ${r.correct ? "= oracle" : `WRONG (${r.note})`} | ${ratio} |`,
-      );
-    }
-    report.push("");
-  }
-} finally {
-  rmSync(scratch, { recursive: true, force: true });
+/** The whole-process comparison as Markdown, and whether every output was right. */
+export interface ProcessPeersReport {
+  markdown: string;
+  correct: boolean;
 }
 
-console.log(`## Whole-process peers — ${cpus()[0]?.model ?? "cpu"}, ${cpus().length} cores, bun ${Bun.version}`);
-console.log("");
-if (!existsSync(oursCli)) console.log("ours: examples/apply.ts not present (only the peers were measured)\n");
-if (!patchAvailable) console.log("GNU patch: absent and could not be installed (skipped)\n");
-console.log(report.join("\n"));
-process.exit(allCorrect ? 0 : 1);
+/**
+ * Measure ours (when `examples/apply.ts` exists), `git apply` and GNU
+ * `patch` on the large code file with the 1-chunk and 100-chunk patches.
+ *
+ * @example
+ * ```ts
+ * console.log(runProcessPeers(loadSuite(FULL_SIZES), 7).markdown);
+ * ```
+ */
+export function runProcessPeers(suite: Suite, reps: number): ProcessPeersReport {
+  const sizes = suite.sizes;
+  const scratch = mkdtempSync(join(tmpdir(), "sap-peers-"));
+  const oursCli = join(repoRoot, "examples", "apply.ts");
+  const patchAvailable = ensurePatch();
+  let allCorrect = true;
+  const report: string[] = [`## Whole-process peers — ${cpus()[0]?.model ?? "cpu"}, ${cpus().length} cores, bun ${Bun.version}`, ""];
+  if (!existsSync(oursCli)) report.push("ours: examples/apply.ts not present (only the peers were measured)", "");
+  if (!patchAvailable) report.push("GNU patch: absent and could not be installed (skipped)", "");
+  try {
+    for (const name of [`code-${sizes.large}-c1`, `code-${sizes.large}-c100`]) {
+      const fixture = suite.patch(name);
+      if (!fixture.expect.ok) continue;
+      const master = join(scratch, `${name}.orig`);
+      writeFileSync(master, fixture.file.bytes);
+      const codex = new TextEncoder().encode(fixture.text);
+      const unified = new TextEncoder().encode(
+        toUnifiedDiff(new TextDecoder().decode(fixture.file.bytes), fixture.text),
+      );
+      const contenders: Contender[] = [];
+      if (existsSync(oursCli)) {
+        contenders.push({ name: "ours (bun examples/apply.ts)", argv: (d) => [process.execPath, oursCli, "--root", d], stdin: codex });
+      }
+      contenders.push({ name: "git apply", argv: () => ["git", "apply", "-"], stdin: unified });
+      if (patchAvailable) {
+        contenders.push({ name: "GNU patch", argv: () => ["patch", "-p1", "--batch", "--silent"], stdin: unified });
+      }
+      // Process start-up alone, for reading the others.
+      contenders.push({ name: STARTUP, argv: () => [process.execPath, "-e", "0"], stdin: new Uint8Array() });
+      console.error(`${name}: ${fixture.file.bytes.length} bytes, ${fixture.chunks} chunk(s), ${reps} reps each`);
+      const newSha256 = fixture.expect.newSha256;
+      const results = contenders.map((c) =>
+        measure(c, master, fixture.file.path, c.name === STARTUP ? fixture.file.sha256 : newSha256, reps)
+      );
+      const ours = results.find((r) => r.name.startsWith("ours"));
+      report.push(`### ${name} (${fixture.file.lineCount} lines, ${fixture.chunks} chunk(s)), median of ${reps}`, "");
+      report.push("| process | median (ms) | min (ms) | output | ours ÷ this |", "|---|---:|---:|---|---:|");
+      for (const r of results) {
+        allCorrect &&= r.correct;
+        const ratio = ours && r !== ours && r.name !== STARTUP ? `${(ours.medianMs / r.medianMs).toFixed(2)}×` : "";
+        report.push(
+          `| ${r.name} | ${r.medianMs.toFixed(1)} | ${r.minMs.toFixed(1)} | ${r.correct ? "= oracle" : `WRONG (${r.note})`} | ${ratio} |`,
+        );
+      }
+      report.push("");
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return { markdown: report.join("\n"), correct: allCorrect };
+}
+
+if (import.meta.main) {
+  const repsArg = process.argv.find((a) => a.startsWith("--reps="));
+  const reps = repsArg ? Math.max(1, Number(repsArg.slice("--reps=".length))) : 7;
+  const sizes = process.argv.includes("--quick") ? QUICK_SIZES : FULL_SIZES;
+  const result = runProcessPeers(loadSuite(sizes, undefined, (m) => console.error(`  ${m}`)), reps);
+  console.log(result.markdown);
+  process.exit(result.correct ? 0 : 1);
+}

@@ -7,6 +7,7 @@
  * @module
  */
 import { adversarialCases } from "./adversarial.bench.ts";
+import type { PairedResult } from "./paired.ts";
 import type { SuiteSizes } from "./suite.ts";
 
 /** One ratio of two medians, with an optional upper bound. */
@@ -21,7 +22,10 @@ export interface RatioSpec {
 
 /** A ratio with its value and verdict. */
 export interface RatioRow extends RatioSpec {
+  /** From mitata's medians. */
   value: number | null;
+  /** From the interleaved paired measurement (targets only); decides the verdict when present. */
+  paired: number | null;
   verdict: "PASS" | "FAIL" | "info" | "missing";
 }
 
@@ -101,16 +105,26 @@ export function ratioSpecs(sizes: SuiteSizes): RatioSpec[] {
   return specs;
 }
 
-/** Evaluate ratio specs against measured medians (any unit, same for all). */
-export function evaluateRatios(specs: readonly RatioSpec[], medians: ReadonlyMap<string, number>): RatioRow[] {
+/**
+ * Evaluate ratio specs against mitata's medians (any unit, same for all) and,
+ * for targets, the interleaved paired ratios keyed by label, which decide
+ * the verdict when present.
+ */
+export function evaluateRatios(
+  specs: readonly RatioSpec[],
+  medians: ReadonlyMap<string, number>,
+  paired: ReadonlyMap<string, PairedResult> = new Map(),
+): RatioRow[] {
   return specs.map((spec) => {
     const n = medians.get(spec.numerator);
     const d = medians.get(spec.denominator);
-    if (n === undefined || d === undefined || d <= 0) return { ...spec, value: null, verdict: "missing" };
-    const value = n / d;
-    if (spec.max === undefined) return { ...spec, value, verdict: "info" };
-    const pass = spec.strict ? value < spec.max : value <= spec.max;
-    return { ...spec, value, verdict: pass ? "PASS" : "FAIL" };
+    const value = n === undefined || d === undefined || d <= 0 ? null : n / d;
+    const pairedRatio = paired.get(spec.label)?.ratio ?? null;
+    const decisive = pairedRatio ?? value;
+    if (decisive === null) return { ...spec, value, paired: pairedRatio, verdict: "missing" };
+    if (spec.max === undefined) return { ...spec, value, paired: pairedRatio, verdict: "info" };
+    const pass = spec.strict ? decisive < spec.max : decisive <= spec.max;
+    return { ...spec, value, paired: pairedRatio, verdict: pass ? "PASS" : "FAIL" };
   });
 }
 
@@ -128,11 +142,14 @@ export function formatMedians(medians: ReadonlyMap<string, number>): string {
 
 /** Markdown table of ratios with targets and verdicts. */
 export function formatRatios(rows: readonly RatioRow[]): string {
-  const lines = ["| ratio (medians, one run) | value | target | verdict |", "|---|---:|---:|---|"];
+  const lines = [
+    "| ratio (one run) | mitata p50s | interleaved | target | verdict |",
+    "|---|---:|---:|---:|---|",
+  ];
+  const times = (v: number | null) => (v === null ? "—" : `${v.toFixed(2)}×`);
   for (const r of rows) {
     const target = r.max === undefined ? "" : `${r.strict ? "<" : "≤"} ${r.max.toFixed(1)}×`;
-    const value = r.value === null ? "—" : `${r.value.toFixed(2)}×`;
-    lines.push(`| ${r.label} | ${value} | ${target} | ${r.verdict} |`);
+    lines.push(`| ${r.label} | ${times(r.value)} | ${r.paired === null ? "" : times(r.paired)} | ${target} | ${r.verdict} |`);
   }
   return lines.join("\n");
 }

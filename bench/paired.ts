@@ -1,0 +1,72 @@
+/**
+ * Interleaved paired measurement of two functions, for the target ratios.
+ *
+ * mitata measures one benchmark after another, so on a shared machine a
+ * burst of background load can land on the numerator and miss the
+ * denominator. Here the two run alternately (A B B A per round, which also
+ * cancels a steady drift within the round) and the ratio is taken of the
+ * two medians: both sides see the same machine. mitata's own output is still
+ * printed; these ratios only decide the verdict of the targets.
+ *
+ * @module
+ */
+
+/** Medians of both sides (milliseconds) and their ratio `b / a`. */
+export interface PairedResult {
+  medianA: number;
+  medianB: number;
+  ratio: number;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+let sink: unknown;
+
+function time(fn: () => unknown): number {
+  const started = performance.now();
+  sink = fn();
+  return performance.now() - started;
+}
+
+/** How long to measure one pair. */
+export interface PairedBudget {
+  /** Time to spend on the pair after warm-up, in ms (default 3000). */
+  budgetMs?: number;
+  /** Rounds at least (default 6: 12 samples per side) and at most (default 60). */
+  minRounds?: number;
+  maxRounds?: number;
+}
+
+/**
+ * Run `a` and `b` alternately (after two warm-up calls each) for as many
+ * rounds as fit the budget, and return their medians and
+ * `median(b) / median(a)`.
+ *
+ * @example
+ * ```ts
+ * const { ratio } = measurePaired(() => floor(bytes), () => planPatch(patch, snapshots));
+ * ```
+ */
+export function measurePaired(a: () => unknown, b: () => unknown, budget: PairedBudget = {}): PairedResult {
+  time(a);
+  time(b);
+  const warm = time(a) + time(b);
+  const { budgetMs = 3000, minRounds = 6, maxRounds = 60 } = budget;
+  const rounds = Math.min(maxRounds, Math.max(minRounds, Math.floor(budgetMs / (2 * Math.max(warm, 0.001)))));
+  const timesA: number[] = [];
+  const timesB: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    timesA.push(time(a));
+    timesB.push(time(b));
+    timesB.push(time(b));
+    timesA.push(time(a));
+  }
+  if (sink === Symbol.for("never")) console.log(sink);
+  const medianA = median(timesA);
+  const medianB = median(timesB);
+  return { medianA, medianB, ratio: medianB / medianA };
+}
