@@ -25,6 +25,9 @@ export interface ChannelHooks {
   onStdinProgress?: (sent: number, total: number) => void;
   /** Sees every stderr chunk as it arrives. */
   onStderr?: (chunk: Uint8Array) => void;
+  /** Most stdout + stderr bytes kept; past it nothing more is stored and `onOverflow` fires once. */
+  maxOutputBytes?: number;
+  onOverflow?: () => void;
 }
 
 /** Write stdin in pieces this large so progress is reported and backpressure honoured. */
@@ -65,9 +68,21 @@ export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined
     let signal: string | null = null;
     let gotExit = false;
     let closed = false;
-    channel.on("data", (chunk: Buffer) => stdout.push(chunk));
+    let kept = 0;
+    let overflowed = false;
+    const keep = (into: Buffer[], chunk: Buffer): void => {
+      if (overflowed) return;
+      kept += chunk.length;
+      if (hooks.maxOutputBytes !== undefined && kept > hooks.maxOutputBytes) {
+        overflowed = true;
+        hooks.onOverflow?.();
+        return;
+      }
+      into.push(chunk);
+    };
+    channel.on("data", (chunk: Buffer) => keep(stdout, chunk));
     channel.stderr.on("data", (chunk: Buffer) => {
-      stderr.push(chunk);
+      keep(stderr, chunk);
       hooks.onStderr?.(chunk);
     });
     channel.on("exit", (code: number | null, signalName?: string) => {

@@ -162,3 +162,22 @@ export function commandTooLongError(label: string, bytes: number): RemoteShellEr
     ),
   );
 }
+
+/**
+ * The program wrote more output than allowed and was killed.
+ *
+ * @example
+ * ```ts
+ * throw outputTooLargeError("deploy@web1:22", 1 << 30);
+ * ```
+ */
+export function outputTooLargeError(label: string, maxOutputBytes: number): RemoteShellError {
+  return new RemoteShellError(
+    failure(
+      "limit_exceeded",
+      `the program on ${label} wrote more than ${maxOutputBytes} bytes of output and was killed; read fewer or ` +
+        `smaller files at once (or raise maxOutputBytes).`,
+      { retryable: false },
+    ),
+  );
+}

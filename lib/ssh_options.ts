@@ -48,6 +48,11 @@ export interface SshOptions {
   maxChannels?: number;
   /** Run every program through sudo (§7). */
   sudo?: SudoOption;
+  /**
+   * Most stdout + stderr bytes one program may produce before it is killed
+   * and the call rejects `limit_exceeded` (default 1 GiB, as LocalShell).
+   */
+  maxOutputBytes?: number;
 }
 
 /** Everything connectSsh needs, resolved once. */
@@ -213,6 +218,10 @@ function validateOptions(options: SshOptions): void {
     if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
       throw new TypeError(`connectSsh: ${name} must be a number >= 0`);
     }
+  }
+  const maxOutput = options.maxOutputBytes;
+  if (maxOutput !== undefined && (!Number.isInteger(maxOutput) || maxOutput < 1)) {
+    throw new TypeError("connectSsh: maxOutputBytes must be an integer >= 1");
   }
   const max = options.maxChannels;
   if (max !== undefined && (!Number.isInteger(max) || max < 1)) {

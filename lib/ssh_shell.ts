@@ -16,7 +16,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import type { Client, ClientChannel } from "ssh2";
+import type { ClientChannel } from "ssh2";
 import { ChannelLimiter } from "./channel_limiter.ts";
 import type { ChannelSlot } from "./channel_limiter.ts";
 import { RemoteShellError } from "./shell.ts";
@@ -26,6 +26,8 @@ import type { ChannelOutcome } from "./ssh_channel.ts";
 import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "./ssh_command.ts";
 import type { RemoteProcess } from "./ssh_command.ts";
 import { connectChain } from "./ssh_connect.ts";
+import { channelDone, endConnection, sleep, untilAborted } from "./ssh_connection.ts";
+import type { Connection } from "./ssh_connection.ts";
 import {
   channelRefusedError,
   closedError,
@@ -34,6 +36,7 @@ import {
   loginShellError,
   MAX_EXEC_COMMAND_BYTES,
   notSentError,
+  outputTooLargeError,
   stoppedError,
 } from "./ssh_failures.ts";
 import type { AddedHostKey, HostKeyPolicy } from "./ssh_connect.ts";
@@ -46,17 +49,12 @@ import type { Warning } from "./types.ts";
 export type { SshOptions } from "./ssh_options.ts";
 export type { HostKeyPolicy } from "./ssh_connect.ts";
 
+/** Default output cap per program (as LocalShell): big snapshots are legitimate. */
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
+
 /** How long a kill may take before the call gives up waiting for the channel. */
 const KILL_GRACE_MS = 3000;
 
-interface Connection {
-  clients: Client[];
-  target: Client;
-  dropped: boolean;
-  sudo: SudoElevation;
-  openChannels: number;
-  channelClosed: (() => void)[];
-}
 
 /**
  * Open an SSH connection and return the adapter. Connects eagerly, so host-key
@@ -72,7 +70,13 @@ interface Connection {
  */
 export async function connectSsh(options: SshOptions): Promise<SshShell> {
   const target = await resolveSshTarget(options);
-  const shell = new SshShell(target, options.hostKeyPolicy ?? "strict", options.maxChannels ?? 8, options.sudo);
+  const shell = new SshShell(
+    target,
+    options.hostKeyPolicy ?? "strict",
+    options.maxChannels ?? 8,
+    options.sudo,
+    options.maxOutputBytes,
+  );
   await shell.connect();
   return shell;
 }
@@ -101,11 +105,19 @@ export class SshShell implements RemoteShell {
   readonly #policy: HostKeyPolicy;
   readonly #limiter: ChannelLimiter;
   readonly #sudoOption: SudoOption | undefined;
+  readonly #maxOutputBytes: number;
   #connecting: Promise<Connection> | null = null;
   #closed = false;
 
   /** Prefer {@linkcode connectSsh}; this does not connect. */
-  constructor(target: ResolvedSshTarget, policy: HostKeyPolicy, maxChannels: number, sudo?: SudoOption) {
+  constructor(
+    target: ResolvedSshTarget,
+    policy: HostKeyPolicy,
+    maxChannels: number,
+    sudo?: SudoOption,
+    maxOutputBytes: number = DEFAULT_MAX_OUTPUT_BYTES,
+  ) {
+    this.#maxOutputBytes = maxOutputBytes;
     this.#target = target;
     this.#policy = policy;
     this.#limiter = new ChannelLimiter(maxChannels);
@@ -194,21 +206,26 @@ export class SshShell implements RemoteShell {
     let processKnown: () => void = () => {};
     const started = new Promise<void>((resolve) => (processKnown = resolve));
     const stdin = sudoStdin(mode, options.stdin);
+    let overflow: () => void = () => {};
+    const overflowed = new Promise<"overflow">((resolve) => (overflow = () => resolve("overflow")));
     const hooks = {
       stdinOffset: (stdin?.length ?? 0) - (options.stdin?.length ?? 0),
       ...(options.onStdinProgress ? { onStdinProgress: options.onStdinProgress } : {}),
       onStderr: (chunk: Uint8Array) => {
         if (scanner.push(chunk)) processKnown();
       },
+      maxOutputBytes: this.#maxOutputBytes,
+      onOverflow: () => overflow(),
     };
     const running = runChannel(channel, stdin, hooks).finally(() => channelDone(connection));
     const aborted = new Promise<"aborted">((resolve) => {
       if (signal.aborted) resolve("aborted");
       signal.addEventListener("abort", () => resolve("aborted"), { once: true });
     });
-    const first = await Promise.race([running, aborted]);
-    if (first === "aborted") {
+    const first = await Promise.race([running, aborted, overflowed]);
+    if (first === "aborted" || first === "overflow") {
       const killed = await this.#killProgram(connection, channel, scanner, started, mode, running);
+      if (first === "overflow") throw outputTooLargeError(this.label, this.#maxOutputBytes);
       throw stoppedError(this.label, reason()!, options.timeoutMs, killed);
     }
     return this.#finish(first, scanner, connection);
@@ -357,48 +374,4 @@ export class SshShell implements RemoteShell {
     }
     return connection;
   }
-}
-
-function channelDone(connection: Connection): void {
-  connection.openChannels--;
-  for (const wake of connection.channelClosed.splice(0)) wake();
-}
-
-async function endConnection(connection: Connection): Promise<void> {
-  if (connection.dropped) {
-    for (const client of connection.clients) client.end();
-    return;
-  }
-  connection.dropped = true;
-  const closed = new Promise<void>((resolve) => connection.target.once("close", () => resolve()));
-  for (const client of [...connection.clients].reverse()) client.end();
-  await Promise.race([closed, sleep(2000)]);
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => Error): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(onAbort());
-  }
-  return new Promise((resolve, reject) => {
-    const abort = (): void => reject(onAbort());
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", abort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener("abort", abort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    timer.unref?.();
-  });
 }

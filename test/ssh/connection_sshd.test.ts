@@ -218,6 +218,18 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     expect(text(fits.stdout)).toBe("fits\n");
   });
 
+  test("maxOutputBytes: a runaway program is killed and the call rejects limit_exceeded", async () => {
+    const capped = await connectSsh(sshOptions(sshd, knownHosts, { maxOutputBytes: 1024 * 1024 }));
+    try {
+      // `yes` never ends on its own: only the cap and the kill finish this call.
+      const failed = await failureOf(capped.exec("yes sap-output-cap"));
+      expect(failed.code).toBe("limit_exceeded");
+      expect(text((await capped.exec("pgrep -f 'yes sap-output-ca[p]' || true")).stdout)).toBe("");
+    } finally {
+      await capped.close();
+    }
+  }, 10000);
+
   test("after close(), exec rejects (not retryable)", async () => {
     const closing = await connectSsh(sshOptions(sshd, knownHosts));
     await closing.close();

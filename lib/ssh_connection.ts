@@ -1,0 +1,97 @@
+/**
+ * Bookkeeping of one pooled SSH connection (open channels, waiters for a
+ * free session, ending it) and the small waiting helpers the adapter uses.
+ *
+ * @module
+ */
+import type { Client } from "ssh2";
+import type { SudoElevation } from "./sudo.ts";
+
+/** One live SSH connection (the target client, plus jump clients before it). */
+export interface Connection {
+  clients: Client[];
+  target: Client;
+  dropped: boolean;
+  sudo: SudoElevation;
+  openChannels: number;
+  channelClosed: (() => void)[];
+}
+
+/**
+ * A channel of `connection` closed (or its open failed): count it and wake
+ * calls waiting for a free session.
+ *
+ * @example
+ * ```ts
+ * runChannel(channel, stdin, {}).finally(() => channelDone(connection));
+ * ```
+ */
+export function channelDone(connection: Connection): void {
+  connection.openChannels--;
+  for (const wake of connection.channelClosed.splice(0)) wake();
+}
+
+/**
+ * End every client of a connection (target first) and wait briefly for the
+ * target's close.
+ *
+ * @example
+ * ```ts
+ * await endConnection(connection);
+ * ```
+ */
+export async function endConnection(connection: Connection): Promise<void> {
+  if (connection.dropped) {
+    for (const client of connection.clients) client.end();
+    return;
+  }
+  connection.dropped = true;
+  const closed = new Promise<void>((resolve) => connection.target.once("close", () => resolve()));
+  for (const client of [...connection.clients].reverse()) client.end();
+  await Promise.race([closed, sleep(2000)]);
+}
+
+/**
+ * `promise`, unless `signal` aborts first: then reject with `onAbort()`
+ * (the promise keeps running; its later rejection is absorbed).
+ *
+ * @example
+ * ```ts
+ * const connection = await untilAborted(connect(), signal, () => new Error("stopped"));
+ * ```
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, onAbort: () => Error): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(onAbort());
+  }
+  return new Promise((resolve, reject) => {
+    const abort = (): void => reject(onAbort());
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Resolve after `ms` without keeping the process alive.
+ *
+ * @example
+ * ```ts
+ * await Promise.race([work, sleep(3000)]);
+ * ```
+ */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+  });
+}
