@@ -263,12 +263,12 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
     const { shell, proxy } = await throughProxy();
     try {
       // The program would run 20 s (beyond the test timeout): the report must come from the drop itself.
-      const inFlight = shell.exec("sleep 20");
+      const inFlight = shell.exec("sleep 20.01");
       setTimeout(() => proxy.cutAll(), 300);
       const failed = await failureOf(inFlight);
       expect(failed.code).toBe("outcome_unknown");
       expect(failed.message).toContain("reconnects");
-      const next = await shell.exec("echo again");
+      const next = await shell.exec("echo again; pkill -f 'sleep 20[.]01'; true"); // the orphan keeps running: clean up
       expect(text(next.stdout)).toBe("again\n");
       expect(proxy.accepted).toBe(2);
     } finally {
@@ -286,11 +286,11 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
       keepaliveIntervalMs: 200,
     });
     try {
-      const inFlight = shell.exec("sleep 20");
+      const inFlight = shell.exec("sleep 20.02");
       setTimeout(() => proxy.freezeAll(), 300);
       // Without keepalives nothing would ever arrive again: only their timeout ends this.
       expect((await failureOf(inFlight)).code).toBe("outcome_unknown");
-      expect(text((await shell.exec("echo thawed")).stdout)).toBe("thawed\n");
+      expect(text((await shell.exec("echo thawed; pkill -f 'sleep 20[.]02'; true")).stdout)).toBe("thawed\n");
       expect(proxy.accepted).toBe(2);
     } finally {
       await shell.close();
