@@ -104,9 +104,16 @@ export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSsh
   const username = options.username ?? destination.user ?? main.user ?? localUser;
 
   const explicitFiles = typeof options.identityFile === "string" ? [options.identityFile] : options.identityFile ?? [];
-  const agent = options.agent === false
-    ? null
-    : options.agent ?? agentFromConfig(main) ?? (main.identitiesOnly ? null : process.env.SSH_AUTH_SOCK || null);
+  const agentFor = (resolved: ResolvedSshHost): string | null => {
+    if (options.agent === false) return null;
+    if (options.agent !== undefined) return options.agent;
+    const fromConfig = agentFromConfig(resolved); // null: IdentityAgent none
+    if (fromConfig !== undefined) return fromConfig;
+    // IdentitiesOnly: OpenSSH offers only the named files (it filters agent
+    // keys by them); without that filter, do not offer the agent at all.
+    return resolved.identitiesOnly ? null : process.env.SSH_AUTH_SOCK || null;
+  };
+  const agent = agentFor(main);
   const readKey = (path: string): Uint8Array | undefined => {
     try {
       return readFileSync(path);
@@ -170,7 +177,7 @@ export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSsh
         explicitIdentityFiles: explicitFiles,
         implicitIdentityFiles: implicitFor(resolved),
         ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
-        agent: options.agent === false ? null : options.agent ?? agentFromConfig(resolved) ?? agent,
+        agent: agentFor(resolved),
         readFile: readKey,
       }),
     });

@@ -137,6 +137,13 @@ export function classifySudoFailure(stderr: string, exitCode: number | null, tar
         `sh (e.g. "${target.user} ALL=(root) NOPASSWD: /bin/sh"), or connect as a user who may.`,
     );
   }
+  if (/must have a tty|requiretty/.test(stderr)) {
+    return failure(
+      "permission_denied",
+      `sudoers on ${target.host} requires a terminal (Defaults requiretty), which a program run over SSH does not ` +
+        `have. Next step: add "Defaults:${target.user} !requiretty" to sudoers there.`,
+    );
+  }
   if (exitCode === 127 || /sudo: (command )?not found|sudo: No such file/.test(stderr)) {
     return failure(
       "remote_unsupported",

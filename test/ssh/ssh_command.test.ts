@@ -95,6 +95,7 @@ describe("sudo wrapping", () => {
     ["Sorry, try again.\nsudo: 1 incorrect password attempt\n", 1, "auth_failed"],
     ["deploy is not in the sudoers file.  This incident will be reported.\n", 1, "permission_denied"],
     ["Sorry, user deploy is not allowed to execute '/bin/sh -c x' as root on web1.\n", 1, "permission_denied"],
+    ["sudo: sorry, you must have a tty to run sudo\n", 1, "permission_denied"],
     ["sh: 1: sudo: not found\n", 127, "remote_unsupported"],
     ["something else\n", 1, null],
   ];
