@@ -3,13 +3,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectSsh } from "../../lib/ssh_shell.ts";
-import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
-import type { Sshd } from "../support/sshd.ts";
+import { sshdReady, startJumpPair, writeKnownHosts } from "../support/sshd.ts";
+import type { JumpPair, Sshd } from "../support/sshd.ts";
 import { failureOf, logSince, text } from "./helpers.ts";
 
 const ready = sshdReady("ssh_config aliases and ProxyJump (test/ssh/alias_jump_sshd.test.ts)");
 
 describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", () => {
+  let pair: JumpPair;
   let jump: Sshd;
   let target: Sshd;
   let work: string;
@@ -17,11 +18,12 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "sap-alias-"));
-    [jump, target] = await Promise.all([startSshd(), startSshd()]);
-    knownHosts = writeKnownHosts(work, [jump.hostKeyLine, target.hostKeyLine]);
+    pair = await startJumpPair();
+    ({ jump, target } = pair);
+    knownHosts = writeKnownHosts(work, pair.knownHostsLines);
   });
   afterAll(async () => {
-    await Promise.all([jump?.stop(), target?.stop()]);
+    await pair?.stop();
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -146,7 +148,7 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
       host: "127.0.0.1",
       port: target.port,
       username: target.user,
-      identityFile: [target.userKeyPath, jump.userKeyPath], // explicit keys are offered to every hop
+      identityFile: target.userKeyPath, // explicit keys are offered to every hop (the jump needs it too)
       proxyJump: `${jump.user}@127.0.0.1:${jump.port}`,
       knownHostsFile: knownHosts,
       sshConfigFile: false,
@@ -166,7 +168,7 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
         host: "127.0.0.1",
         port: target.port,
         username: target.user,
-        identityFile: [target.userKeyPath, jump.userKeyPath], // explicit keys are offered to every hop
+        identityFile: target.userKeyPath, // explicit keys are offered to every hop (the jump needs it too)
         proxyJump: `${jump.user}@127.0.0.1:${jump.port}`,
         knownHostsFile: onlyTarget,
         sshConfigFile: false,
@@ -186,7 +188,7 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
         host: "127.0.0.1",
         port: target.port,
         username: target.user,
-        identityFile: [target.userKeyPath, jump.userKeyPath], // explicit keys are offered to every hop
+        identityFile: target.userKeyPath, // explicit keys are offered to every hop (the jump needs it too)
         proxyJump: `${jump.user}@127.0.0.1:${jump.port}`,
         knownHostsFile: writeKnownHosts(work, [jump.hostKeyLine, wrongTarget], "wrong-target"),
         sshConfigFile: false,

@@ -41,6 +41,8 @@ export interface SshdOptions {
   maxSessions?: number;
   /** Extra sshd_config lines. */
   extraConfig?: string[];
+  /** Authorize this existing client key (its `.pub` beside it) instead of generating one. */
+  userKeyPath?: string;
 }
 
 /** A running sshd. */
@@ -186,7 +188,12 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   const hostKeyPath = join(dir, "host_ed25519");
   const userKeyPath = join(dir, "user_ed25519");
   run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "sap-test-host", "-f", hostKeyPath]);
-  run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "sap-test-user", "-f", userKeyPath]);
+  if (options.userKeyPath) {
+    writeFileSync(userKeyPath, readFileSync(options.userKeyPath), { mode: 0o600 });
+    writeFileSync(`${userKeyPath}.pub`, readFileSync(`${options.userKeyPath}.pub`));
+  } else {
+    run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "sap-test-user", "-f", userKeyPath]);
+  }
   chmodSync(`${userKeyPath}.pub`, 0o644);
   // As root, log in as the non-root test user by default: root's own dotfiles
   // on a developer machine can make every exec slow (e.g. pyenv in .bashrc).
@@ -267,6 +274,47 @@ async function stopSshd(child: ChildProcess, dir: string): Promise<void> {
     clearTimeout(timer);
   }
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Two sshds for ProxyJump tests: the target is reached through the jump. */
+export interface JumpPair {
+  jump: Sshd;
+  target: Sshd;
+  /** The client key both accept. */
+  userKeyPath: string;
+  /** Both host key lines, for one known_hosts file. */
+  knownHostsLines: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Start a jump sshd and a target sshd that accept the same client key.
+ * Both listen on 127.0.0.1 (this project's tests never use another
+ * address); the jump's log shows each `direct-tcpip` forward it serves.
+ *
+ * @example
+ * ```ts
+ * const pair = await startJumpPair();
+ * connectSsh({ host: "127.0.0.1", port: pair.target.port, proxyJump: `${pair.jump.user}@127.0.0.1:${pair.jump.port}`, ... });
+ * ```
+ */
+export async function startJumpPair(options: SshdOptions = {}): Promise<JumpPair> {
+  const jump = await startSshd(options);
+  try {
+    const target = await startSshd({ ...options, userKeyPath: jump.userKeyPath });
+    return {
+      jump,
+      target,
+      userKeyPath: jump.userKeyPath,
+      knownHostsLines: [jump.hostKeyLine, target.hostKeyLine],
+      stop: async () => {
+        await Promise.all([jump.stop(), target.stop()]);
+      },
+    };
+  } catch (error) {
+    await jump.stop();
+    throw error;
+  }
 }
 
 /**
