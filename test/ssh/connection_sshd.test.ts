@@ -311,13 +311,17 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
     }
   }, 10000);
 
-  test("a cut in the middle of a large upload reports outcome_unknown", async () => {
+  test("a cut 1 MiB into an 8 MiB upload (cutAfterBytes) reports outcome_unknown", async () => {
     const { shell, proxy } = await throughProxy();
     try {
-      proxy.setCutAfterBytes(undefined);
+      await shell.exec("true");
+      const handshake = proxy.bytesUp; // connect + auth + one exec, client to server
+      proxy.cutAll();
+      await new Promise((resolve) => setTimeout(resolve, 50)); // let the client see the drop
+      proxy.setCutAfterBytes({ up: handshake + 1024 * 1024 }); // the reconnect gets through, the upload does not
       const upload = shell.exec("cat > /dev/null", { stdin: bytes("x".repeat(8 * 1024 * 1024)) });
-      setTimeout(() => proxy.cutAll(), 30);
       expect((await failureOf(upload)).code).toBe("outcome_unknown");
+      expect(proxy.accepted).toBe(2);
     } finally {
       await shell.close();
       await proxy.close();
