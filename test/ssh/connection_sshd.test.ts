@@ -10,7 +10,7 @@ import type { SshShell } from "../../lib/ssh_shell.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
 import { startTcpProxy } from "../support/tcp_proxy.ts";
-import { bytes, failureOf, sshOptions, text } from "./helpers.ts";
+import { bytes, failureOf, killRemote, remoteCommandLines, sshOptions, text } from "./helpers.ts";
 
 const ready = sshdReady("SSH connection (test/ssh/connection_sshd.test.ts)");
 
@@ -88,8 +88,7 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     const failed = await failureOf(shell.exec("sleep 31.01 & sleep 31.02; wait", { timeoutMs: 400 }));
     expect(failed.code).toBe("timeout");
     expect(failed.message).toContain("killed");
-    const left = await shell.exec("pgrep -f 'sleep 31.0[12]' || true");
-    expect(text(left.stdout)).toBe("");
+    expect((await remoteCommandLines(shell)).filter((c) => c.startsWith("sleep 31.0"))).toEqual([]);
   }, 10000);
 
   test("an AbortSignal kills the remote program and rejects cancelled", async () => {
@@ -97,7 +96,7 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     setTimeout(() => controller.abort(), 300);
     const failed = await failureOf(shell.exec("sleep 32.01", { signal: controller.signal }));
     expect(failed.code).toBe("cancelled");
-    expect(text((await shell.exec("pgrep -f 'sleep 32[.]01' || true")).stdout)).toBe("");
+    expect((await remoteCommandLines(shell)).filter((c) => c.startsWith("sleep 32.01"))).toEqual([]);
   }, 10000);
 
   test("an already-aborted signal rejects cancelled and runs nothing", async () => {
@@ -224,7 +223,7 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
       // `yes` never ends on its own: only the cap and the kill finish this call.
       const failed = await failureOf(capped.exec("yes sap-output-cap"));
       expect(failed.code).toBe("limit_exceeded");
-      expect(text((await capped.exec("pgrep -f 'yes sap-output-ca[p]' || true")).stdout)).toBe("");
+      expect((await remoteCommandLines(capped)).filter((c) => c.startsWith("yes sap-output-cap"))).toEqual([]);
     } finally {
       await capped.close();
     }
@@ -268,8 +267,9 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
       const failed = await failureOf(inFlight);
       expect(failed.code).toBe("outcome_unknown");
       expect(failed.message).toContain("reconnects");
-      const next = await shell.exec("echo again; pkill -f 'sleep 20[.]01'; true"); // the orphan keeps running: clean up
+      const next = await shell.exec("echo again");
       expect(text(next.stdout)).toBe("again\n");
+      await killRemote(shell, "sleep 20.01"); // the orphan keeps running: clean up
       expect(proxy.accepted).toBe(2);
     } finally {
       await shell.close();
@@ -290,7 +290,8 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
       setTimeout(() => proxy.freezeAll(), 300);
       // Without keepalives nothing would ever arrive again: only their timeout ends this.
       expect((await failureOf(inFlight)).code).toBe("outcome_unknown");
-      expect(text((await shell.exec("echo thawed; pkill -f 'sleep 20[.]02'; true")).stdout)).toBe("thawed\n");
+      expect(text((await shell.exec("echo thawed")).stdout)).toBe("thawed\n");
+      await killRemote(shell, "sleep 20.02");
       expect(proxy.accepted).toBe(2);
     } finally {
       await shell.close();

@@ -5,6 +5,7 @@
  */
 import { expect } from "bun:test";
 import { RemoteShellError } from "../../lib/shell.ts";
+import type { RemoteShell } from "../../lib/shell.ts";
 import type { SshOptions } from "../../lib/ssh_shell.ts";
 import type { PatchFailure } from "../../lib/types.ts";
 import type { Sshd } from "../support/sshd.ts";
@@ -53,4 +54,23 @@ export async function logSince(sshd: Sshd, offset: number, until: RegExp = /Disc
     if (until.test(segment) || Date.now() > deadline) return segment;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/**
+ * Command lines of the processes running on the shell's host, read from
+ * /proc (no procps needed: minimal images lack ps/pgrep). Zombies have none.
+ */
+export async function remoteCommandLines(shell: RemoteShell): Promise<string[]> {
+  const listed = await shell.exec(
+    `for p in /proc/[0-9]*; do [ -r "$p/cmdline" ] && tr '\\000' ' ' < "$p/cmdline" && echo; done 2>/dev/null; true`,
+  );
+  return text(listed.stdout).split("\n").map((line) => line.trim()).filter((line) => line !== "");
+}
+
+/** Kill (SIGKILL) the host's processes whose command line is exactly `commandLine`. */
+export async function killRemote(shell: RemoteShell, commandLine: string): Promise<void> {
+  await shell.exec(
+    `for p in /proc/[0-9]*; do c=$(tr '\\000' ' ' < "$p/cmdline" 2>/dev/null); ` +
+      `[ "$c" = ${JSON.stringify(commandLine + " ")} ] && kill -9 "\${p#/proc/}"; done 2>/dev/null; true`,
+  );
 }

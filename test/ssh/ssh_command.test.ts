@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "../../lib/ssh_command.ts";
 import { ChannelLimiter } from "../../lib/channel_limiter.ts";
 import { classifySudoFailure, sudoPrefix, sudoStdin, wrapWithSudo } from "../../lib/sudo.ts";
@@ -59,11 +59,7 @@ describe("buildExecCommand under real shells", () => {
     expect(await exited).toBe("SIGKILL");
     // Zombies may linger until reaped; count live members of the group.
     await new Promise((r) => setTimeout(r, 50));
-    const members = spawnSync("ps", ["-eo", "pgid=,stat="], { encoding: "utf8" })
-      .stdout.split("\n")
-      .map((l) => l.trim().split(/\s+/))
-      .filter(([pgid, stat]) => Number(pgid) === scanner.process!.pgid && !stat?.startsWith("Z"));
-    expect(members).toEqual([]);
+    expect(liveMembersOfGroup(scanner.process!.pgid)).toEqual([]);
   });
 
   test("rejects a malformed nonce or pid (programmer errors)", () => {
@@ -152,3 +148,20 @@ describe("ChannelLimiter", () => {
     expect(() => new ChannelLimiter(0)).toThrow(TypeError);
   });
 });
+
+/** Live (non-zombie) pids of a process group, from /proc (no procps needed). */
+function liveMembersOfGroup(pgid: number): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // exited meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // state ppid pgrp …
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") members.push(Number(name));
+  }
+  return members;
+}

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { connectSsh } from "../../lib/ssh_shell.ts";
 import { ensureTestUsers, sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd, TestUsers } from "../support/sshd.ts";
-import { failureOf, sshOptions, text } from "./helpers.ts";
+import { failureOf, remoteCommandLines, sshOptions, text } from "./helpers.ts";
 
 const ready = sshdReady("sudo elevation (test/ssh/sudo_sshd.test.ts)", true);
 
@@ -131,7 +131,7 @@ describe.skipIf(!ready)("sudo elevation against a real sshd", () => {
       const failed = await failureOf(shell.exec("sleep 33.01", { timeoutMs: 500 }));
       expect(failed.code).toBe("timeout");
       expect(failed.message).toContain("killed");
-      expect(text((await shell.exec("pgrep -f 'sleep 33[.]01' || true")).stdout)).toBe("");
+      expect((await remoteCommandLines(shell)).filter((c) => c.startsWith("sleep 33.01"))).toEqual([]);
     } finally {
       await shell.close();
     }
