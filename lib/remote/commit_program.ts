@@ -78,7 +78,7 @@ sap_commit_stage() {
     sap_get P_$sap_k
     if sap_resolve "$SAP_V"; then
       [ -n "$SAP_W" ] || SAP_W=$RP
-      if [ "$sap_op" != delete ]; then sap_set S_dir_$i "$RP"; sap_content=1; fi
+      if [ "$sap_op" != delete ]; then sap_set S_dir_$i "$RP"; sap_set S_k_$i $sap_k; sap_content=1; fi
     else
       sap_refusal $sap_k
       sap_bad=1
@@ -95,6 +95,7 @@ sap_commit_stage() {
     SAP_STATUS=failed
     exit 0
   fi
+  set --
   i=0
   while [ $i -lt $SAP_N ]; do
     sap_get S_dir_$i
@@ -104,21 +105,43 @@ sap_commit_stage() {
       sap_off=$SAP_V
       sap_get F_len_$i
       sap_len=$SAP_V
+      sap_get S_k_$i
+      sap_k=$SAP_V
       sap_st=.sap-$SAP_OP-$i.stage
       sap_set S_made_$i 1
-      ( sap_cd "$sap_d" && set -C && sap_extract "$SAP_BLOB" "$sap_off" "$sap_len" > "./$sap_st" ) 2>/dev/null ||
-        sap_write_fail $i "$sap_d" stage
-      sap_get F_new_$i
-      if ! sap_sha "$sap_d/$sap_st" || [ "$SHA" != "$SAP_V" ]; then
-        sap_out "FAIL remote_error $i stage_sha"
-        SAP_STATUS=failed
-        exit 0
+      if [ "$sap_off" = 0 ] && [ "$sap_len" = "$SAP_TOTAL" ] && [ "$sap_d" = "$SAP_W" ]; then
+        # the only content: the blob itself becomes the stage (same directory)
+        ( sap_cd "$sap_d" && [ ! -e "./$sap_st" ] && mv "./.sap-$SAP_OP.blob" "./$sap_st" ) 2>/dev/null ||
+          sap_write_fail $sap_k "$sap_d" stage
+        SAP_BLOB=
+      else
+        ( sap_cd "$sap_d" && set -C && sap_extract "$SAP_BLOB" "$sap_off" "$sap_len" > "./$sap_st" ) 2>/dev/null ||
+          sap_write_fail $sap_k "$sap_d" stage
       fi
+      sap_join "$sap_d" "$sap_st"
+      set -- "$@" "$SAP_J1"
+      sap_set SC_$# $i
     fi
     i=$((i + 1))
   done
-  rm -f "$SAP_BLOB" 2>/dev/null
+  [ -z "$SAP_BLOB" ] || rm -f "$SAP_BLOB" 2>/dev/null
   SAP_BLOB=
+  sap_sha_list "$@" || sap_sha_each "$@"
+  sap_j=0
+  while [ $sap_j -lt $# ]; do
+    sap_j=$((sap_j + 1))
+    sap_get SC_$sap_j
+    sap_i=$SAP_V
+    sap_get SHA_$sap_j
+    sap_h=$SAP_V
+    sap_get F_new_$sap_i
+    if [ "$sap_h" != "$SAP_V" ]; then
+      sap_get S_k_$sap_i
+      sap_out "FAIL remote_error $SAP_V stage_sha"
+      SAP_STATUS=failed
+      exit 0
+    fi
+  done
 }
 sap_check_path() {
   sap_get P_$1
@@ -139,20 +162,23 @@ sap_check_path() {
   fi
   if [ "$RK" != file ]; then sap_out "CONFLICT $1 $RK -"; return 1; fi
   if [ ! -r "$SAP_J1" ]; then sap_out "REJECT $1 permission_denied 0"; return 1; fi
-  if ! sap_sha "$SAP_J1"; then sap_out "FAIL remote_error $1 sha"; return 1; fi
-  [ "$SHA" = "$2" ] && return 0
-  sap_out "CONFLICT $1 file $SHA"
-  return 1
+  return 2
 }
 sap_commit_check() {
   SAP_PHASE=3
   sap_out "STEP 3"
   sap_bad=0 i=0
+  set --
   while [ $i -lt $SAP_N ]; do
     sap_get F_exp_$i
     sap_e=$SAP_V
     sap_get F_src_$i
-    sap_check_path $SAP_V "$sap_e" || sap_bad=1
+    sap_k=$SAP_V
+    sap_check_path $sap_k "$sap_e"
+    case $? in
+    1) sap_bad=1 ;;
+    2) set -- "$@" "$SAP_J1"; sap_set CK_$# $sap_k; sap_set CE_$# "$sap_e" ;;
+    esac
     sap_get F_op_$i
     if [ "$SAP_V" = move ]; then
       sap_get F_dst_$i
@@ -160,45 +186,74 @@ sap_commit_check() {
     fi
     i=$((i + 1))
   done
+  if [ $# -gt 0 ]; then
+    sap_sha_list "$@" || sap_sha_each "$@"
+    sap_j=0
+    while [ $sap_j -lt $# ]; do
+      sap_j=$((sap_j + 1))
+      sap_get CK_$sap_j
+      sap_k=$SAP_V
+      sap_get CE_$sap_j
+      sap_e=$SAP_V
+      sap_get SHA_$sap_j
+      if [ -z "$SAP_V" ]; then sap_out "FAIL remote_error $sap_k sha"; sap_bad=1
+      elif [ "$SAP_V" != "$sap_e" ]; then sap_out "CONFLICT $sap_k file $SAP_V"; sap_bad=1; fi
+    done
+  fi
   if [ $sap_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
 }
-sap_xattr_check() {
-  sap_ls=$(ls -ld "$1" 2>/dev/null) || return 1
-  case $sap_ls in ??????????[+@]*) return 0 ;; esac
-  if command -v getfattr >/dev/null 2>&1; then
-    sap_x=$(getfattr -d -m - "$1" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
-    [ -n "$sap_x" ] && return 0
+sap_acl_scan() {
+  # One ls (and one getfattr where installed) for all sources; only when
+  # something shows an ACL or xattr are the files looked at one by one.
+  [ $# -gt 0 ] || return 0
+  sap_flag=0
+  sap_all=$(ls -ld "$@" 2>/dev/null)
+  sap_ifs=$IFS
+  IFS=$SAP_NL
+  for sap_l in $sap_all; do
+    case $sap_l in ??????????[+@]*) sap_flag=1 ;; esac
+  done
+  IFS=$sap_ifs
+  if [ $sap_flag = 0 ] && command -v getfattr >/dev/null 2>&1; then
+    sap_all=$(getfattr -d -m - "$@" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
+    [ -n "$sap_all" ] && sap_flag=1
   fi
-  return 1
+  [ $sap_flag = 1 ] || return 0
+  sap_j=0
+  for sap_f in "$@"; do
+    sap_j=$((sap_j + 1))
+    sap_l=$(ls -ld "$sap_f" 2>/dev/null)
+    case $sap_l in
+    ??????????[+@]*) sap_get MK_$sap_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; continue ;;
+    esac
+    if command -v getfattr >/dev/null 2>&1; then
+      sap_l=$(getfattr -d -m - "$sap_f" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
+      [ -n "$sap_l" ] && { sap_get MK_$sap_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; }
+    fi
+  done
 }
-sap_meta_copy() {
-  sap_mo=0 sap_ow=0
-  if ! sap_stat "$3"; then sap_out "META $1 0 0"; return 0; fi
-  sap_m=$ST_MODE sap_u=$ST_UID sap_g=$ST_GID sap_nl=$ST_NLINK
-  if sap_stat "$4" && [ "$ST_UID:$ST_GID" != "$sap_u:$sap_g" ]; then
-    chown "$sap_u:$sap_g" "$4" 2>/dev/null || chgrp "$sap_g" "$4" 2>/dev/null
-  fi
-  chmod "$(printf '%o' "$sap_m")" "$4" 2>/dev/null
-  if sap_stat "$4"; then
-    [ "$ST_MODE" = "$sap_m" ] && sap_mo=1
-    [ "$ST_UID:$ST_GID" = "$sap_u:$sap_g" ] && sap_ow=1
-  fi
-  sap_out "META $1 $sap_mo $sap_ow"
-  [ $sap_ow = 1 ] || sap_out "WARN owner_not_preserved $2 $sap_u:$sap_g"
-  [ $sap_mo = 1 ] || sap_out "WARN mode_not_preserved $2 $(printf '%o' "$sap_m")"
-  [ "$sap_nl" -gt 1 ] && sap_out "WARN hard_link_broken $2 $sap_nl"
-  sap_xattr_check "$3" && sap_out "WARN acl_or_xattr_not_preserved $2 -"
-  return 0
+sap_owner_mode() {
+  # $1 stage, $2 uid, $3 gid, $4 octal mode: chown first (it clears setuid
+  # and setgid bits), then chmod. chgrp alone keeps at least the group when
+  # the owner may not be changed.
+  chown "$2:$3" "$1" 2>/dev/null || chgrp "$3" "$1" 2>/dev/null
+  chmod "$4" "$1" 2>/dev/null
 }
 sap_commit_meta() {
+  # Step 4, batched: one stat for all sources, one for all stages.
   SAP_PHASE=4
   sap_out "STEP 4"
-  sap_addmode=$(printf '%o' $(( 0666 & ~0$SAP_UMASK )))
+  sap_octal $(( 0666 & ~0$SAP_UMASK ))
+  sap_addmode=$SAP_OCT
+  SAP_UID=$(id -u 2>/dev/null)
+  SAP_GID=$(id -g 2>/dev/null)
+  set --
   i=0
   while [ $i -lt $SAP_N ]; do
     sap_get S_dir_$i
     if [ -n "$SAP_V" ]; then
-      sap_sp=$SAP_V/.sap-$SAP_OP-$i.stage
+      sap_join "$SAP_V" ".sap-$SAP_OP-$i.stage"
+      sap_sp=$SAP_J1
       sap_get F_op_$i
       if [ "$SAP_V" = add ]; then
         chmod "$sap_addmode" "$sap_sp" 2>/dev/null
@@ -209,11 +264,89 @@ sap_commit_meta() {
         sap_d=$SAP_V
         sap_get R_name_$sap_k
         sap_join "$sap_d" "$SAP_V"
-        sap_meta_copy $i $sap_k "$SAP_J1" "$sap_sp"
+        set -- "$@" "$SAP_J1"
+        sap_set MI_$# $i
+        sap_set MK_$# $sap_k
+        sap_set MP_$# "$sap_sp"
       fi
     fi
     i=$((i + 1))
   done
+  [ $# -gt 0 ] || return 0
+  sap_nm=$#
+  sap_stat_list "$@" || sap_stat_each "$@"
+  sap_acl_scan "$@"
+  set --
+  sap_j=0
+  while [ $sap_j -lt $sap_nm ]; do
+    sap_j=$((sap_j + 1))
+    sap_get MP_$sap_j
+    sap_sp=$SAP_V
+    set -- "$@" "$sap_sp"
+    sap_get STM_$sap_j
+    sap_set WM_$sap_j "$SAP_V"
+    [ -n "$SAP_V" ] || continue
+    sap_octal "$SAP_V"
+    sap_set WO_$sap_j "$SAP_OCT"
+    sap_get STU_$sap_j
+    sap_set WU_$sap_j "$SAP_V"
+    sap_u=$SAP_V
+    sap_get STG_$sap_j
+    sap_set WG_$sap_j "$SAP_V"
+    sap_g=$SAP_V
+    sap_get STN_$sap_j
+    sap_set WN_$sap_j "$SAP_V"
+    if [ "$sap_u:$sap_g" != "$SAP_UID:$SAP_GID" ]; then
+      sap_set WT_$sap_j 1
+      sap_owner_mode "$sap_sp" "$sap_u" "$sap_g" "$SAP_OCT"
+    else
+      chmod "$SAP_OCT" "$sap_sp" 2>/dev/null
+    fi
+  done
+  sap_stat_list "$@" || sap_stat_each "$@"
+  sap_j=0
+  while [ $sap_j -lt $sap_nm ]; do
+    sap_j=$((sap_j + 1))
+    sap_get MI_$sap_j
+    sap_i=$SAP_V
+    sap_get MK_$sap_j
+    sap_k=$SAP_V
+    sap_get WM_$sap_j
+    sap_m=$SAP_V
+    if [ -z "$sap_m" ]; then sap_out "META $sap_i 0 0"; continue; fi
+    sap_get WO_$sap_j
+    sap_o=$SAP_V
+    sap_get WU_$sap_j
+    sap_u=$SAP_V
+    sap_get WG_$sap_j
+    sap_g=$SAP_V
+    sap_get STU_$sap_j
+    sap_su=$SAP_V
+    sap_get STG_$sap_j
+    sap_sg=$SAP_V
+    sap_get WT_$sap_j
+    if [ -z "$SAP_V" ] && [ "$sap_su:$sap_sg" != "$sap_u:$sap_g" ]; then
+      # a setgid directory gave the stage another group: set it, then the mode again
+      sap_get MP_$sap_j
+      sap_owner_mode "$SAP_V" "$sap_u" "$sap_g" "$sap_o"
+      ST_MODE= ST_UID= ST_GID=
+      sap_stat "$SAP_V"
+      sap_stat_keep $sap_j
+    fi
+    sap_get STM_$sap_j
+    sap_mo=0 sap_ow=0
+    [ "$SAP_V" = "$sap_m" ] && sap_mo=1
+    sap_get STU_$sap_j
+    sap_su=$SAP_V
+    sap_get STG_$sap_j
+    [ "$sap_su:$SAP_V" = "$sap_u:$sap_g" ] && sap_ow=1
+    sap_out "META $sap_i $sap_mo $sap_ow"
+    [ $sap_ow = 1 ] || sap_out "WARN owner_not_preserved $sap_k $sap_u:$sap_g"
+    [ $sap_mo = 1 ] || sap_out "WARN mode_not_preserved $sap_k $sap_o"
+    sap_get WN_$sap_j
+    [ "$SAP_V" -gt 1 ] && sap_out "WARN hard_link_broken $sap_k $SAP_V"
+  done
+  return 0
 }
 `;
 
@@ -231,9 +364,8 @@ sap_mkparents() {
       sap_set C_$1_$sap_nc "$sap_e"
       sap_set C_n_$1 $sap_nc
     fi
-    sap_nb=$(cd -P "$sap_e" 2>/dev/null && pwd -P) || return 1
-    [ "$sap_nb" = "$sap_e" ] || return 1
-    sap_b=$sap_nb
+    sap_cd "$sap_e" || return 1
+    sap_b=$PWD
   done
   SAP_MKD=$sap_b SAP_MKN=$sap_r
 }
@@ -412,24 +544,29 @@ sap_commit_rollback() {
   sap_report_states
 }
 sap_commit_cleanup() {
+  # One rm for everything, in dependency order: stages, backups, blob, and
+  # the journal last (a journal must never outlive what it describes); then
+  # the locks.
+  set --
   i=0
   while [ $i -lt $SAP_N ]; do
     sap_get S_made_$i
     if [ -n "$SAP_V" ]; then
       sap_get S_dir_$i
       sap_join "$SAP_V" ".sap-$SAP_OP-$i.stage"
-      rm -f "$SAP_J1" 2>/dev/null || SAP_CLEAN_FAIL=1
+      [ -e "$SAP_J1" ] && set -- "$@" "$SAP_J1"
     fi
     sap_get K_dir_$i
     if [ -n "$SAP_V" ] && [ "$SAP_STATUS" != partial ]; then
       sap_join "$SAP_V" ".sap-$SAP_OP-$i.bak"
-      rm -f "$SAP_J1" 2>/dev/null || SAP_CLEAN_FAIL=1
+      { [ -e "$SAP_J1" ] || [ -L "$SAP_J1" ]; } && set -- "$@" "$SAP_J1"
     fi
     i=$((i + 1))
   done
-  [ -n "$SAP_BLOB" ] && rm -f "$SAP_BLOB" 2>/dev/null
+  [ -n "$SAP_BLOB" ] && [ -e "$SAP_BLOB" ] && set -- "$@" "$SAP_BLOB"
+  [ -n "$SAP_J" ] && [ "$SAP_STATUS" != partial ] && set -- "$@" "$SAP_J"
+  if [ $# -gt 0 ]; then rm -f "$@" 2>/dev/null || SAP_CLEAN_FAIL=1; fi
   sap_lock_release_all
-  if [ -n "$SAP_J" ] && [ "$SAP_STATUS" != partial ]; then rm -f "$SAP_J" 2>/dev/null || SAP_CLEAN_FAIL=1; fi
   [ -z "$SAP_CLEAN_FAIL" ] || sap_out "WARN cleanup_incomplete - -"
 }
 sap_commit_exit() {

@@ -117,7 +117,9 @@ export function transactionInput(
   header: "SAP-COMMIT-1" | "SAP-RECONCILE-1",
   withContent: boolean,
 ): Uint8Array {
-  const lines: string[] = [header, String(layout.paths.length), ...layout.paths, String(plan.files.length)];
+  const lines: string[] = [header, String(layout.paths.length)];
+  for (const path of layout.paths) lines.push(path, suffixLockHashes(path).join(" "));
+  lines.push(String(plan.files.length));
   let offset = 0;
   plan.files.forEach((file, i) => {
     const { src, dst } = layout.files[i]!;
@@ -146,6 +148,28 @@ export function transactionInput(
       at += file.newBytes.length;
     }
   }
+  return out;
+}
+
+/**
+ * The name of the lock directory guarding `suffix`: the basename of a path
+ * whose parent exists, else the rest of the path below the deepest existing
+ * ancestor (see lib/remote/sh_locks.ts).
+ *
+ * @example
+ * ```ts
+ * lockDirName("app.conf"); // ".sap-lock-" + 16 hex digits
+ * ```
+ */
+export function lockDirName(suffix: string): string {
+  return `.sap-lock-${sha256Hex(suffix).slice(0, 16)}`;
+}
+
+/** The lock hashes of a path's suffixes, basename first. */
+function suffixLockHashes(path: string): string[] {
+  const parts = path.split("/");
+  const out: string[] = [];
+  for (let n = 1; n <= parts.length; n++) out.push(sha256Hex(parts.slice(parts.length - n).join("/")).slice(0, 16));
   return out;
 }
 

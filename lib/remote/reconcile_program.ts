@@ -139,8 +139,8 @@ sap_rec_cleanup_locks() {
     case $\{sap_f##*/} in
     .sap-lock-stale-"$SAP_OP"-*) rm -rf "$sap_f" 2>/dev/null || SAP_CLEAN_FAIL=1; continue ;;
     esac
-    sap_o=$(cat "$sap_f/owner" 2>/dev/null)
-    sap_owner_fields "$sap_o"
+    sap_read_first "$sap_f/owner"
+    sap_owner_fields "$SAP_O"
     if [ "$OW_OP" = "$SAP_OP" ]; then rm -rf "$sap_f" 2>/dev/null || SAP_CLEAN_FAIL=1; fi
   done
   set -f

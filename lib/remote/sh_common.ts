@@ -13,11 +13,13 @@
  * - Every function variable carries a `sap_` prefix (POSIX sh has no
  *   `local`); globals results are UPPER case (`RK`, `RP`, `SHA`, `ST_*`).
  * - Paths on the remote side are physical: the root is resolved once with
- *   `cd -P` + `pwd -P`; every directory used is re-entered with `cd -P` and
- *   compared against the physical path recorded when it was checked, so a
- *   directory swapped for a symlink afterwards is noticed instead of
- *   followed. File operations run in a subshell inside the verified
- *   directory on `./name`.
+ *   `cd -P` (after which `$PWD` is the physical path, no fork needed);
+ *   every directory used is re-entered with `cd -P` and compared against
+ *   the physical path recorded when it was checked, so a directory swapped
+ *   for a symlink afterwards is noticed instead of followed. File
+ *   operations then act on `./name` inside the verified directory. The
+ *   programs' own working directory therefore moves around: every path they
+ *   keep is absolute.
  * - Results go to stdout as one line per fact (`KEYWORD field…`), parsed
  *   strictly by lib/remote/protocol.ts. No path ever appears in the output:
  *   paths are referred to by their index in the stdin manifest.
@@ -94,12 +96,8 @@ sap_probe() {
  * with an octal mode that still carries the file-type bits.
  */
 export const SH_STAT_SHA: string = sh`
-sap_stat() {
-  case $SAP_STAT in
-  gnu) sap_s=$(stat -c '%s %f %u %g %h %Y %i' "$1" 2>/dev/null) || return 1 ;;
-  *) sap_s=$(stat -f '%z %p %u %g %l %m %i' "$1" 2>/dev/null) || return 1 ;;
-  esac
-  set -- $sap_s
+sap_stat_parse() {
+  set -- $1
   [ $# -eq 7 ] || return 1
   for sap_x in "$1" "$3" "$4" "$5" "$6" "$7"; do sap_isnum "$sap_x" || return 1; done
   case $SAP_STAT in
@@ -112,6 +110,54 @@ sap_stat() {
   esac
   ST_SIZE=$1 ST_UID=$3 ST_GID=$4 ST_NLINK=$5 ST_MTIME=$6 ST_INO=$7
 }
+sap_stat() {
+  case $SAP_STAT in
+  gnu) sap_s=$(stat -c '%s %f %u %g %h %Y %i' "$1" 2>/dev/null) || return 1 ;;
+  *) sap_s=$(stat -f '%z %p %u %g %l %m %i' "$1" 2>/dev/null) || return 1 ;;
+  esac
+  sap_stat_parse "$sap_s"
+}
+sap_stat_keep() {
+  sap_set STM_$1 "$ST_MODE"
+  sap_set STU_$1 "$ST_UID"
+  sap_set STG_$1 "$ST_GID"
+  sap_set STN_$1 "$ST_NLINK"
+}
+sap_stat_list() {
+  # STM_j STU_j STG_j STN_j (mode, uid, gid, nlink) of the files given, in
+  # one run of stat; an entry is empty when that file could not be read.
+  sap_nf=$#
+  [ $sap_nf -gt 0 ] || return 0
+  case $SAP_STAT in
+  gnu) sap_all=$(stat -c '%s %f %u %g %h %Y %i' "$@" 2>/dev/null) ;;
+  *) sap_all=$(stat -f '%z %p %u %g %l %m %i' "$@" 2>/dev/null) ;;
+  esac
+  if [ $? -eq 0 ]; then
+    sap_ifs=$IFS
+    IFS=$SAP_NL
+    set -- $sap_all
+    IFS=$sap_ifs
+    if [ $# -eq $sap_nf ]; then
+      sap_j=0 sap_ok=1
+      for sap_l in "$@"; do
+        sap_j=$((sap_j + 1))
+        if sap_stat_parse "$sap_l"; then sap_stat_keep $sap_j; else sap_ok=0; fi
+      done
+      [ $sap_ok = 1 ] && return 0
+    fi
+    return 1
+  fi
+  return 1
+}
+sap_stat_each() {
+  sap_j=0
+  for sap_f in "$@"; do
+    sap_j=$((sap_j + 1))
+    ST_MODE= ST_UID= ST_GID= ST_NLINK=
+    sap_stat "$sap_f"
+    sap_stat_keep $sap_j
+  done
+}
 sap_sha_stdin() {
   case $SAP_SHA in
   sha256sum) SHA=$(sha256sum 2>/dev/null) ;;
@@ -123,6 +169,40 @@ sap_sha_stdin() {
   [ $\{#SHA} -eq 64 ]
 }
 sap_sha() { sap_sha_stdin < "$1" 2>/dev/null; }
+sap_sha_list() {
+  # SHA_1 … SHA_n of the files given, in one run of the tool. Returns 1
+  # unless every file was hashed (then sap_sha_each pinpoints).
+  sap_nf=$#
+  [ $sap_nf -gt 0 ] || return 0
+  case $SAP_SHA in
+  sha256sum) sap_all=$(sha256sum "$@" 2>/dev/null) ;;
+  shasum) sap_all=$(shasum -a 256 "$@" 2>/dev/null) ;;
+  *) sap_all=$(openssl dgst -sha256 "$@" 2>/dev/null) ;;
+  esac || return 1
+  sap_ifs=$IFS
+  IFS=$SAP_NL
+  set -- $sap_all
+  IFS=$sap_ifs
+  [ $# -eq $sap_nf ] || return 1
+  sap_j=0
+  for sap_l in "$@"; do
+    sap_j=$((sap_j + 1))
+    case $SAP_SHA in
+    openssl) sap_h=$\{sap_l##*= } ;;
+    *) sap_h=$\{sap_l#\\}; sap_h=$\{sap_h%% *} ;;
+    esac
+    case $sap_h in ''|*[!0-9a-f]*) return 1 ;; esac
+    [ $\{#sap_h} -eq 64 ] || return 1
+    sap_set SHA_$sap_j "$sap_h"
+  done
+}
+sap_sha_each() {
+  sap_j=0
+  for sap_f in "$@"; do
+    sap_j=$((sap_j + 1))
+    if sap_sha "$sap_f"; then sap_set SHA_$sap_j "$SHA"; else sap_set SHA_$sap_j ""; fi
+  done
+}
 sap_same_file() {
   sap_stat "$1" || return 1
   sap_i1=$ST_INO
@@ -157,15 +237,23 @@ sap_exists() { [ -e "$1/$2" ] || [ -L "$1/$2" ]; }
  */
 export const SH_PATHS: string = sh`
 sap_root() {
-  SAP_R=$(cd -P "$1" 2>/dev/null && pwd -P) || {
+  if ! cd -P "$1" 2>/dev/null; then
     if [ -d "$1" ]; then SAP_ROOTERR=permission_denied
     elif [ -e "$1" ] || [ -L "$1" ]; then SAP_ROOTERR=not_a_directory
     else SAP_ROOTERR=missing; fi
     return 1
-  }
+  fi
+  SAP_R=$PWD
   case $SAP_R in /) SAP_B= ;; *) SAP_B=$SAP_R ;; esac
 }
-sap_cd() { cd -P "$1" 2>/dev/null && [ "$(pwd -P)" = "$1" ]; }
+sap_cd() { cd -P "$1" 2>/dev/null && [ "$PWD" = "$1" ]; }
+sap_octal() { SAP_OCT=$(( $1 >> 9 & 7 ))$(( $1 >> 6 & 7 ))$(( $1 >> 3 & 7 ))$(( $1 & 7 )); }
+sap_read_first() {
+  SAP_O=
+  [ -f "$1" ] || return 1
+  { IFS= read -r SAP_O < "$1"; } 2>/dev/null
+  return 0
+}
 sap_join() { case $1 in /) SAP_J1=/$2 ;; *) SAP_J1=$1/$2 ;; esac; }
 sap_resolve() {
   RJ= RD=0 RK= RX=1 RP= RN=
@@ -185,7 +273,7 @@ sap_resolve() {
     break
   done
   [ -n "$sap_cur" ] || sap_cur=/
-  RP=$(cd -P "$sap_cur" 2>/dev/null && pwd -P) || { RJ=permission_denied RD=$sap_depth; RP=; return 1; }
+  if cd -P "$sap_cur" 2>/dev/null; then RP=$PWD; else RJ=permission_denied RD=$sap_depth; return 1; fi
   case $RP/ in "$SAP_B"/*) ;; *) RJ=path_outside_root RD=$sap_depth; return 1 ;; esac
   RN=$sap_rest
   if [ "$RX" = 0 ]; then RK=missing; return 0; fi

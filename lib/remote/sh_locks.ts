@@ -6,7 +6,9 @@
  * sha256(name)>`, where name is the basename — or, for a path whose parent
  * does not exist yet, the rest of the path below the deepest existing
  * ancestor, where the lock then lives. Hashing keeps the name within
- * NAME_MAX whatever the file is called. Keying on the file's own directory
+ * NAME_MAX whatever the file is called. The hashes of every suffix of each
+ * path come with the manifest (computed by lib/remote/manifest.ts), so the
+ * program only picks the one matching what exists. Keying on the file's own directory
  * (not on the root) makes two overlapping roots lock the same file the same
  * way. Two operations can disagree on where a not-yet-existing parent's
  * lock lives only if one of them creates that parent in between; the
@@ -48,9 +50,14 @@ sap_identity() {
   case $SAP_HOST in ''|*[!A-Za-z0-9._-]*) SAP_HOST=unknown-host ;; esac
   SAP_OWNER="$$ $SAP_HOST $(date +%s) $SAP_OP"
 }
-sap_lock_name() {
-  SAP_LN=$(printf '%s' "$1" | { sap_sha_stdin && printf '%.16s' "$SHA"; }) || return 1
-  SAP_LN=.sap-lock-$SAP_LN
+sap_lock_pick() {
+  sap_n=1 sap_r=$1
+  while :; do
+    case $sap_r in */*) sap_n=$((sap_n + 1)) sap_r=$\{sap_r#*/} ;; *) break ;; esac
+  done
+  set -- $2
+  [ "$sap_n" -le $# ] || return 1
+  eval "SAP_LN=.sap-lock-\$\{$sap_n}"
 }
 sap_held_add() {
   sap_set H_d_$SAP_HN "$1"
@@ -89,33 +96,36 @@ sap_lock_break() {
   sap_owner_alive "$4" && return 1
   SAP_ASIDE=$((SAP_ASIDE + 1))
   sap_a=.sap-lock-stale-$SAP_OP-$SAP_ASIDE
-  ( sap_cd "$1" && mv "./$2" "./$sap_a" ) 2>/dev/null || return 0
-  sap_o2=$(cat "$1/$sap_a/owner" 2>/dev/null)
-  if [ "$sap_o2" = "$4" ] && sap_stat "$1/$sap_a" && [ "$ST_INO" = "$sap_bino" ]; then
-    ( sap_cd "$1" && rm -rf "./$sap_a" ) 2>/dev/null
+  sap_cd "$1" || return 1
+  mv "./$2" "./$sap_a" 2>/dev/null || return 0
+  sap_read_first "./$sap_a/owner"
+  if [ "$SAP_O" = "$4" ] && sap_stat "./$sap_a" && [ "$ST_INO" = "$sap_bino" ]; then
+    rm -rf "./$sap_a" 2>/dev/null
     sap_out "WARN stale_lock_broken $3 $SAP_LOCK_AGE"
     return 0
   fi
-  ( sap_cd "$1" && if [ -e "./$2" ]; then rm -rf "./$sap_a"; else mv "./$sap_a" "./$2"; fi ) 2>/dev/null
+  if [ -e "./$2" ]; then rm -rf "./$sap_a" 2>/dev/null; else mv "./$sap_a" "./$2" 2>/dev/null; fi
   return 0
 }
 sap_lock_acquire() {
   while :; do
-    if ( sap_cd "$1" && mkdir "./$2" ) 2>/dev/null; then
+    sap_cd "$1" || return 2
+    if mkdir "./$2" 2>/dev/null; then
       sap_held_add "$1" "$2"
-      ( sap_cd "$1" && printf '%s\n' "$SAP_OWNER" > "./$2/owner" ) 2>/dev/null
+      { printf '%s\n' "$SAP_OWNER" > "./$2/owner"; } 2>/dev/null
       return 0
     fi
-    if ! ( sap_cd "$1" && [ -d "./$2" ] ) 2>/dev/null; then
-      [ -w "$1" ] || return 2
+    if [ ! -d "./$2" ]; then
+      [ -w . ] || return 2
       sap_lock_wait || return 1
       continue
     fi
-    sap_o=$(cat "$1/$2/owner" 2>/dev/null)
+    sap_read_first "./$2/owner"
+    sap_o=$SAP_O
     sap_owner_fields "$sap_o"
     if [ "$OW_OP" = "$SAP_OP" ] && ! sap_owner_alive "$sap_o"; then
       sap_held_add "$1" "$2"
-      ( sap_cd "$1" && printf '%s\n' "$SAP_OWNER" > "./$2/owner" ) 2>/dev/null
+      { printf '%s\n' "$SAP_OWNER" > "./$2/owner"; } 2>/dev/null
       return 0
     fi
     SAP_LOCK_AGE=0
@@ -124,17 +134,19 @@ sap_lock_acquire() {
   done
 }
 sap_lock_release_all() {
+  # Only locks still carrying our owner line are removed (a lock broken as
+  # stale and re-taken by someone else is theirs now), all in one rm.
+  set --
   while [ "$SAP_HN" -gt 0 ]; do
     SAP_HN=$((SAP_HN - 1))
     sap_get H_d_$SAP_HN
     sap_ld=$SAP_V
     sap_get H_l_$SAP_HN
-    sap_ll=$SAP_V
-    sap_o=$(cat "$sap_ld/$sap_ll/owner" 2>/dev/null)
-    if [ "$sap_o" = "$SAP_OWNER" ] || [ -z "$sap_o" ]; then
-      ( sap_cd "$sap_ld" && rm -rf "./$sap_ll" ) 2>/dev/null || SAP_CLEAN_FAIL=1
-    fi
+    sap_join "$sap_ld" "$SAP_V"
+    sap_read_first "$SAP_J1/owner"
+    if [ "$SAP_O" = "$SAP_OWNER" ] || { [ -z "$SAP_O" ] && [ -d "$SAP_J1" ]; }; then set -- "$@" "$SAP_J1"; fi
   done
+  if [ $# -gt 0 ]; then rm -rf "$@" 2>/dev/null || SAP_CLEAN_FAIL=1; fi
 }
 sap_lock_all() {
   k=0
@@ -146,7 +158,8 @@ sap_lock_all() {
       SAP_STATUS=refused
       exit 0
     fi
-    sap_lock_name "$RN" || { sap_out "FAIL remote_error $k lock_name"; SAP_STATUS=failed; exit 0; }
+    sap_get PH_$k
+    sap_lock_pick "$RN" "$SAP_V" || { sap_out "FAIL remote_error $k lock_name"; SAP_STATUS=failed; exit 0; }
     sap_lock_acquire "$RP" "$SAP_LN" $k
     case $? in
     0) ;;

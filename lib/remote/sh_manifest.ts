@@ -11,7 +11,8 @@
  * ```
  * <header>            SAP-COMMIT-1 | SAP-RECONCILE-1
  * <m>                 number of distinct paths, sorted by bytes (lock order)
- * <path> × m
+ * <path> × m, each followed by a line with the lock-name hashes of its
+ *                     suffixes: basename first, then one more component each
  * <n>                 number of planned files, in plan order
  * × n: <op> <src path index> <dst path index|-> <expected sha|-> <new sha|-> <length|-> <offset|->
  * <total>             content bytes that follow
@@ -43,6 +44,9 @@ sap_read_manifest() {
     sap_read_line
     case $SAP_L in ''|/*) sap_bad_input path ;; esac
     sap_set P_$k "$SAP_L"
+    sap_read_line
+    case $SAP_L in ''|*[!0-9a-f\ ]*) sap_bad_input lock_names ;; esac
+    sap_set PH_$k "$SAP_L"
     k=$((k + 1))
   done
   sap_read_count

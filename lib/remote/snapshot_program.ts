@@ -59,12 +59,12 @@ sap_snap_one() {
     return 0
   fi
   sap_ino=$ST_INO
-  if ! ( sap_cd "$RP" && [ -r "./$RN" ] ); then
+  if ! { sap_cd "$RP" && [ -r "./$RN" ]; }; then
     sap_out "S $1 file - $sap_meta"
     sap_out "R $1 permission_denied 0"
     return 0
   fi
-  if ! ( sap_cd "$RP" && cat "./$RN" ) > "$SAP_TMP" 2>/dev/null; then
+  if ! { sap_cd "$RP" && cat "./$RN" > "$SAP_TMP"; } 2>/dev/null; then
     sap_out "S $1 file - $sap_meta"
     sap_out "R $1 remote_error 0"
     return 0

@@ -45,7 +45,9 @@ export function busyboxUserland(): string {
   if (busyboxDir === null) {
     const dir = mkdtempSync(join(tmpdir(), "sap-busybox-"));
     execFileSync("/usr/bin/busybox", ["--install", "-s", dir]);
+    chmodSync(dir, 0o755); // other users (setpriv tests) must reach the applets too
     busyboxDir = dir;
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
   }
   return busyboxDir;
 }
