@@ -168,7 +168,7 @@ for (const c of shellCases()) {
     });
 
     test("binary contents of many files survive the stdin framing byte for byte", async () => {
-      const files = Array.from({ length: 6 }, (_, i) => ({
+      const files: { path: string; data: Uint8Array }[] = Array.from({ length: 6 }, (_, i) => ({
         path: `bin/f${i}.bin`,
         data: new Uint8Array(i === 0 ? 0 : 4096 * i + i * 13).map((_, j) => (j * (i + 3) + 10) % 256),
       }));
