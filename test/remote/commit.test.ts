@@ -177,7 +177,7 @@ for (const c of shellCases()) {
       const root = makeTree(Object.fromEntries(files.map((f) => [f.path, "x"])));
       const report = await commitRemote(localShell(c), root, plan(files.map((f) => P.update(f.path, "x", f.data))));
       expect(report.errors).toBeUndefined();
-      for (const f of files) expect(new Uint8Array(readFileSync(join(root, f.path)))).toEqual(f.data);
+      for (const f of files) expect(new Uint8Array(readFileSync(join(root, f.path)))).toEqual(new Uint8Array(f.data));
       assertNoLeftovers(root);
     });
 
