@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -90,14 +91,25 @@ async function timed<T>(shell: CountingShell, work: () => Promise<T>): Promise<{
   return { value, counts: shell.take(), ms: performance.now() - started };
 }
 
-async function measureScenario(transport: string, open: () => Promise<RemoteShell>, s: Scenario): Promise<RemoteRow[]> {
+async function measureScenario(
+  transport: string,
+  open: () => Promise<RemoteShell>,
+  s: Scenario,
+  owner?: string,
+): Promise<RemoteRow[]> {
   const root = mkdtempSync(join(tmpdir(), "sap-remote-bench-"));
+  writeTree(root, s);
+  // The sshd harness logs in as a non-root test user when we are root: the
+  // tree must be theirs to read and replace.
+  if (owner !== undefined && process.getuid?.() === 0 && owner !== "root") {
+    const chown = spawnSync("chown", ["-R", owner, root]);
+    if (chown.status !== 0) throw new Error(`chown -R ${owner} ${root} failed: ${String(chown.stderr)}`);
+  }
   const shell = new CountingShell(await open());
   const rows: RemoteRow[] = [];
   const row = (step: RemoteRow["step"], m: { counts: ExecCounts; ms: number }, ok: boolean, note: string) =>
     rows.push({ transport, scenario: s.name, step, ...m.counts, ms: m.ms, ok, note });
   try {
-    writeTree(root, s);
     const applied = await timed(shell, () => applyPatch(shell, { root, patch: s.patch }));
     const appliedOk = applied.value.ok && treeIsNew(root, s);
     row("applyPatch (cold)", applied, appliedOk, appliedOk ? "" : JSON.stringify(applied.value.errors ?? []).slice(0, 300));
@@ -161,7 +173,7 @@ export async function runRemoteBench(): Promise<RemoteReport> {
           sshConfigFile: false,
           agent: false,
         });
-      for (const s of scenarios) rows.push(...(await measureScenario("ssh (127.0.0.1 sshd)", open, s)));
+      for (const s of scenarios) rows.push(...(await measureScenario(`ssh (127.0.0.1 sshd, ${sshd.user})`, open, s, sshd.user)));
     } finally {
       await sshd.stop();
     }
