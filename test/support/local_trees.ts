@@ -210,7 +210,8 @@ export class HookedShell implements RemoteShell {
   }
   exec(command: string, options?: ExecOptions): Promise<ExecResult> {
     if (!command.includes(HOOK_DEFINITION)) throw new Error("HookedShell: the program has no hook point");
-    return this.#inner.exec(command.replace(HOOK_DEFINITION, `sap_hook() {\n${this.#body}\n:\n}`), options);
+    // A replacer function: a replacement string would turn "$$" into "$".
+    return this.#inner.exec(command.replace(HOOK_DEFINITION, () => `sap_hook() {\n${this.#body}\n:\n}`), options);
   }
 }
 
