@@ -69,6 +69,7 @@ sap_snap_one() {
     sap_out "R $1 remote_error 0"
     return 0
   fi
+  sap_hook snapshot_read $1
   if [ -L "$sap_f" ] || ! sap_stat "$sap_f" || [ "$ST_INO" != "$sap_ino" ]; then
     sap_out "S $1 file - $sap_meta"
     sap_out "R $1 conflict 0"

@@ -206,6 +206,33 @@ for (const c of shellCases()) {
       assertNoLeftovers(root);
     });
 
+    test("a root that is a symlink is resolved once; a missing root is not_found", async () => {
+      const real = makeTree({ "f.txt": "v1\n" });
+      const holder = tempDir();
+      symlinkSync(real, join(holder, "root-link"));
+      const ok = await commitRemote(localShell(c), join(holder, "root-link"), plan([P.update("f.txt", "v1\n", "v2\n"), P.add("g.txt", "g")]));
+      expect(ok.ok).toBe(true);
+      expect(read(real, "f.txt")).toBe("v2\n");
+      expect(read(real, "g.txt")).toBe("g");
+      assertNoLeftovers(real);
+      const missing = await commitRemote(localShell(c), join(holder, "nope"), plan([P.add("g.txt", "g")]));
+      expect(missing.errors![0]).toMatchObject({ code: "not_found", retryable: false });
+      expect(missing.errors![0]!.message).toContain("does not exist");
+    });
+
+    test("upload progress is reported up to the full stdin size", async () => {
+      const root = makeTree({});
+      const big = "x".repeat(300_000);
+      const seen: [number, number][] = [];
+      const report = await commitRemote(localShell(c), root, plan([P.add("big.txt", big)]), { onProgress: (sent, total) => seen.push([sent, total]) });
+      expect(report.ok).toBe(true);
+      expect(seen.length).toBeGreaterThan(1);
+      const [sent, total] = seen.at(-1)!;
+      expect(sent).toBe(total);
+      expect(total).toBeGreaterThan(300_000);
+      expect(read(root, "big.txt")).toBe(big);
+    });
+
     test("a snapshot's SHA is the commit's precondition (snapshot → commit round trip)", async () => {
       const root = makeTree({ "cfg/app.conf": "port=80\n" });
       const shell = localShell(c);
@@ -225,6 +252,20 @@ describe("commitRemote arguments", () => {
     const report = await commitRemote(shell, "/tmp", plan([]));
     expect(report.ok).toBe(true);
     expect(calls).toBe(0);
+  });
+
+  test("a host without any SHA-256 tool → remote_unsupported naming it, nothing changed", async () => {
+    const bin = tempDir();
+    for (const applet of ["cat", "stat", "head", "tail", "dd", "date", "link", "ln", "mv", "rm", "mkdir", "chmod", "uname", "id", "ls"]) {
+      symlinkSync("/usr/bin/busybox", join(bin, applet));
+    }
+    const root = makeTree({ "a.txt": "a" });
+    const shell = new LocalShell({ shell: ["/usr/bin/busybox", "sh"], env: { PATH: bin } });
+    const report = await commitRemote(shell, root, plan([P.update("a.txt", "a", "b")]));
+    expect(report.errors![0]).toMatchObject({ code: "remote_unsupported", retryable: false });
+    expect(report.errors![0]!.tool).toContain("sha256sum");
+    expect(read(root, "a.txt")).toBe("a");
+    assertNoLeftovers(root);
   });
 
   test("invalid plans, roots and operation ids are programmer errors", async () => {

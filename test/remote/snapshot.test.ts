@@ -5,7 +5,8 @@ import { readSnapshots } from "../../lib/snapshot.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
 import { RemoteShellError } from "../../lib/shell.ts";
 import { LocalShell } from "../../lib/local_shell.ts";
-import { asUser, assertNoLeftovers, cleanupTemps, localShell, makeTree, shellCases, tempDir } from "../support/local_trees.ts";
+import { shQuote } from "../../lib/shell.ts";
+import { asUser, assertNoLeftovers, cleanupTemps, HookedShell, localShell, makeTree, shellCases, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);
 const isRoot = process.getuid?.() === 0;
@@ -102,6 +103,15 @@ for (const c of shellCases()) {
         expect(new TextDecoder().decode(snaps.get(n)!.bytes)).toBe(`content of ${n} $HOME \`id\``);
       }
       expect(Bun.spawnSync(["find", root, cwd, "-name", "pwned"]).stdout.toString()).toBe("");
+    });
+
+    test("a file replaced while being read is refused as conflict, not sent half-old (hook swaps it after the copy)", async () => {
+      const root = makeTree({ "a.txt": "old\n", "b.txt": "b\n" });
+      const swap = `case "$1:$2" in snapshot_read:0) printf 'new\\n' > ${shQuote(join(root, "a.tmp"))}; mv ${shQuote(join(root, "a.tmp"))} ${shQuote(join(root, "a.txt"))} ;; esac`;
+      const snaps = await readSnapshots(new HookedShell(localShell(c), swap), root, ["a.txt", "b.txt"]);
+      expect(snaps.get("a.txt")!.rejected).toMatchObject({ code: "conflict", retryable: true });
+      expect(snaps.get("a.txt")!.bytes).toBeUndefined();
+      expect(snaps.get("b.txt")!.sha256).toBe(sha256Hex("b\n"));
     });
 
     test.if(isRoot)("as another user: unreadable file and unenterable directory are permission_denied", async () => {
