@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { dlopen, FFIType, ptr } from "bun:ffi";
 import { execFileSync } from "node:child_process";
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -129,6 +130,29 @@ export function leftovers(root: string): string[] {
 export function assertNoLeftovers(root: string): void {
   const found = leftovers(root);
   if (found.length > 0) throw new Error(`leftover engine files: ${found.join(", ")}`);
+}
+
+/**
+ * Give a file a POSIX ACL (an extra entry for `uid`) through setxattr(2),
+ * so no acl package is needed; GNU `ls -l` then shows `+`.
+ */
+export function setPosixAcl(path: string, uid: number): void {
+  const libc = dlopen("libc.so.6", {
+    setxattr: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+  });
+  const NONE = 0xffffffff;
+  const entries: [number, number, number][] = [[0x01, 6, NONE], [0x02, 4, uid], [0x04, 4, NONE], [0x10, 6, NONE], [0x20, 4, NONE]];
+  const acl = Buffer.alloc(4 + entries.length * 8);
+  acl.writeUInt32LE(2, 0);
+  entries.forEach(([tag, perm, id], i) => {
+    acl.writeUInt16LE(tag, 4 + i * 8);
+    acl.writeUInt16LE(perm, 6 + i * 8);
+    acl.writeUInt32LE(id, 8 + i * 8);
+  });
+  const cstr = (s: string): Buffer => Buffer.from(s + "\0");
+  const rc = libc.symbols.setxattr(ptr(cstr(path)), ptr(cstr("system.posix_acl_access")), ptr(acl), acl.length, 0);
+  libc.close();
+  if (rc !== 0) throw new Error(`setxattr(system.posix_acl_access) failed on ${path}`);
 }
 
 /** Bytes of a string. */
