@@ -5,7 +5,7 @@
  * campaign raises it).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { commitRemote } from "../../lib/commit.ts";
@@ -51,6 +51,8 @@ for (const c of shellCases()) {
       expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a1\n", "b1\n"]);
       expect(existsSync(lock)).toBe(true); // someone else's lock is never removed
       expect(read(lock, "owner")).toContain("other_op");
+      rmSync(lock, { recursive: true });
+      assertNoLeftovers(root); // and nothing of ours is left behind
     });
 
     test("an old lock whose owner process is alive is not broken", async () => {
@@ -59,6 +61,8 @@ for (const c of shellCases()) {
       const report = await commitRemote(localShell(c), root, plan([P.update("a.txt", "a1\n", "a2\n")]), { lockWaitMs: 300, staleLockMs: 1000 });
       expect(report.errors![0]!.code).toBe("locked");
       expect(existsSync(lock)).toBe(true);
+      rmSync(lock, { recursive: true });
+      assertNoLeftovers(root);
     });
 
     test("a stale lock (old, owner gone) is broken with a warning and the commit proceeds", async () => {

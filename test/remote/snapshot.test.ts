@@ -62,6 +62,8 @@ for (const c of shellCases()) {
         expect(snaps.get(p)!.bytes).toBeUndefined();
       }
       expect(snaps.get("evil/secret.txt")!.rejected!.message).toContain("evil");
+      assertNoLeftovers(root);
+      assertNoLeftovers(outside);
     });
 
     test("a file used as a directory is invalid_path; .. and absolute paths are refused before sending", async () => {
@@ -106,6 +108,7 @@ for (const c of shellCases()) {
         expect(new TextDecoder().decode(snaps.get(n)!.bytes)).toBe(`content of ${n} $HOME \`id\``);
       }
       expect(Bun.spawnSync(["find", root, cwd, "-name", "pwned"]).stdout.toString()).toBe("");
+      assertNoLeftovers(root);
     });
 
     test("a file replaced while being read is refused as conflict, not sent half-old (hook swaps it after the copy)", async () => {
