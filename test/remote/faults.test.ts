@@ -11,7 +11,7 @@ import { reconcile } from "../../lib/reconcile.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
 import { shQuote } from "../../lib/shell.ts";
 import type { ExecOptions, RemoteShell } from "../../lib/shell.ts";
-import { assertNoLeftovers, cleanupTemps, HookedShell, leftovers, localShell, makeTree, P, plan, shellCases } from "../support/local_trees.ts";
+import { assertNoLeftovers, cleanupTemps, HookedShell, leftovers, localShell, makeTree, P, plan, shellCases, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);
 const read = (root: string, path: string): string => readFileSync(join(root, path), "utf8");
@@ -229,9 +229,11 @@ describe("commit transport faults", () => {
 
   test("reconcile while the commit still holds its locks → locked; later → applied (hook holds the locks for 1.5 s)", async () => {
     const root = makeTree({ "a.txt": "a1\n" });
+    const marker = join(tempDir(), "locked");
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
-    const running = commitRemote(new HookedShell(localShell(c), at("checked", "", "sleep 1.5")), root, thePlan, { operationId: "busy_1" });
-    await Bun.sleep(400);
+    const hook = at("checked", "", `: > ${shQuote(marker)}; sleep 1.5`);
+    const running = commitRemote(new HookedShell(localShell(c), hook), root, thePlan, { operationId: "busy_1" });
+    while (!existsSync(marker)) await Bun.sleep(20);
     const early = await reconcile(localShell(c), root, thePlan, "busy_1", { lockWaitMs: 200 });
     expect(early.ok).toBe(false);
     expect(early.errors![0]).toMatchObject({ code: "locked", retryable: true });

@@ -61,11 +61,11 @@ describe("LocalShell options", () => {
     const marker = join(dir, "survived");
     const shell = new LocalShell();
     const started = Date.now();
-    const error = await shell.exec(`(sleep 0.6; : > '${marker}') & sleep 5`, { timeoutMs: 200 }).catch((e) => e);
+    const error = await shell.exec(`(sleep 1; : > '${marker}') & sleep 5`, { timeoutMs: 200 }).catch((e) => e);
     expect(error).toBeInstanceOf(RemoteShellError);
     expect(error.failure.code).toBe("timeout");
-    expect(Date.now() - started).toBeLessThan(600);
-    await Bun.sleep(900);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await Bun.sleep(1300);
     expect(existsSync(marker)).toBe(false);
   });
 
