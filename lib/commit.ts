@@ -207,9 +207,10 @@ function programFailures(ctx: Context, fallback = true): PatchFailure[] {
     const path = f.k === null ? undefined : layout.paths[f.k];
     const where = path ? ` for ${path}` : "";
     if (f.code === "permission_denied") {
+      const what = f.detail === "lock" ? "its lock" : f.detail === "stage" ? "the new content" : "temporary files";
       return failure(
         "permission_denied",
-        `the remote user may not write${where} (${f.detail}); nothing was changed. Ask the operator for write access to that directory.`,
+        `the remote user may not create files in the directory of ${path ?? "the patched files"} (needed for ${what}); nothing was changed. Ask the operator for write access to that directory, or use a root the remote user can write.`,
         { ...(path ? { path } : {}), operation_id: operationId },
       );
     }

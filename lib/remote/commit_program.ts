@@ -77,7 +77,7 @@ sap_commit_stage() {
     sap_k=$SAP_V
     sap_get P_$sap_k
     if sap_resolve "$SAP_V"; then
-      [ -n "$SAP_W" ] || SAP_W=$RP
+      [ -n "$SAP_W" ] || { SAP_W=$RP; SAP_WK=$sap_k; }
       if [ "$sap_op" != delete ]; then sap_set S_dir_$i "$RP"; sap_set S_k_$i $sap_k; sap_content=1; fi
     else
       sap_refusal $sap_k
@@ -89,7 +89,7 @@ sap_commit_stage() {
   [ $sap_content = 1 ] || return 0
   SAP_BLOB=$SAP_W/.sap-$SAP_OP.blob
   ( sap_cd "$SAP_W" && set -C && cat > "./.sap-$SAP_OP.blob" ) 2>/dev/null ||
-    sap_write_fail - "$SAP_W" blob
+    sap_write_fail "$SAP_WK" "$SAP_W" blob
   if ! sap_stat "$SAP_BLOB" || [ "$ST_SIZE" != "$SAP_TOTAL" ]; then
     sap_out "FAIL remote_error - truncated"
     SAP_STATUS=failed
@@ -451,7 +451,7 @@ sap_commit_finalize() {
   SAP_J=$SAP_W/.sap-$SAP_OP.journal
   if ! ( sap_cd "$SAP_W" && set -C && : > "./.sap-$SAP_OP.journal" ) 2>/dev/null; then
     SAP_J=
-    sap_write_fail - "$SAP_W" journal
+    sap_write_fail "$SAP_WK" "$SAP_W" journal
   fi
   SAP_PHASE=5
   sap_out "STEP 5"
@@ -581,7 +581,7 @@ sap_commit_exit() {
 
 /** The main sequence. */
 const SH_COMMIT_MAIN: string = sh`
-SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL=
+SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_WK=- SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL=
 trap 'sap_commit_exit' EXIT
 trap 'SAP_SIG=HUP; exit 129' HUP
 trap 'SAP_SIG=INT; exit 130' INT
