@@ -1,0 +1,308 @@
+/**
+ * Steps 1–4 of the commit program (lib/remote/commit_program.ts): stage
+ * upload and SHA check, the §7 re-check of every expected state under the
+ * locks, and copying mode / owner onto the stages. Nothing here changes a
+ * user file; any refusal ends the program before step 5.
+ *
+ * Hashing and `stat` are batched (one run of the tool for all files) to
+ * keep the number of processes per file small.
+ *
+ * @module
+ */
+import { sh } from "./sh_text.ts";
+
+/** Steps 1–4: stages, locks, re-check, metadata. */
+export const SH_COMMIT_PREPARE: string = sh`
+sap_extract() {
+  [ "$3" -gt 0 ] || return 0
+  dd if="$1" bs=4096 skip=$(( $2 / 4096 )) 2>/dev/null |
+    tail -c +$(( $2 % 4096 + 1 )) 2>/dev/null | head -c "$3"
+}
+sap_write_fail() {
+  if [ -w "$2" ]; then sap_out "FAIL remote_error $1 $3"; else sap_out "FAIL permission_denied $1 $3"; fi
+  SAP_STATUS=failed
+  exit 0
+}
+sap_commit_stage() {
+  SAP_PHASE=1
+  sap_out "STEP 1"
+  sap_bad=0 sap_content=0 i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get F_op_$i
+    sap_op=$SAP_V
+    if [ "$sap_op" = move ]; then sap_get F_dst_$i; else sap_get F_src_$i; fi
+    sap_k=$SAP_V
+    sap_get P_$sap_k
+    if sap_resolve "$SAP_V"; then
+      [ -n "$SAP_W" ] || { SAP_W=$RP; SAP_WK=$sap_k; }
+      if [ "$sap_op" != delete ]; then sap_set S_dir_$i "$RP"; sap_set S_k_$i $sap_k; sap_content=1; fi
+    else
+      sap_refusal $sap_k
+      sap_bad=1
+    fi
+    i=$((i + 1))
+  done
+  if [ $sap_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
+  [ $sap_content = 1 ] || return 0
+  SAP_BLOB=$SAP_W/.sap-$SAP_OP.blob
+  ( sap_cd "$SAP_W" && set -C && cat > "./.sap-$SAP_OP.blob" ) 2>/dev/null ||
+    sap_write_fail "$SAP_WK" "$SAP_W" blob
+  if ! sap_stat "$SAP_BLOB" || [ "$ST_SIZE" != "$SAP_TOTAL" ]; then
+    sap_out "FAIL remote_error - truncated"
+    SAP_STATUS=failed
+    exit 0
+  fi
+  set --
+  i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get S_dir_$i
+    if [ -n "$SAP_V" ]; then
+      sap_d=$SAP_V
+      sap_get F_off_$i
+      sap_off=$SAP_V
+      sap_get F_len_$i
+      sap_len=$SAP_V
+      sap_get S_k_$i
+      sap_k=$SAP_V
+      sap_st=.sap-$SAP_OP-$i.stage
+      sap_set S_made_$i 1
+      if [ "$sap_off" = 0 ] && [ "$sap_len" = "$SAP_TOTAL" ] && [ "$sap_d" = "$SAP_W" ]; then
+        # the only content: the blob itself becomes the stage (same directory)
+        ( sap_cd "$sap_d" && [ ! -e "./$sap_st" ] && mv "./.sap-$SAP_OP.blob" "./$sap_st" ) 2>/dev/null ||
+          sap_write_fail $sap_k "$sap_d" stage
+        SAP_BLOB=
+      else
+        ( sap_cd "$sap_d" && set -C && sap_extract "$SAP_BLOB" "$sap_off" "$sap_len" > "./$sap_st" ) 2>/dev/null ||
+          sap_write_fail $sap_k "$sap_d" stage
+      fi
+      sap_join "$sap_d" "$sap_st"
+      set -- "$@" "$SAP_J1"
+      sap_set SC_$# $i
+    fi
+    i=$((i + 1))
+  done
+  [ -z "$SAP_BLOB" ] || rm -f "$SAP_BLOB" 2>/dev/null
+  SAP_BLOB=
+  sap_sha_list "$@" || sap_sha_each "$@"
+  sap_j=0
+  while [ $sap_j -lt $# ]; do
+    sap_j=$((sap_j + 1))
+    sap_get SC_$sap_j
+    sap_i=$SAP_V
+    sap_get SHA_$sap_j
+    sap_h=$SAP_V
+    sap_get F_new_$sap_i
+    if [ "$sap_h" != "$SAP_V" ]; then
+      sap_get S_k_$sap_i
+      sap_out "FAIL remote_error $SAP_V stage_sha"
+      SAP_STATUS=failed
+      exit 0
+    fi
+  done
+}
+sap_check_path() {
+  sap_get P_$1
+  if ! sap_resolve "$SAP_V"; then sap_refusal $1; return 1; fi
+  sap_set R_dir_$1 "$RP"
+  sap_set R_name_$1 "$RN"
+  sap_join "$RP" "$RN"
+  if [ "$2" = - ]; then
+    case $RK in
+    missing)
+      if [ "$RX" = 0 ] && [ "$SAP_MKP" != 1 ]; then sap_out "REJECT $1 not_found 0"; return 1; fi
+      return 0 ;;
+    file)
+      if sap_sha "$SAP_J1"; then sap_out "CONFLICT $1 file $SHA"; else sap_out "CONFLICT $1 file -"; fi ;;
+    *) sap_out "CONFLICT $1 $RK -" ;;
+    esac
+    return 1
+  fi
+  if [ "$RK" != file ]; then sap_out "CONFLICT $1 $RK -"; return 1; fi
+  if [ ! -r "$SAP_J1" ]; then sap_out "REJECT $1 permission_denied 0"; return 1; fi
+  return 2
+}
+sap_commit_check() {
+  SAP_PHASE=3
+  sap_out "STEP 3"
+  sap_bad=0 i=0
+  set --
+  while [ $i -lt $SAP_N ]; do
+    sap_get F_exp_$i
+    sap_e=$SAP_V
+    sap_get F_src_$i
+    sap_k=$SAP_V
+    sap_check_path $sap_k "$sap_e"
+    case $? in
+    1) sap_bad=1 ;;
+    2) set -- "$@" "$SAP_J1"; sap_set CK_$# $sap_k; sap_set CE_$# "$sap_e" ;;
+    esac
+    sap_get F_op_$i
+    if [ "$SAP_V" = move ]; then
+      sap_get F_dst_$i
+      sap_check_path $SAP_V - || sap_bad=1
+    fi
+    i=$((i + 1))
+  done
+  if [ $# -gt 0 ]; then
+    sap_sha_list "$@" || sap_sha_each "$@"
+    sap_j=0
+    while [ $sap_j -lt $# ]; do
+      sap_j=$((sap_j + 1))
+      sap_get CK_$sap_j
+      sap_k=$SAP_V
+      sap_get CE_$sap_j
+      sap_e=$SAP_V
+      sap_get SHA_$sap_j
+      if [ -z "$SAP_V" ]; then sap_out "FAIL remote_error $sap_k sha"; sap_bad=1
+      elif [ "$SAP_V" != "$sap_e" ]; then sap_out "CONFLICT $sap_k file $SAP_V"; sap_bad=1; fi
+    done
+  fi
+  if [ $sap_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
+}
+sap_acl_scan() {
+  # One ls (and one getfattr where installed) for all sources; only when
+  # something shows an ACL or xattr are the files looked at one by one.
+  [ $# -gt 0 ] || return 0
+  sap_flag=0
+  sap_all=$(ls -ld "$@" 2>/dev/null)
+  sap_ifs=$IFS
+  IFS=$SAP_NL
+  for sap_l in $sap_all; do
+    case $sap_l in ??????????[+@]*) sap_flag=1 ;; esac
+  done
+  IFS=$sap_ifs
+  if [ $sap_flag = 0 ] && command -v getfattr >/dev/null 2>&1; then
+    sap_all=$(getfattr -d -m - "$@" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
+    [ -n "$sap_all" ] && sap_flag=1
+  fi
+  [ $sap_flag = 1 ] || return 0
+  sap_j=0
+  for sap_f in "$@"; do
+    sap_j=$((sap_j + 1))
+    sap_l=$(ls -ld "$sap_f" 2>/dev/null)
+    case $sap_l in
+    ??????????[+@]*) sap_get MK_$sap_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; continue ;;
+    esac
+    if command -v getfattr >/dev/null 2>&1; then
+      sap_l=$(getfattr -d -m - "$sap_f" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
+      [ -n "$sap_l" ] && { sap_get MK_$sap_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; }
+    fi
+  done
+}
+sap_owner_mode() {
+  # $1 stage, $2 uid, $3 gid, $4 octal mode: chown first (it clears setuid
+  # and setgid bits), then chmod. chgrp alone keeps at least the group when
+  # the owner may not be changed.
+  chown "$2:$3" "$1" 2>/dev/null || chgrp "$3" "$1" 2>/dev/null
+  chmod "$4" "$1" 2>/dev/null
+}
+sap_commit_meta() {
+  # Step 4, batched: one stat for all sources, one for all stages.
+  SAP_PHASE=4
+  sap_out "STEP 4"
+  sap_octal $(( 0666 & ~0$SAP_UMASK ))
+  sap_addmode=$SAP_OCT
+  SAP_UID=$(id -u 2>/dev/null)
+  SAP_GID=$(id -g 2>/dev/null)
+  set --
+  i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get S_dir_$i
+    if [ -n "$SAP_V" ]; then
+      sap_join "$SAP_V" ".sap-$SAP_OP-$i.stage"
+      sap_sp=$SAP_J1
+      sap_get F_op_$i
+      if [ "$SAP_V" = add ]; then
+        chmod "$sap_addmode" "$sap_sp" 2>/dev/null
+      else
+        sap_get F_src_$i
+        sap_k=$SAP_V
+        sap_get R_dir_$sap_k
+        sap_d=$SAP_V
+        sap_get R_name_$sap_k
+        sap_join "$sap_d" "$SAP_V"
+        set -- "$@" "$SAP_J1"
+        sap_set MI_$# $i
+        sap_set MK_$# $sap_k
+        sap_set MP_$# "$sap_sp"
+      fi
+    fi
+    i=$((i + 1))
+  done
+  [ $# -gt 0 ] || return 0
+  sap_nm=$#
+  sap_stat_list "$@" || sap_stat_each "$@"
+  sap_acl_scan "$@"
+  set --
+  sap_j=0
+  while [ $sap_j -lt $sap_nm ]; do
+    sap_j=$((sap_j + 1))
+    sap_get MP_$sap_j
+    sap_sp=$SAP_V
+    set -- "$@" "$sap_sp"
+    sap_get STM_$sap_j
+    sap_set WM_$sap_j "$SAP_V"
+    [ -n "$SAP_V" ] || continue
+    sap_octal "$SAP_V"
+    sap_set WO_$sap_j "$SAP_OCT"
+    sap_get STU_$sap_j
+    sap_set WU_$sap_j "$SAP_V"
+    sap_u=$SAP_V
+    sap_get STG_$sap_j
+    sap_set WG_$sap_j "$SAP_V"
+    sap_g=$SAP_V
+    sap_get STN_$sap_j
+    sap_set WN_$sap_j "$SAP_V"
+    if [ "$sap_u:$sap_g" != "$SAP_UID:$SAP_GID" ]; then
+      sap_set WT_$sap_j 1
+      sap_owner_mode "$sap_sp" "$sap_u" "$sap_g" "$SAP_OCT"
+    else
+      chmod "$SAP_OCT" "$sap_sp" 2>/dev/null
+    fi
+  done
+  sap_stat_list "$@" || sap_stat_each "$@"
+  sap_j=0
+  while [ $sap_j -lt $sap_nm ]; do
+    sap_j=$((sap_j + 1))
+    sap_get MI_$sap_j
+    sap_i=$SAP_V
+    sap_get MK_$sap_j
+    sap_k=$SAP_V
+    sap_get WM_$sap_j
+    sap_m=$SAP_V
+    if [ -z "$sap_m" ]; then sap_out "META $sap_i 0 0"; continue; fi
+    sap_get WO_$sap_j
+    sap_o=$SAP_V
+    sap_get WU_$sap_j
+    sap_u=$SAP_V
+    sap_get WG_$sap_j
+    sap_g=$SAP_V
+    sap_get STU_$sap_j
+    sap_su=$SAP_V
+    sap_get STG_$sap_j
+    sap_sg=$SAP_V
+    sap_get WT_$sap_j
+    if [ -z "$SAP_V" ] && [ "$sap_su:$sap_sg" != "$sap_u:$sap_g" ]; then
+      # a setgid directory gave the stage another group: set it, then the mode again
+      sap_get MP_$sap_j
+      sap_owner_mode "$SAP_V" "$sap_u" "$sap_g" "$sap_o"
+      ST_MODE= ST_UID= ST_GID=
+      sap_stat "$SAP_V"
+      sap_stat_keep $sap_j
+    fi
+    sap_get STM_$sap_j
+    sap_mo=0 sap_ow=0
+    [ "$SAP_V" = "$sap_m" ] && sap_mo=1
+    sap_get STU_$sap_j
+    sap_su=$SAP_V
+    sap_get STG_$sap_j
+    [ "$sap_su:$SAP_V" = "$sap_u:$sap_g" ] && sap_ow=1
+    sap_out "META $sap_i $sap_mo $sap_ow"
+    [ $sap_ow = 1 ] || sap_out "WARN owner_not_preserved $sap_k $sap_u:$sap_g"
+    [ $sap_mo = 1 ] || sap_out "WARN mode_not_preserved $sap_k $sap_o"
+    sap_get WN_$sap_j
+    [ "$SAP_V" -gt 1 ] && sap_out "WARN hard_link_broken $sap_k $SAP_V"
+  done
+  return 0
+}
+`;
