@@ -134,9 +134,9 @@ export async function commitRemote(
       return fail([locked(path, out.locked?.age ?? 0, lockWaitMs, operationId)], warnings.all);
     }
     case "rolled_back":
-      return fail([finalizeFailure(ctx, true)], warnings.all);
+      return fail([rolledBack(ctx)], warnings.all);
     case "partial":
-      return fail([partialApply(operationId, outcomes(ctx), finalizeFailure(ctx, false).message.replace(/\.$/, ""))], warnings.all);
+      return fail([partialApply(operationId, outcomes(ctx), finalizeCause(ctx).cause)], warnings.all);
     case "unsupported":
       return fail([unsupported(out.unsupported ?? "a required tool", ctx.host)], warnings.all);
     case "root":
@@ -227,22 +227,28 @@ function programFailures(ctx: Context, fallback = true): PatchFailure[] {
   return errors;
 }
 
-/** The failure behind a rollback: rolled back cleanly (`restored`) or not. */
-function finalizeFailure(ctx: Context, restored: boolean): PatchFailure {
-  const { out, plan, operationId, stderr } = ctx;
-  const tail = restored ? "; every file already changed was restored, so nothing was changed" : "";
+/** What went wrong in step 5, in a few words ("writing b.txt failed (rename)"). */
+function finalizeCause(ctx: Context): { cause: string; target: string | null; exists: boolean } {
+  const { out, plan } = ctx;
   if (out.failed) {
     const file = plan.files[out.failed.i]!;
-    const target = file.op === "move" || file.op === "add" ? (file.moveTo ?? file.path) : file.path;
-    if (out.failed.detail === "exists") {
-      return {
-        ...conflict(target, { state: "missing" }, "file", null, operationId),
-        message: `${target} was created by someone else just before this commit wrote it${tail}. Read it and rebuild the patch.`,
-      };
-    }
-    return remoteError(`writing ${target} failed (${out.failed.detail})${tail}${restored ? ": retry" : ""}`, stderr, operationId);
+    const target = file.moveTo ?? file.path;
+    return { cause: `writing ${target} failed (${out.failed.detail})`, target, exists: out.failed.detail === "exists" };
   }
-  return remoteError(`the commit was interrupted (${out.interrupted ?? "signal"}) while writing${tail}${restored ? ": retry" : ""}`, stderr, operationId);
+  return { cause: `the commit was interrupted (${out.interrupted ?? "signal"}) while writing`, target: null, exists: false };
+}
+
+/** The failure behind a clean rollback: nothing was changed. */
+function rolledBack(ctx: Context): PatchFailure {
+  const { operationId, stderr } = ctx;
+  const { cause, target, exists } = finalizeCause(ctx);
+  if (exists && target !== null) {
+    return {
+      ...conflict(target, { state: "missing" }, "file", null, operationId),
+      message: `${target} was created by someone else just before this commit wrote it; every file already changed was restored, so nothing was changed. Read it and rebuild the patch.`,
+    };
+  }
+  return remoteError(`${cause}; every file already changed was restored, so nothing was changed: retry`, stderr, operationId);
 }
 
 function outcomes(ctx: Context): PathOutcome[] {
