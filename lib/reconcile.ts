@@ -45,6 +45,11 @@ export interface ReconcileOptions {
  * copy of a removed file whose name was re-created by someone else is kept
  * and named in a `cleanup_incomplete` warning).
  *
+ * Call it after the commit's exec has returned (with `outcome_unknown`):
+ * a reconcile racing a commit that is still uploading (before it holds any
+ * lock) removes that commit's stages, which makes the commit fail cleanly
+ * with nothing changed.
+ *
  * `ok` means reconcile itself completed; read each file's `state` for what
  * happened. `ok: false` with `locked` means the commit is still running (or
  * another operation holds a lock): call again later. Safe to call any number
