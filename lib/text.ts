@@ -37,6 +37,12 @@ export interface TextFile {
   readonly bytes: Uint8Array;
   /** Every character is ASCII, so character offsets equal byte offsets (after the BOM). */
   readonly ascii?: boolean;
+  /**
+   * The decoded text (without the BOM) the lines were split from. It costs
+   * no memory (the lines are slices of it) and lets the matcher scan one flat
+   * string instead of reading every line.
+   */
+  readonly text?: string;
 }
 
 /** The result of {@linkcode decodeText}. */
@@ -82,7 +88,7 @@ export function decodeText(bytes: Uint8Array): DecodeResult {
   if (text.length === 0) {
     return {
       ok: true,
-      file: { lines: [], eols: new Uint8Array(0), bom, finalNewline: false, dominantEol: "\n", bytes, ascii },
+      file: { lines: [], eols: new Uint8Array(0), bom, finalNewline: false, dominantEol: "\n", bytes, ascii, text },
     };
   }
   const split = !text.includes("\r")
@@ -100,6 +106,7 @@ export function decodeText(bytes: Uint8Array): DecodeResult {
       dominantEol: split.dominant,
       bytes,
       ascii,
+      text,
     },
   };
 }
