@@ -5,7 +5,7 @@ import { commitRemote } from "../../lib/commit.ts";
 import { LocalShell } from "../../lib/local_shell.ts";
 import { readSnapshots } from "../../lib/snapshot.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
-import { asUser, assertNoLeftovers, bytes, cleanupTemps, localShell, makeTree, P, plan, setPosixAcl, shellCases, tempDir } from "../support/local_trees.ts";
+import { asUser, assertNoLeftovers, busyboxBinary, bytes, cleanupTemps, localShell, makeTree, P, plan, setPosixAcl, shellCases, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);
 const isRoot = process.getuid?.() === 0;
@@ -273,10 +273,10 @@ describe("commitRemote arguments", () => {
   test("a host without any SHA-256 tool → remote_unsupported naming it, nothing changed", async () => {
     const bin = tempDir();
     for (const applet of ["cat", "stat", "head", "tail", "dd", "date", "link", "ln", "mv", "rm", "mkdir", "chmod", "uname", "id", "ls"]) {
-      symlinkSync("/usr/bin/busybox", join(bin, applet));
+      symlinkSync(busyboxBinary(), join(bin, applet));
     }
     const root = makeTree({ "a.txt": "a" });
-    const shell = new LocalShell({ shell: ["/usr/bin/busybox", "sh"], env: { PATH: bin } });
+    const shell = new LocalShell({ shell: [busyboxBinary(), "sh"], env: { PATH: bin } });
     const report = await commitRemote(shell, root, plan([P.update("a.txt", "a", "b")]));
     expect(report.errors![0]).toMatchObject({ code: "remote_unsupported", retryable: false });
     expect(report.errors![0]!.tool).toContain("sha256sum");

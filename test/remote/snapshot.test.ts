@@ -6,7 +6,7 @@ import { sha256Hex } from "../../lib/sha256.ts";
 import { RemoteShellError } from "../../lib/shell.ts";
 import { LocalShell } from "../../lib/local_shell.ts";
 import { shQuote } from "../../lib/shell.ts";
-import { asUser, assertNoLeftovers, cleanupTemps, HookedShell, localShell, makeTree, shellCases, tempDir } from "../support/local_trees.ts";
+import { asUser, assertNoLeftovers, busyboxBinary, cleanupTemps, HookedShell, localShell, makeTree, shellCases, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);
 const isRoot = process.getuid?.() === 0;
@@ -140,8 +140,8 @@ describe("readSnapshots transport", () => {
   test("a missing remote tool rejects remote_unsupported naming it", async () => {
     const bin = tempDir();
     // A userland with a shell but no stat at all.
-    Bun.spawnSync(["ln", "-s", "/usr/bin/busybox", join(bin, "mktemp")]);
-    const shell = new LocalShell({ shell: ["/usr/bin/busybox", "sh"], env: { PATH: bin } });
+    Bun.spawnSync(["ln", "-s", busyboxBinary(), join(bin, "mktemp")]);
+    const shell = new LocalShell({ shell: [busyboxBinary(), "sh"], env: { PATH: bin } });
     const root = makeTree({ "a.txt": "a" });
     const error = await readSnapshots(shell, root, ["a.txt"]).catch((e) => e);
     expect(error).toBeInstanceOf(RemoteShellError);

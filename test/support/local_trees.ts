@@ -37,6 +37,13 @@ export function cleanupTemps(): void {
 
 let busyboxDir: string | null = null;
 
+/** The busybox binary (found on PATH; the apt package puts it in /usr/bin). */
+export function busyboxBinary(): string {
+  const found = Bun.which("busybox");
+  if (found === null) throw new Error("busybox is not installed (apt-get install -y busybox); the remote programs must be tested under it");
+  return found;
+}
+
 /**
  * A directory holding only BusyBox applets (`busybox --install -s`), so a
  * shell run with PATH set to it uses BusyBox's own cat, stat, head, tail,
@@ -45,7 +52,7 @@ let busyboxDir: string | null = null;
 export function busyboxUserland(): string {
   if (busyboxDir === null) {
     const dir = mkdtempSync(join(tmpdir(), "sap-busybox-"));
-    execFileSync("/usr/bin/busybox", ["--install", "-s", dir]);
+    execFileSync(busyboxBinary(), ["--install", "-s", dir]);
     chmodSync(dir, 0o755); // other users (setpriv tests) must reach the applets too
     busyboxDir = dir;
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -64,21 +71,22 @@ export interface ShellCase {
  * `SAP_TEST_SHELLS=dash,busybox` narrows the list.
  */
 export function shellCases(): ShellCase[] {
-  const all: ShellCase[] = [
-    { name: "sh", options: { shell: ["/bin/sh"] } },
-    { name: "dash", options: { shell: ["dash"] } },
-    { name: "bash", options: { shell: ["bash"] } },
-    { name: "busybox", options: { shell: ["/usr/bin/busybox", "sh"], env: { PATH: busyboxUserland(), HOME: "/" } } },
+  const all: { name: string; options: () => LocalShellOptions }[] = [
+    { name: "sh", options: () => ({ shell: ["/bin/sh"] }) },
+    { name: "dash", options: () => ({ shell: ["dash"] }) },
+    { name: "bash", options: () => ({ shell: ["bash"] }) },
+    { name: "busybox", options: () => ({ shell: [busyboxBinary(), "sh"], env: { PATH: busyboxUserland(), HOME: "/" } }) },
   ];
   const only = process.env.SAP_TEST_SHELLS?.split(",").map((s) => s.trim()).filter(Boolean);
-  return only && only.length > 0 ? all.filter((c) => only.includes(c.name)) : all;
+  const chosen = only && only.length > 0 ? all.filter((c) => only.includes(c.name)) : all;
+  return chosen.map((c) => ({ name: c.name, options: c.options() }));
 }
 
 /** The same shell case running as another user through setpriv (root only). */
 export function asUser(c: ShellCase, uid: number, gid: number): LocalShellOptions {
   return {
     ...c.options,
-    shell: ["/usr/bin/setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", ...c.options.shell!],
+    shell: [Bun.which("setpriv") ?? "/usr/bin/setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", ...c.options.shell!],
   };
 }
 
