@@ -8,7 +8,7 @@
  */
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { execFileSync } from "node:child_process";
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LocalShell } from "../../lib/local_shell.ts";
@@ -47,17 +47,25 @@ export function busyboxBinary(): string {
 /**
  * A directory holding only BusyBox applets (`busybox --install -s`), so a
  * shell run with PATH set to it uses BusyBox's own cat, stat, head, tail,
- * dd, sha256sum… — not the GNU tools (see FIELD_NOTES).
+ * dd, sha256sum… — not the GNU tools (see FIELD_NOTES). One directory per
+ * user, reused across runs (bun test fires no exit hooks to remove a
+ * per-run one); created atomically by renaming a finished temp directory.
  */
 export function busyboxUserland(): string {
-  if (busyboxDir === null) {
-    const dir = mkdtempSync(join(tmpdir(), "sap-busybox-"));
-    execFileSync(busyboxBinary(), ["--install", "-s", dir]);
-    chmodSync(dir, 0o755); // other users (setpriv tests) must reach the applets too
-    busyboxDir = dir;
-    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  if (busyboxDir !== null) return busyboxDir;
+  const dir = join(tmpdir(), `sap-busybox-userland-${process.getuid?.() ?? 0}`);
+  if (!existsSync(join(dir, "sh"))) {
+    const fresh = mkdtempSync(join(tmpdir(), "sap-busybox-"));
+    execFileSync(busyboxBinary(), ["--install", "-s", fresh]);
+    chmodSync(fresh, 0o755); // other users (setpriv tests) must reach the applets too
+    try {
+      renameSync(fresh, dir);
+    } catch {
+      rmSync(fresh, { recursive: true, force: true }); // another process made it first
+    }
   }
-  return busyboxDir;
+  busyboxDir = dir;
+  return dir;
 }
 
 /** One shell the programs are tested under. */
