@@ -1,0 +1,161 @@
+/**
+ * applyPatch: the whole job in one call — parse, read snapshots (one exec),
+ * plan, then report (dry run) or commit (one exec).
+ *
+ * @module
+ */
+import { commitRemote, newOperationId } from "./commit.ts";
+import { failure } from "./failure.ts";
+import { resolveLimits } from "./limits.ts";
+import { parsePatch } from "./parse.ts";
+import { planPatch } from "./plan.ts";
+import { RemoteShellError } from "./shell.ts";
+import type { RemoteShell } from "./shell.ts";
+import { readSnapshots } from "./snapshot.ts";
+import type { ApplyReport, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, Snapshots, Warning } from "./types.ts";
+
+/** One `applyPatch` request. Only `root` and `patch` are required. */
+export interface ApplyRequest {
+  /** Absolute root directory on the target host; patch paths are relative to it. Chosen by configuration, never by the model. */
+  root: string;
+  /** The patch text in the Codex `apply_patch` format. */
+  patch: string;
+  /** Plan and report diffs and base SHAs, upload and change nothing. */
+  dryRun?: boolean;
+  /** Revision preconditions: root-relative path → SHA-256 of the whole file as last read. */
+  expectedSha256?: Readonly<Record<string, string>>;
+  /** Where the tier ladder stops (default `"lenient"`). */
+  matching?: MatchingMode;
+  /** A Delete must name the SHA-256 of the version it removes. */
+  requireShaForDelete?: boolean;
+  /** Create missing parent directories of added and moved-to files (default true). */
+  createParents?: boolean;
+  limits?: Partial<Limits>;
+  /** Operation id for the commit (default random); needed by `reconcile` after `outcome_unknown`. */
+  operationId?: string;
+  /** Bounded wait for locks held by other writers (default 10 s). */
+  lockWaitMs?: number;
+  /** Locks older than this are broken with a warning (default 120 s). */
+  staleLockMs?: number;
+  /** Cancel: honoured until the commit program starts; after that the commit runs to its end or is reported `outcome_unknown`. */
+  signal?: AbortSignal;
+  /** Timeout of each remote program. */
+  timeoutMs?: number;
+  /** Upload progress of the commit's contents. */
+  onProgress?: (sent: number, total: number) => void;
+}
+
+/**
+ * Apply a Codex-format patch to files under `root` through a
+ * {@linkcode RemoteShell}: parse → readSnapshots → planPatch → commitRemote
+ * (or, with `dryRun`, a report of the diffs and base SHAs).
+ *
+ * Never throws for domain failures: every outcome is an {@linkcode ApplyReport}
+ * with `ok` and, when not ok, `errors` whose messages are recovery
+ * instructions. Warnings of every stage (parse leniencies, fuzzy matches,
+ * metadata) are merged into `warnings`.
+ *
+ * @example
+ * ```ts
+ * const report = await applyPatch(new LocalShell(), {
+ *   root: "/srv/site",
+ *   patch: "*** Begin Patch\n*** Update File: index.html\n@@\n-<h1>Old</h1>\n+<h1>New</h1>\n*** End Patch",
+ * });
+ * if (!report.ok) console.error(report.errors!.map((e) => e.message).join("\n\n"));
+ * ```
+ */
+export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Promise<ApplyReport> {
+  if (!shell || typeof shell.exec !== "function") throw new TypeError("applyPatch: shell must be a RemoteShell");
+  if (!request || typeof request.root !== "string" || typeof request.patch !== "string") {
+    throw new TypeError("applyPatch: request needs string root and patch");
+  }
+  const operationId = request.operationId ?? newOperationId();
+  const dryRun = request.dryRun === true;
+  const limits = resolveLimits(request.limits);
+  const base = {
+    operation_id: operationId,
+    atomicity: "batch_preflight_per_file_commit" as const,
+    elevated: shell.elevated ?? false,
+    dry_run: dryRun,
+  };
+  const failed = (errors: PatchFailure[], warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
+
+  const parsed = parsePatch(request.patch, { limits });
+  if (!parsed.ok) return failed(parsed.errors, parsed.warnings);
+  const warnings = [...parsed.warnings];
+
+  if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], warnings);
+  let snapshots: Snapshots;
+  try {
+    snapshots = await readSnapshots(shell, request.root, patchPaths(parsed.patch), {
+      signal: request.signal,
+      timeoutMs: request.timeoutMs,
+      maxFileBytes: limits.maxFileBytes,
+    });
+  } catch (error) {
+    if (error instanceof RemoteShellError) return failed([{ ...error.failure, operation_id: operationId }], warnings);
+    throw error;
+  }
+
+  const planned = planPatch(parsed.patch, snapshots, {
+    matching: request.matching,
+    expectedSha256: request.expectedSha256,
+    requireShaForDelete: request.requireShaForDelete,
+    createParents: request.createParents,
+    limits,
+  });
+  if (!planned.ok) return failed(planned.errors, [...warnings, ...planned.warnings]);
+  const plan = planned.plan;
+
+  if (dryRun) {
+    // As in a commit report: operation-level warnings on top, per-file ones in `files`.
+    return { ok: true, ...base, files: dryRunFiles(plan), warnings: [...warnings, ...plan.warnings] };
+  }
+  // The last moment a cancel can stop the change cleanly: after this the
+  // commit program owns the outcome (SPEC §7).
+  if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], [...warnings, ...plan.warnings]);
+
+  const committed = await commitRemote(shell, request.root, plan, {
+    operationId,
+    lockWaitMs: request.lockWaitMs,
+    staleLockMs: request.staleLockMs,
+    signal: request.signal,
+    timeoutMs: request.timeoutMs,
+    onProgress: request.onProgress,
+  });
+  // A failed commit has no per-file reports, so the plan's per-file warnings
+  // (fuzzy matches, …) move up rather than vanish.
+  const fileWarnings = committed.ok ? [] : plan.files.flatMap((f) => f.warnings);
+  return { ...committed, dry_run: false, warnings: [...warnings, ...fileWarnings, ...committed.warnings] };
+}
+
+/** Every path the patch names: sources and Move destinations, in patch order. */
+export function patchPaths(patch: Patch): string[] {
+  const paths: string[] = [];
+  for (const op of patch.ops) {
+    paths.push(op.path);
+    if (op.type === "update" && op.moveTo !== undefined) paths.push(op.moveTo);
+  }
+  return paths;
+}
+
+/** The per-file report of a dry run: what would change, nothing written. */
+function dryRunFiles(plan: Plan): FileReport[] {
+  return plan.files.map((file) => ({
+    op: file.op,
+    path: file.path,
+    ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
+    previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+    new_sha256: file.newSha256 ?? null,
+    bytes_written: 0,
+    metadata_preserved: null,
+    diff: file.diff,
+    warnings: file.warnings,
+  }));
+}
+
+function cancelledBeforeCommit(operationId: string): PatchFailure {
+  return failure("cancelled", "The request was cancelled before the commit started; nothing was changed. Send it again if you still want the change.", {
+    operation_id: operationId,
+  });
+}
