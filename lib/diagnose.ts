@@ -8,11 +8,11 @@
  * @module
  */
 import type { ChunkVariant, IndentDelta } from "./chunk_variants.ts";
-import { describeWhitespace } from "./chunk_variants.ts";
+import { describeWhitespace, hasTextInserts } from "./chunk_variants.ts";
 import { castVotes, type Closest, closestAt, LooseIndex, type VoteSource, VoteScratch } from "./closest.ts";
 import { boundedBlock, type ExcerptLimits, formatRef, lineRange, refsOf } from "./excerpt.ts";
 import { failure } from "./failure.ts";
-import { findMatches, type MatchIndex, type MatchStats } from "./match_index.ts";
+import { findMatches, type MatchIndex, type MatchStats, type TierIndex } from "./match_index.ts";
 import { describeTier, type LineTier } from "./normalize.ts";
 import type { MatchTier, PatchFailure } from "./types.ts";
 
@@ -116,18 +116,41 @@ function bestRegion(env: DiagnoseEnv, c: MismatchCase, source: VoteSource, scrat
   return best;
 }
 
-/** The chunk's new side (context and `+` lines), found exactly once: the change looks applied. */
+/**
+ * The chunk's new side (context and `+` lines), found exactly once: the
+ * change looks applied. Without `+` lines only the context is left to find,
+ * which proves a deletion only when context surrounds every deleted run
+ * (the lines around it are now adjacent).
+ */
 function findApplied(env: DiagnoseEnv, variant: ChunkVariant): { start: number; tier: LineTier } | undefined {
   const texts = variant.newTexts;
   if (texts.length === 0 || texts.every((t) => t.trim() === "")) return undefined;
+  if (!hasTextInserts(variant.body) && !deletionsEnclosed(variant)) return undefined;
   const maxTier = Math.min(4, Math.max(...env.tiers)) as LineTier;
+  let previous: TierIndex | undefined;
   for (let tier = 1 as LineTier; tier <= maxTier; tier = (tier + 1) as LineTier) {
     const t = env.index.tier(tier);
+    if (t === previous) continue;
+    previous = t;
     const found = findMatches(t, t.pattern(texts), 0, env.lines.length + 1, 2, env.stats);
     if (found.length === 1) return { start: found[0]!, tier };
     if (found.length > 1) return undefined;
   }
   return undefined;
+}
+
+/** Every run of `-` lines has a context line before and after it. */
+function deletionsEnclosed(variant: ChunkVariant): boolean {
+  const body = variant.body;
+  for (let i = 0; i < body.length; i++) {
+    if (body[i]!.kind !== "delete") continue;
+    let j = i;
+    while (j < body.length && body[j]!.kind !== "context") j++;
+    const before = body.slice(0, i).some((l) => l.kind === "context");
+    if (!before || j === body.length) return false;
+    i = j;
+  }
+  return true;
 }
 
 function chunkLabel(env: DiagnoseEnv, c: ChunkRef): string {

@@ -278,17 +278,24 @@ function searchVariants(
   escaped: ChunkVariant | undefined,
   finder: Finder,
 ): Hit | undefined {
+  // A tier whose index is the previous tier's (nothing to fold) finds the same.
+  let previous: TierIndex | undefined;
   for (const tier of tiers) {
     if (tier === 5) {
       if (escaped === undefined) continue;
+      previous = undefined;
       for (const lineTier of [1, 2, 3, 4] as const) {
         const t = index.tier(lineTier);
+        if (t === previous) continue;
+        previous = t;
         const positions = finder(t, t.pattern(escaped.oldTexts));
         if (positions.length > 0) return { tier, lineTier, variant: escaped, positions };
       }
       continue;
     }
     const t = index.tier(tier);
+    if (t === previous) continue;
+    previous = t;
     const positions = finder(t, t.pattern(variant.oldTexts));
     if (positions.length > 0) return { tier, lineTier: tier, variant, positions };
   }
