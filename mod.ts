@@ -2,7 +2,63 @@
  * ssh-apply-patch: apply Codex-format patches to files on remote hosts over
  * SSH, safely.
  *
+ * The pure core turns patch text and file snapshots into a plan
+ * (`parsePatch`, `planPatch`); the remote layer reads snapshots and commits
+ * plans through a small `RemoteShell` adapter (`readSnapshots`,
+ * `commitRemote`, `reconcile`), with `LocalShell` for this machine and
+ * `connectSsh` for OpenSSH servers. `applyPatch` does the whole job.
+ *
+ * @example
+ * ```ts
+ * import { applyPatch, connectSsh } from "./mod.ts";
+ *
+ * const shell = await connectSsh({ host: "web1" });
+ * const report = await applyPatch(shell, {
+ *   root: "/srv/app",
+ *   patch: "*** Begin Patch\n*** Update File: config.yml\n@@\n-debug: true\n+debug: false\n*** End Patch",
+ * });
+ * console.log(report.ok ? report.files[0]!.diff : report.errors![0]!.message);
+ * await shell.close();
+ * ```
+ *
  * @module
  */
-export { formatLineId } from "./lib/line_id.ts";
+
+// Pure core: no I/O.
+export { parsePatch } from "./lib/parse.ts";
+export { planPatch } from "./lib/plan.ts";
+export { formatLineId, lineHash } from "./lib/line_id.ts";
+export { canonicalPathKey, validatePath } from "./lib/paths.ts";
+export { unifiedDiff } from "./lib/diff.ts";
+export type { UnifiedDiffInput } from "./lib/diff.ts";
+export { DEFAULT_LIMITS, resolveLimits } from "./lib/limits.ts";
+export { failure, isRetryable, warning } from "./lib/failure.ts";
+export { sha256Hex } from "./lib/sha256.ts";
 export type * from "./lib/types.ts";
+
+// Remote layer.
+export { RemoteShellError, shQuote } from "./lib/shell.ts";
+export type { ExecOptions, ExecResult, RemoteShell } from "./lib/shell.ts";
+export { LocalShell } from "./lib/local_shell.ts";
+export type { LocalShellOptions } from "./lib/local_shell.ts";
+export { readSnapshots } from "./lib/snapshot.ts";
+export type { ReadSnapshotsOptions } from "./lib/snapshot.ts";
+export { commitRemote, DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS, newOperationId } from "./lib/commit.ts";
+export type { CommitOptions } from "./lib/commit.ts";
+export { reconcile } from "./lib/reconcile.ts";
+export type { ReconcileOptions } from "./lib/reconcile.ts";
+export { applyPatch, patchPaths } from "./lib/apply.ts";
+export type { ApplyRequest } from "./lib/apply.ts";
+
+// SSH adapter.
+export { connectSsh, SshShell } from "./lib/ssh_shell.ts";
+export type { HostKeyPolicy, SshOptions } from "./lib/ssh_shell.ts";
+export type { SudoOption } from "./lib/sudo.ts";
+export type { PassphraseSource } from "./lib/ssh_auth.ts";
+export type { AddedHostKey } from "./lib/ssh_connect.ts";
+export { parseSshDestination } from "./lib/ssh_destination.ts";
+export type { SshDestination } from "./lib/ssh_destination.ts";
+export { fingerprintSha256, formatKnownHostsLine, knownKeyTypes, parseKnownHosts, verifyHostKey } from "./lib/known_hosts.ts";
+export type { HostKeyVerdict, KnownHostEntry, KnownHosts } from "./lib/known_hosts.ts";
+export { resolveSshConfig } from "./lib/ssh_config.ts";
+export type { ResolvedSshHost, SshConfigSource } from "./lib/ssh_config.ts";
