@@ -159,8 +159,16 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     const socket = join(work, "agent.sock");
     const agent = spawn("ssh-agent", ["-D", "-a", socket], { stdio: "ignore" });
     try {
-      for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 20));
-      const added = spawnSync("ssh-add", ["-q", sshd.userKeyPath], { env: { ...process.env, SSH_AUTH_SOCK: socket } });
+      // The socket file appears at bind(), a moment before the agent listens:
+      // retry ssh-add itself (bounded) instead of trusting the file's presence.
+      let added = spawnSync("false");
+      for (let i = 0; i < 250; i++) {
+        if (existsSync(socket)) {
+          added = spawnSync("ssh-add", ["-q", sshd.userKeyPath], { env: { ...process.env, SSH_AUTH_SOCK: socket } });
+          if (added.status === 0) break;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
       expect(added.status).toBe(0);
       const { identityFile: _unused, ...withoutKey } = sshOptions(sshd, knownHosts);
       const explicit = await connectSsh({ ...withoutKey, agent: socket });
