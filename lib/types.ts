@@ -43,6 +43,7 @@ export type FailureCode =
   | "partial_apply"
   | "timeout"
   | "cancelled"
+  | "invalid_argument"
   | "connect_failed"
   | "auth_failed"
   | "host_key_unknown"
