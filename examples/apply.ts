@@ -1,0 +1,200 @@
+/**
+ * `apply.ts`: apply a Codex-format patch from the command line, to files on
+ * this machine (LocalShell) or on a host reached over SSH (connectSsh).
+ *
+ *     bun examples/apply.ts --root DIR [--dry-run] [--expect PATH=SHA ...] [--json]
+ *         [--matching exact|whitespace|lenient] [--require-sha-for-delete]
+ *         [--ssh [user@]host[:port]] [--sudo | --sudo-password-env VAR]
+ *         [--identity FILE] [--known-hosts FILE] [--accept-new-host-key]
+ *         [--timeout-ms N] [--patch FILE] < patch
+ *
+ * `--help` prints every flag (examples/cli/args.ts). Output: a human summary
+ * (per file op, path, previous → new SHA prefix, bytes, metadata kept,
+ * warnings, then the diffs or each failure's recovery message), or with
+ * `--json` exactly the library's `ApplyReport` on stdout — also when the
+ * connection could not be opened (then `files` is empty and `errors` holds
+ * the `connect_failed` / `auth_failed` / `host_key_*` failure).
+ *
+ * Exit codes:
+ *   0  applied (with --dry-run: planned)
+ *   1  refused or failed and NOTHING changed: every failure code except the
+ *      two below — patch, plan, precondition_failed, conflict, locked,
+ *      permission_denied, path refusals, timeouts before the commit,
+ *      cancelled, and connection / authentication / host-key failures
+ *   2  usage error: bad flags, unreadable --patch or --identity file, no
+ *      patch on stdin; nothing was contacted, stdout stays empty
+ *   3  files MAY have changed: `outcome_unknown` or `partial_apply`
+ *
+ * Decisions worth knowing before you copy this:
+ * - No `--reconcile OPID`. reconcile() needs the exact plan the commit used
+ *   (old and new SHA per file); `applyPatch` does not hand it out, and
+ *   re-planning the patch later is not the same plan once the files may have
+ *   changed (an applied file no longer matches the patch's old side). So on
+ *   exit 3 the CLI prints the operation id, the planned SHAs and the manual
+ *   steps. A program that needs automatic reconcile runs parse → readSnapshots
+ *   → planPatch → commitRemote itself and keeps the plan.
+ * - The sudo password is read from an environment variable named by
+ *   `--sudo-password-env`, never from argv (visible in `ps`), and reaches
+ *   sudo only on stdin. `--sudo` without `--ssh` is a usage error: LocalShell
+ *   never elevates, run the CLI itself with the rights it needs.
+ * - No flag for `insecure-accept-any`: `--accept-new-host-key` (trust on first
+ *   use, recorded in known_hosts) is as far as a copy-paste CLI should go.
+ * - Ctrl-C before the commit starts cancels cleanly (exit 1, nothing
+ *   changed). Once the commit's upload has begun, the first Ctrl-C only
+ *   says it is waiting, because killing the commit half-way is exactly what
+ *   makes an outcome unknown; a second Ctrl-C quits anyway.
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { applyPatch, connectSsh, LocalShell, newOperationId, RemoteShellError } from "../mod.ts";
+import type { ApplyReport, PatchFailure, RemoteShell, SshOptions } from "../mod.ts";
+import { parseApplyArgs, USAGE } from "./cli/args.ts";
+import type { ApplyCliOptions } from "./cli/args.ts";
+import { exitCodeFor, formatReport, manualReconcileSteps } from "./cli/report_text.ts";
+
+/**
+ * Run the CLI with `argv` (without runtime and script); resolves the exit code.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await main(["--root", "/srv/site", "--dry-run"]);
+ * ```
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const parsed = parseApplyArgs(argv);
+  if (parsed.kind === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (parsed.kind === "usage_error") return usageError(parsed.message);
+  const options = parsed.options;
+
+  let patch: string;
+  try {
+    const text = await readPatch(options.patchFile);
+    if (text === null) return usageError("no patch: pipe it on stdin or pass --patch FILE");
+    patch = text;
+  } catch (error) {
+    return usageError(`cannot read the patch: ${(error as Error).message}`);
+  }
+
+  const operationId = newOperationId();
+  let shell: RemoteShell;
+  try {
+    shell = await openShell(options);
+  } catch (error) {
+    if (!(error instanceof RemoteShellError)) throw error;
+    const report = notConnected(error.failure, operationId, options.dryRun);
+    return print(report, options, `ssh ${options.ssh!.text} ${options.root}`);
+  }
+
+  const interrupt = cancelOnInterrupt();
+  try {
+    const report = await applyPatch(shell, {
+      root: options.root,
+      patch,
+      dryRun: options.dryRun,
+      expectedSha256: options.expectedSha256,
+      matching: options.matching,
+      requireShaForDelete: options.requireShaForDelete,
+      timeoutMs: options.timeoutMs,
+      operationId,
+      signal: interrupt.signal,
+      // The first progress call means the commit program has started.
+      onProgress: interrupt.commitStarted,
+    });
+    return print(report, options, `${shell.label ?? "local"} ${options.root}`);
+  } finally {
+    interrupt.dispose();
+    await shell.close?.();
+  }
+}
+
+/** Print the report (text or JSON) and return its exit code. */
+function print(report: ApplyReport, options: ApplyCliOptions, where: string): number {
+  const code = exitCodeFor(report);
+  const steps = code === 3 ? manualReconcileSteps(report.operation_id, options.root) : "";
+  if (options.json) {
+    process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+    process.stderr.write(steps);
+  } else {
+    process.stdout.write(formatReport(report, where) + (steps ? "\n" + steps : ""));
+  }
+  return code;
+}
+
+async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
+  if (options.ssh === undefined) return new LocalShell();
+  const { destination } = options.ssh;
+  const passwordVar = options.sudoPasswordEnv;
+  const sshOptions: SshOptions = {
+    host: destination.host, // an ~/.ssh/config alias resolves inside connectSsh
+    ...(destination.port !== undefined ? { port: destination.port } : {}),
+    ...(destination.user !== undefined ? { username: destination.user } : {}),
+    ...(options.identityFiles.length > 0 ? { identityFile: options.identityFiles } : {}),
+    ...(options.knownHostsFile !== undefined ? { knownHostsFile: options.knownHostsFile } : {}),
+    hostKeyPolicy: options.acceptNewHostKey ? "accept-new" : "strict",
+    ...(options.timeoutMs !== undefined ? { readyTimeoutMs: options.timeoutMs } : {}),
+    ...(passwordVar !== undefined
+      ? { sudo: { password: () => Promise.resolve(process.env[passwordVar] ?? "") } }
+      : options.sudo
+      ? { sudo: true }
+      : {}),
+  };
+  const shell = await connectSsh(sshOptions);
+  // Diagnostics about the connection go to stderr: stdout is the report.
+  for (const note of shell.configWarnings) process.stderr.write(`ssh config: ${note}\n`);
+  for (const added of shell.addedHostKeys) process.stderr.write(`known_hosts: recorded a new host key ${JSON.stringify(added)}\n`);
+  return shell;
+}
+
+/** The patch from `--patch FILE` or stdin; `null` when stdin is a terminal. */
+async function readPatch(file: string | undefined): Promise<string | null> {
+  if (file !== undefined) return readFileSync(file, "utf8");
+  if (process.stdin.isTTY) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** An ApplyReport for a connection that never opened: nothing was read or changed. */
+function notConnected(failure: PatchFailure, operationId: string, dryRun: boolean): ApplyReport {
+  return {
+    ok: false,
+    operation_id: operationId,
+    atomicity: "batch_preflight_per_file_commit",
+    elevated: false,
+    dry_run: dryRun,
+    files: [],
+    warnings: [],
+    errors: [failure],
+  };
+}
+
+function cancelOnInterrupt(): { signal: AbortSignal; commitStarted: () => void; dispose: () => void } {
+  const controller = new AbortController();
+  let committing = false;
+  let warned = false;
+  const onInterrupt = (): void => {
+    if (!committing) return controller.abort();
+    if (warned) process.exit(130);
+    warned = true;
+    process.stderr.write("The commit is running; waiting for it to finish so every file ends all-old or all-new. Press Ctrl-C again to quit anyway (the outcome is then unknown).\n");
+  };
+  process.on("SIGINT", onInterrupt);
+  return {
+    signal: controller.signal,
+    commitStarted: () => (committing = true),
+    dispose: () => process.off("SIGINT", onInterrupt),
+  };
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`apply.ts: ${message}\nRun with --help for usage.\n`);
+  return 2;
+}
+
+if (import.meta.main) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,192 @@
+/**
+ * Command-line flags of `examples/apply.ts`: the usage text and a parser
+ * that turns argv into checked options or a usage error (exit code 2).
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { parseSshDestination } from "../../mod.ts";
+import type { MatchingMode, SshDestination } from "../../mod.ts";
+
+/** The `--help` text; also the reference for the exit codes. */
+export const USAGE: string = `Apply a Codex-format patch to files under a root directory, here or over SSH.
+
+Usage:
+  bun examples/apply.ts --root DIR [options] < patch
+  bun examples/apply.ts --root DIR --patch FILE [options]
+
+Patch and checks:
+  --root DIR                  directory the patch paths are relative to (absolute with --ssh)
+  --patch FILE                read the patch from FILE instead of stdin
+  --dry-run                   plan and show the diffs and base SHAs; change nothing
+  --expect PATH=SHA256        the file must be exactly this version (repeatable)
+  --matching MODE             exact | whitespace | lenient (default lenient)
+  --require-sha-for-delete    a Delete needs an --expect for its path
+  --timeout-ms N              limit for each remote program (and the SSH handshake)
+  --json                      print exactly the report as JSON on stdout
+
+Remote host (without --ssh the files are on this machine):
+  --ssh [user@]host[:port]    connect with SSH; host may be an ~/.ssh/config alias
+  --identity FILE             private key file (repeatable); default: agent, config, ~/.ssh/id_*
+  --known-hosts FILE          known_hosts file (default ~/.ssh/known_hosts)
+  --accept-new-host-key       trust and record an unknown host key (a changed key is still refused)
+  --sudo                      run the remote programs with sudo -n (NOPASSWD rule needed)
+  --sudo-password-env VAR     implies --sudo: sudo -S with the password read from env VAR
+  -h, --help                  show this text
+
+Exit codes:
+  0  applied (with --dry-run: planned); nothing left to do
+  1  refused or failed before anything changed: the patch, a precondition, a
+     conflict, a lock, permissions, or the connection (the report says why)
+  2  usage error: bad flags, unreadable --patch or --identity file, no patch;
+     nothing was contacted (message on stderr, nothing on stdout)
+  3  outcome unknown or partially applied (outcome_unknown, partial_apply):
+     files MAY have changed; the output names the operation id and next step
+`;
+
+/** Checked options of one CLI run. */
+export interface ApplyCliOptions {
+  /** Absolute root (a local relative root is resolved against the cwd). */
+  root: string;
+  /** `undefined`: read the patch from stdin. */
+  patchFile?: string;
+  dryRun: boolean;
+  json: boolean;
+  expectedSha256: Record<string, string>;
+  matching?: MatchingMode;
+  requireShaForDelete: boolean;
+  timeoutMs?: number;
+  /** The `--ssh` destination as written and parsed; absent: LocalShell. */
+  ssh?: { text: string; destination: SshDestination };
+  identityFiles: string[];
+  knownHostsFile?: string;
+  acceptNewHostKey: boolean;
+  sudo: boolean;
+  /** Name of the environment variable holding the sudo password. */
+  sudoPasswordEnv?: string;
+}
+
+/** What the command line asked for. */
+export type ParsedArgs =
+  | { kind: "help" }
+  | { kind: "run"; options: ApplyCliOptions }
+  | { kind: "usage_error"; message: string };
+
+const MATCHING: readonly MatchingMode[] = ["exact", "whitespace", "lenient"];
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * Parse argv (without the runtime and script) into checked options.
+ * Never throws for bad input: it returns a `usage_error` with the reason.
+ *
+ * @example
+ * ```ts
+ * const parsed = parseApplyArgs(["--root", "/srv/site", "--dry-run"]);
+ * if (parsed.kind === "run") parsed.options.dryRun; // true
+ * ```
+ */
+export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
+  let flags: Flags;
+  try {
+    flags = readFlags(argv);
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+  const { values, positionals } = flags;
+  if (values.help) return { kind: "help" };
+  if (positionals.length > 0) return usageError(`unexpected argument ${JSON.stringify(positionals[0])} (the patch comes on stdin or with --patch FILE)`);
+  if (values.root === undefined || values.root === "") return usageError("--root DIR is required");
+
+  const expectedSha256: Record<string, string> = {};
+  for (const item of values.expect ?? []) {
+    const at = item.lastIndexOf("=");
+    const path = item.slice(0, at);
+    const sha = item.slice(at + 1).toLowerCase();
+    if (at <= 0 || !SHA256.test(sha)) return usageError(`--expect ${JSON.stringify(item)}: expected PATH=SHA256 (64 hex digits)`);
+    expectedSha256[path] = sha;
+  }
+  const matching = values.matching as MatchingMode | undefined;
+  if (matching !== undefined && !MATCHING.includes(matching)) {
+    return usageError(`--matching must be one of ${MATCHING.join(", ")}, not ${JSON.stringify(matching)}`);
+  }
+  let timeoutMs: number | undefined;
+  if (values["timeout-ms"] !== undefined) {
+    timeoutMs = Number(values["timeout-ms"]);
+    if (!/^\d+$/.test(values["timeout-ms"]) || timeoutMs <= 0) return usageError("--timeout-ms must be a positive whole number of milliseconds");
+  }
+
+  let ssh: ApplyCliOptions["ssh"];
+  if (values.ssh !== undefined) {
+    const destination = parseSshDestination(values.ssh);
+    if (destination === null) return usageError(`--ssh ${JSON.stringify(values.ssh)} is not [user@]host[:port]`);
+    ssh = { text: values.ssh, destination };
+    if (!values.root.startsWith("/")) return usageError("with --ssh, --root must be an absolute path on the remote host");
+  } else {
+    // These only mean something to an SSH connection; silently ignoring them
+    // would let `--sudo` look like it worked while nothing was elevated.
+    const sshOnly = ["identity", "known-hosts", "accept-new-host-key", "sudo", "sudo-password-env"] as const;
+    const given = sshOnly.find((name) => values[name] !== undefined);
+    if (given !== undefined) return usageError(`--${given} needs --ssh (on this machine, run the CLI itself with the rights it needs)`);
+  }
+  const identityFiles = values.identity ?? [];
+  const unreadable = identityFiles.find((file) => !existsSync(file));
+  if (unreadable !== undefined) return usageError(`--identity ${unreadable}: no such file`);
+
+  const sudoPasswordEnv = values["sudo-password-env"];
+  if (sudoPasswordEnv !== undefined && !process.env[sudoPasswordEnv]) {
+    return usageError(`--sudo-password-env ${sudoPasswordEnv}: that environment variable is not set`);
+  }
+  if (values.patch !== undefined && !existsSync(values.patch)) return usageError(`--patch ${values.patch}: no such file`);
+
+  return {
+    kind: "run",
+    options: {
+      root: ssh ? values.root : resolve(values.root),
+      ...(values.patch !== undefined ? { patchFile: values.patch } : {}),
+      dryRun: values["dry-run"] === true,
+      json: values.json === true,
+      expectedSha256,
+      ...(matching !== undefined ? { matching } : {}),
+      requireShaForDelete: values["require-sha-for-delete"] === true,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(ssh ? { ssh } : {}),
+      identityFiles,
+      ...(values["known-hosts"] !== undefined ? { knownHostsFile: values["known-hosts"] } : {}),
+      acceptNewHostKey: values["accept-new-host-key"] === true,
+      sudo: values.sudo === true || sudoPasswordEnv !== undefined,
+      ...(sudoPasswordEnv !== undefined ? { sudoPasswordEnv } : {}),
+    },
+  };
+}
+
+function readFlags(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: true,
+    options: {
+      root: { type: "string" },
+      patch: { type: "string" },
+      "dry-run": { type: "boolean" },
+      expect: { type: "string", multiple: true },
+      json: { type: "boolean" },
+      matching: { type: "string" },
+      "require-sha-for-delete": { type: "boolean" },
+      "timeout-ms": { type: "string" },
+      ssh: { type: "string" },
+      identity: { type: "string", multiple: true },
+      "known-hosts": { type: "string" },
+      "accept-new-host-key": { type: "boolean" },
+      sudo: { type: "boolean" },
+      "sudo-password-env": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+type Flags = ReturnType<typeof readFlags>;
+
+function usageError(message: string): ParsedArgs {
+  return { kind: "usage_error", message };
+}

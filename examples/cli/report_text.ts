@@ -1,0 +1,171 @@
+/**
+ * Human-readable text of an `ApplyReport` (the CLI's default output and the
+ * demo's), and the CLI's exit code for a report.
+ *
+ * @module
+ */
+import type { ApplyReport, FileReport, PatchFailure, Warning } from "../../mod.ts";
+
+/** Failure codes after which files MAY have changed (exit code 3). */
+const MAYBE_CHANGED: ReadonlySet<string> = new Set(["outcome_unknown", "partial_apply"]);
+
+/**
+ * The CLI exit code of a report: 0 ok, 1 refused with nothing changed,
+ * 3 files may have changed (`outcome_unknown`, `partial_apply`).
+ *
+ * @example
+ * ```ts
+ * exitCodeFor({ ok: true } as ApplyReport); // 0
+ * ```
+ */
+export function exitCodeFor(report: ApplyReport): 0 | 1 | 3 {
+  if (report.ok) return 0;
+  return (report.errors ?? []).some((e) => MAYBE_CHANGED.has(e.code)) ? 3 : 1;
+}
+
+/**
+ * The first 8 hex digits of a SHA-256, or `(none)` for a missing file.
+ *
+ * @example
+ * ```ts
+ * shortSha("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"); // "9f86d081"
+ * ```
+ */
+export function shortSha(sha: string | null | undefined): string {
+  return sha ? sha.slice(0, 8) : "(none)";
+}
+
+/**
+ * One line per file: op, path, previous → new SHA prefix, bytes written and
+ * what metadata was kept, then the file's warnings. `pathWidth` pads the
+ * path column so several lines align.
+ *
+ * @example
+ * ```ts
+ * formatFileLine(report.files[0]!); // "  update  index.html  1a2b3c4d → 5e6f7a8b  1043 bytes  mode+owner kept"
+ * ```
+ */
+export function formatFileLine(file: FileReport, pathWidth = 0): string {
+  const parts = [
+    `  ${file.op.padEnd(6)}  ${shownPath(file).padEnd(pathWidth)}`,
+    `${shortSha(file.previous_sha256)} → ${shortSha(file.new_sha256)}`,
+  ];
+  if (file.bytes_written > 0) parts.push(`${file.bytes_written} bytes`);
+  const kept = file.metadata_preserved;
+  if (kept) {
+    parts.push(kept.mode && kept.owner ? "mode+owner kept" : `mode ${kept.mode ? "kept" : "NOT kept"}, owner ${kept.owner ? "kept" : "NOT kept"}`);
+  }
+  if (file.state !== undefined) parts.push(file.state);
+  const lines = [parts.join("  ")];
+  for (const w of file.warnings) lines.push(`      ! ${formatWarning(w)}`);
+  return lines.join("\n");
+}
+
+/**
+ * One warning: `code (path): message`.
+ *
+ * @example
+ * ```ts
+ * formatWarning({ code: "parents_created", message: "docs/ will be created.", path: "docs/a.md" });
+ * // "parents_created (docs/a.md): docs/ will be created."
+ * ```
+ */
+export function formatWarning(w: Warning): string {
+  return `${w.code}${w.path !== undefined ? ` (${w.path})` : ""}: ${w.message}`;
+}
+
+/**
+ * One failure: a heading with code, path and chunk, then its recovery
+ * message indented (it is written for the model and may span lines).
+ *
+ * @example
+ * ```ts
+ * formatFailure(report.errors![0]!, 1); // "[1] conflict · index.html\n    index.html changed …"
+ * ```
+ */
+export function formatFailure(failure: PatchFailure, index: number): string {
+  const where = [failure.code, failure.path, failure.hunk !== undefined ? `chunk ${failure.hunk}` : undefined]
+    .filter((part) => part !== undefined)
+    .join(" · ");
+  const lines = [`[${index}] ${where}`, indent(failure.message, "    ")];
+  if (failure.planned && failure.planned.length > 0) {
+    lines.push("    Planned result (SHA-256 of each path once applied):");
+    for (const p of failure.planned) lines.push(`      ${p.path}  ${p.sha256 ?? "(removed)"}`);
+  }
+  if (failure.outcomes && failure.outcomes.length > 0) {
+    lines.push("    State of each path now:");
+    for (const o of failure.outcomes) lines.push(`      ${o.path}  ${o.state}  ${o.sha256 ?? ""}`.trimEnd());
+  }
+  return lines.join("\n");
+}
+
+/**
+ * The whole report as text: a headline, the per-file table, warnings, the
+ * diffs (success) or every failure with its recovery message.
+ * `where` names the target, e.g. `local /tmp/site`.
+ *
+ * @example
+ * ```ts
+ * console.log(formatReport(await applyPatch(shell, request), "local /srv/site"));
+ * ```
+ */
+export function formatReport(report: ApplyReport, where: string): string {
+  const op = `operation ${report.operation_id}${report.elevated ? ", sudo" : ""}`;
+  const out: string[] = [];
+  const errors = report.errors ?? [];
+  if (report.ok) {
+    const verb = report.dry_run ? "Dry run: would change" : "Applied";
+    const count = `${report.files.length} file${report.files.length === 1 ? "" : "s"}`;
+    out.push(`${verb} ${count} in ${where} (${op}; ${report.atomicity})`);
+    if (report.dry_run) out.push("Nothing was written. The SHAs on the left are the versions the plan was built on.");
+    const width = Math.max(0, ...report.files.map((f) => shownPath(f).length));
+    out.push("", ...report.files.map((f) => formatFileLine(f, width)));
+  } else if (exitCodeFor(report) === 3) {
+    out.push(`OUTCOME UNKNOWN: files under ${where} MAY have changed (${op}).`);
+  } else {
+    const count = `${errors.length} problem${errors.length === 1 ? "" : "s"}`;
+    out.push(`Refused: nothing was changed in ${where} (${op}; ${count}).`);
+  }
+  if (report.warnings.length > 0) {
+    out.push("", "Warnings:", ...report.warnings.map((w) => `  - ${formatWarning(w)}`));
+  }
+  if (report.ok) {
+    for (const file of report.files) if (file.diff !== "") out.push("", file.diff.trimEnd());
+  } else {
+    errors.forEach((e, i) => out.push("", formatFailure(e, i + 1)));
+  }
+  return out.join("\n") + "\n";
+}
+
+/**
+ * What a CLI user does after `outcome_unknown` / `partial_apply`: the CLI
+ * cannot call `reconcile` itself (see the header of examples/apply.ts), so
+ * this is the manual equivalent, naming the operation's leftover files.
+ *
+ * @example
+ * ```ts
+ * manualReconcileSteps("3f2a9c01d4e5b6a7", "/srv/site");
+ * ```
+ */
+export function manualReconcileSteps(operationId: string, root: string): string {
+  return [
+    `Next step: do NOT resend the patch yet. This CLI cannot run reconcile for operation ${operationId}: reconcile`,
+    "needs the exact plan that was committed, and re-planning against files that may have changed would give",
+    "a different one. Settle it by hand:",
+    `  1. compare each path's SHA-256 (sha256sum ${root}/PATH on the target) with the planned one above;`,
+    "     all equal: the patch was applied, go to 3;",
+    "  2. otherwise run the same command with --dry-run: if it plans cleanly, nothing was applied; apply again",
+    "     (locks of the dead commit are broken after 2 minutes). If it reports some chunks as already applied,",
+    `     the batch is partly applied: the old versions are in .sap-${operationId}-<n>.bak next to those files;`,
+    `  3. remove the operation's leftovers: files named .sap-${operationId}* in the directories of the patched`,
+    "     paths (or their nearest existing parent).",
+  ].join("\n") + "\n";
+}
+
+function shownPath(file: FileReport): string {
+  return file.move_to !== undefined ? `${file.path} → ${file.move_to}` : file.path;
+}
+
+function indent(text: string, prefix: string): string {
+  return text.split("\n").map((line) => prefix + line).join("\n");
+}
