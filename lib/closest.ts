@@ -9,7 +9,7 @@
  * @module
  */
 import { type ExcerptLimits, refsOf } from "./excerpt.ts";
-import type { MatchStats } from "./match_index.ts";
+import type { MatchStats } from "./tier_index.ts";
 import { contentEnd, contentStart, foldCode, indentationOf, isWhitespaceCode, looseKey } from "./normalize.ts";
 import type { ClosestRegion, DifferenceKind } from "./types.ts";
 
@@ -18,7 +18,16 @@ const MAX_ALIGNED_LINES = 400;
 /** Regions scoring below this are not worth pointing at. */
 export const MIN_CLOSEST_SCORE = 0.3;
 
-/** Reusable vote counters, one per file. */
+/**
+ * Reusable vote counters, one per file: reset by {@linkcode VoteScratch.takeBest}.
+ *
+ * @example
+ * ```ts
+ * const scratch = new VoteScratch(10, 3);
+ * scratch.vote(4); scratch.vote(4); scratch.vote(7);
+ * scratch.takeBest(1, 0, 10); // [{ start: 4, votes: 2 }]
+ * ```
+ */
 export class VoteScratch {
   readonly #counts: Int32Array;
   readonly #touched: number[] = [];
@@ -59,6 +68,7 @@ export class VoteScratch {
 export interface VoteSource {
   /** Ids of the chunk's lines (0: never occurs). */
   pattern: Int32Array;
+  count(id: number): number;
   occurrences(id: number): Int32Array;
 }
 
@@ -69,7 +79,9 @@ export interface VoteSource {
  *
  * @example
  * ```ts
- * // see locate's tests: votes feed closestAt
+ * const scratch = new VoteScratch(3, 1);
+ * castVotes({ pattern: Int32Array.of(1), count: () => 1, occurrences: () => Int32Array.of(2) }, scratch, 100, 100, newMatchStats());
+ * scratch.takeBest(1, 0, 3); // [{ start: 2, votes: 1 }]
  * ```
  */
 export function castVotes(source: VoteSource, scratch: VoteScratch, budget: number, maxPerLine: number, stats: MatchStats): void {
@@ -77,9 +89,8 @@ export function castVotes(source: VoteSource, scratch: VoteScratch, budget: numb
   const order: { k: number; occ: Int32Array }[] = [];
   for (let k = 0; k < m; k++) {
     const id = source.pattern[k]!;
-    if (id === 0) continue;
-    const occ = source.occurrences(id);
-    if (occ.length <= maxPerLine) order.push({ k, occ });
+    if (id === 0 || source.count(id) > maxPerLine) continue;
+    order.push({ k, occ: source.occurrences(id) });
   }
   order.sort((a, b) => a.occ.length - b.occ.length);
   let used = 0;
@@ -95,6 +106,12 @@ export function castVotes(source: VoteSource, scratch: VoteScratch, budget: numb
  * Loose keys (no whitespace at all, punctuation folded) of the file lines
  * some failing chunk mentions, built in one pass with a cheap prefilter on
  * the first and last non-blank characters.
+ *
+ * @example
+ * ```ts
+ * const loose = new LooseIndex(["f( a, b )"], ["f(a,b)"], newMatchStats());
+ * [...loose.occurrences(loose.pattern(["f(a, b)"])[0]!)]; // [0]
+ * ```
  */
 export class LooseIndex {
   readonly #dict = new Map<string, number>();
@@ -127,6 +144,10 @@ export class LooseIndex {
     return out;
   }
 
+  count(id: number): number {
+    return this.#positions[id]?.length ?? 0;
+  }
+
   occurrences(id: number): Int32Array {
     return Int32Array.from(this.#positions[id] ?? []);
   }
@@ -152,7 +173,7 @@ export interface Closest {
  *
  * @example
  * ```ts
- * closestAt(["a", "x", "c"], ["a", "b", "c"], 0, { lines: 40, bytes: 4096 }, newMatchStats())?.region.score; // 2/3
+ * closestAt(["a", "x", "c"], ["a", "b", "c"], 0, { lines: 40, bytes: 4096 }, newMatchStats())?.region.score; // 0.67
  * ```
  */
 export function closestAt(

@@ -12,7 +12,9 @@ import { describeWhitespace, hasTextInserts } from "./chunk_variants.ts";
 import { castVotes, type Closest, closestAt, LooseIndex, type VoteSource, VoteScratch } from "./closest.ts";
 import { boundedBlock, type ExcerptLimits, formatRef, lineRange, refsOf } from "./excerpt.ts";
 import { failure } from "./failure.ts";
-import { findMatches, type MatchIndex, type MatchStats, type TierIndex } from "./match_index.ts";
+import type { MatchIndex } from "./match_index.ts";
+import { findMatches } from "./match_search.ts";
+import type { MatchStats, TierIndex } from "./tier_index.ts";
 import { describeTier, type LineTier } from "./normalize.ts";
 import type { MatchTier, PatchFailure } from "./types.ts";
 
@@ -62,7 +64,10 @@ const WEAK_SCORE = 0.5;
  *
  * @example
  * ```ts
- * // locateChunks calls this with the chunks it could not place
+ * // What locateChunks returns for a chunk whose lines are not in the file:
+ * const chunk = { anchors: [], endOfFile: false, patchLine: 3, lines: [{ kind: "delete" as const, text: "gone", patchLine: 4 }] };
+ * const r = locateChunks(["a", "b"], [chunk], { matching: "lenient", path: "f.txt", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors[0]!.code; // "context_mismatch"
  * ```
  */
 export function diagnoseMismatches(env: DiagnoseEnv, cases: readonly MismatchCase[]): PatchFailure[] {
@@ -82,7 +87,7 @@ export function diagnoseMismatches(env: DiagnoseEnv, cases: readonly MismatchCas
     const t4 = env.index.tier(4);
     const weak: MismatchCase[] = [];
     for (const c of pending) {
-      const source: VoteSource = { pattern: t4.pattern(c.variant.oldTexts), occurrences: (id) => t4.occurrences(id) };
+      const source: VoteSource = { pattern: t4.pattern(c.variant.oldTexts), count: (id) => t4.count(id), occurrences: (id) => t4.occurrences(id) };
       const best = bestRegion(env, c, source, scratch, budget);
       if (best) closest.set(c, best);
       if (!best || best.region.score < WEAK_SCORE) weak.push(c);
@@ -90,7 +95,7 @@ export function diagnoseMismatches(env: DiagnoseEnv, cases: readonly MismatchCas
     if (weak.length > 0) {
       const loose = new LooseIndex(env.lines, weak.flatMap((c) => c.variant.oldTexts), env.stats);
       for (const c of weak) {
-        const source: VoteSource = { pattern: loose.pattern(c.variant.oldTexts), occurrences: (id) => loose.occurrences(id) };
+        const source: VoteSource = { pattern: loose.pattern(c.variant.oldTexts), count: (id) => loose.count(id), occurrences: (id) => loose.occurrences(id) };
         const best = bestRegion(env, c, source, scratch, budget);
         const previous = closest.get(c);
         if (best && (!previous || best.region.score > previous.region.score)) closest.set(c, best);
@@ -239,7 +244,12 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
  *
  * @example
  * ```ts
- * // locateChunks returns it for .py files; see test/unit/locate.test.ts
+ * const lines = ["if a:", "    b()", "        c()"];
+ * const chunk = { anchors: [], endOfFile: false, patchLine: 3, lines: [
+ *   { kind: "context" as const, text: "b()", patchLine: 4 }, { kind: "context" as const, text: "c()", patchLine: 5 },
+ *   { kind: "insert" as const, text: "d()", patchLine: 6 }] };
+ * const r = locateChunks(lines, [chunk], { matching: "lenient", path: "a.py", indentationSensitive: true, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors[0]!.message; // "context_mismatch: … the indentation differs unevenly …"
  * ```
  */
 export function unevenIndentationFailure(env: DiagnoseEnv, c: ChunkRef, start: number, variant: ChunkVariant, delta: IndentDelta): PatchFailure {

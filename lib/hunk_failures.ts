@@ -29,7 +29,8 @@ function label(env: DiagnoseEnv, c: ChunkRef): string {
  *
  * @example
  * ```ts
- * // returned by locateChunks; see test/unit/locate.test.ts
+ * const r = locateChunks(["}", "x", "}"], [{ anchors: [], endOfFile: false, patchLine: 3, lines: [{ kind: "delete" as const, text: "}", patchLine: 4 }] }], { matching: "lenient", path: "f", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors.at(-1)!.code; // "ambiguous_hunk"
  * ```
  */
 export function ambiguousFailure(env: DiagnoseEnv, c: ChunkRef, positions: readonly number[], m: number, tier: MatchTier, start: SearchStart): PatchFailure {
@@ -124,7 +125,8 @@ function anchorBetween(env: DiagnoseEnv, previousStart: number, lastStart: numbe
  *
  * @example
  * ```ts
- * // returned by locateChunks; see test/unit/locate.test.ts
+ * const r = locateChunks(["def run():"], [{ anchors: ["def walk():"], endOfFile: false, patchLine: 3, lines: [{ kind: "insert" as const, text: "x", patchLine: 4 }] }], { matching: "lenient", path: "f", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors.at(-1)!.code; // "anchor_not_found"
  * ```
  */
 export function anchorNotFoundFailure(env: DiagnoseEnv, c: ChunkRef, anchor: string, start: SearchStart, before: number | undefined): PatchFailure {
@@ -196,7 +198,10 @@ function dice(a: Map<string, number>, b: Map<string, number>): number {
  *
  * @example
  * ```ts
- * // returned by locateChunks; see test/unit/locate.test.ts
+ * const r = locateChunks(["a", "b"], [
+ *   { anchors: [], endOfFile: false, patchLine: 3, lines: [{ kind: "delete" as const, text: "b", patchLine: 4 }] },
+ *   { anchors: [], endOfFile: false, patchLine: 5, lines: [{ kind: "delete" as const, text: "a", patchLine: 6 }] }], { matching: "lenient", path: "f", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors.at(-1)!.code; // "out_of_order_hunk"
  * ```
  */
 export function outOfOrderFailure(

@@ -34,7 +34,9 @@ import { type DiagnoseEnv, diagnoseMismatches, type MismatchCase, type SearchSta
 import { ambiguousFailure, anchorNotFoundFailure, outOfOrderFailure } from "./hunk_failures.ts";
 import { lineRange } from "./excerpt.ts";
 import { warning } from "./failure.ts";
-import { findMatches, MatchIndex, matchesAt, type MatchStats, type TierIndex } from "./match_index.ts";
+import { MatchIndex } from "./match_index.ts";
+import { findMatches, matchesAt } from "./match_search.ts";
+import type { MatchStats, TierIndex } from "./tier_index.ts";
 import { contentStart, describeTier, type LineTier, tiersFor } from "./normalize.ts";
 import type { TextFile } from "./text.ts";
 import type { Chunk, ChunkLine, MatchingMode, MatchTier, PatchFailure, Warning } from "./types.ts";

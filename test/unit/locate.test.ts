@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { formatLineId } from "../../lib/line_id.ts";
 import { type LocateOptions, type LocateResult, locateChunks } from "../../lib/locate.ts";
-import { type MatchStats, newMatchStats } from "../../lib/match_index.ts";
+import { type MatchStats, newMatchStats } from "../../lib/tier_index.ts";
 import { decodeText, renderText, type TextFile } from "../../lib/text.ts";
 import type { Chunk, FailureCode, LineEdit, OutputLine } from "../../lib/types.ts";
 import { chunk, options } from "./chunk_builder.ts";

@@ -1,0 +1,149 @@
+/**
+ * The ids and occurrence lists of one matching tier, and the work counters
+ * of the matching engine (SPEC §5.5).
+ *
+ * @module
+ */
+import { type LineTier, normalizeLine } from "./normalize.ts";
+
+/**
+ * Work counters, for tests that check the algorithm does a bounded amount of
+ * work (instead of timing it) and for benchmarks.
+ */
+export interface MatchStats {
+  /** Tier indexes built (at most one per tier per file). */
+  indexBuilds: number;
+  /** File lines visited by index builds. */
+  linesScanned: number;
+  /** File lines whose full key was computed and looked up (prefilter hits). */
+  linesKeyed: number;
+  /** Candidate start positions verified from occurrence lists. */
+  candidatesVerified: number;
+  /** Id comparisons during candidate verification. */
+  idComparisons: number;
+  /** Steps of KMP scans. */
+  kmpSteps: number;
+  /** Votes cast while looking for the closest region. */
+  votes: number;
+  /** Cells of the small LCS tables of diagnostics. */
+  lcsCells: number;
+  /** File lines visited by diagnostics scans (similar lines, loose keys, anchor checks). */
+  diagnosticLines: number;
+}
+
+/**
+ * Fresh zeroed counters.
+ *
+ * @example
+ * ```ts
+ * const stats = newMatchStats();
+ * stats.kmpSteps; // 0
+ * ```
+ */
+export function newMatchStats(): MatchStats {
+  return {
+    indexBuilds: 0,
+    linesScanned: 0,
+    linesKeyed: 0,
+    candidatesVerified: 0,
+    idComparisons: 0,
+    kmpSteps: 0,
+    votes: 0,
+    lcsCells: 0,
+    diagnosticLines: 0,
+  };
+}
+
+/**
+ * The ids and occurrence lists of one tier: which file lines carry which
+ * registered text (under the tier's normalisation), ascending.
+ *
+ * @example
+ * ```ts
+ * const index = new MatchIndex(["a", "b", "a"]);
+ * index.add("a");
+ * const t = index.tier(1);
+ * [...t.occurrences(t.idOf("a"))]; // [0, 2]
+ * ```
+ */
+export class TierIndex {
+  /** The tier whose normalisation keyed the lines. */
+  readonly tier: LineTier;
+  /** Per file line: the id of its key, 0 when no query line has that key. */
+  readonly ids: Int32Array;
+  readonly #dict: Map<string, number>;
+  readonly #occStart: Int32Array;
+  #occ: Int32Array | undefined;
+
+  /** `counts[id]`: how many lines carry each id (the occurrence lists are filled on first use). */
+  constructor(tier: LineTier, ids: Int32Array, dict: Map<string, number>, counts: Int32Array) {
+    this.tier = tier;
+    this.ids = ids;
+    this.#dict = dict;
+    const size = dict.size;
+    const occStart = new Int32Array(size + 2);
+    for (let k = 1; k <= size; k++) occStart[k + 1] = occStart[k]! + counts[k]!;
+    this.#occStart = occStart;
+  }
+
+  // Occurrence lists as one flat array (CSR): positions of id k are
+  // occ[occStart[k] .. occStart[k+1]). Built lazily: a search whose rarest
+  // line never occurs, or a tier nobody searches, never pays for it.
+  #occurrenceArray(): Int32Array {
+    if (this.#occ !== undefined) return this.#occ;
+    const occStart = this.#occStart;
+    const occ = new Int32Array(occStart[occStart.length - 1]!);
+    const fill = occStart.slice();
+    const ids = this.ids;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (id !== 0) occ[fill[id]!++] = i;
+    }
+    this.#occ = occ;
+    return occ;
+  }
+
+  /** The id of a (registered) query text at this tier; 0 if it was never registered. */
+  idOf(text: string): number {
+    return this.#dict.get(normalizeLine(text, this.tier)) ?? 0;
+  }
+
+  /** How many file lines carry `id`. */
+  count(id: number): number {
+    if (id <= 0) return 0;
+    return this.#occStart[id + 1]! - this.#occStart[id]!;
+  }
+
+  /** The ascending file positions of `id` (a view, do not modify). */
+  occurrences(id: number): Int32Array {
+    if (id <= 0 || this.count(id) === 0) return new Int32Array(0);
+    return this.#occurrenceArray().subarray(this.#occStart[id]!, this.#occStart[id + 1]!);
+  }
+
+  /** Index in `occurrences(id)` of the first position `>= pos`. */
+  lowerBound(id: number, pos: number): number {
+    const occ = this.occurrences(id);
+    let lo = 0;
+    let hi = occ.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (occ[mid]! < pos) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The first file line `>= pos` carrying `id`, or -1. */
+  firstAtOrAfter(id: number, pos: number): number {
+    const occ = this.occurrences(id);
+    const k = this.lowerBound(id, pos);
+    return k < occ.length ? occ[k]! : -1;
+  }
+
+  /** Map texts to this tier's ids (0 for unregistered texts). */
+  pattern(texts: readonly string[]): Int32Array {
+    const out = new Int32Array(texts.length);
+    for (let i = 0; i < texts.length; i++) out[i] = this.idOf(texts[i]!);
+    return out;
+  }
+}

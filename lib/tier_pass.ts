@@ -1,0 +1,251 @@
+/**
+ * The passes that key every file line at a tier (SPEC §5.5): tier 1 alone,
+ * tiers 2–4 together, reading each line's text at most once and, when the
+ * flat decoded text is available, without touching the lazily split lines.
+ * A length filter, then a signature of four sampled code units, reject most
+ * lines; repeated lines hit a per-signature cache; only the rest are sliced
+ * and looked up.
+ *
+ * @module
+ */
+import { foldCode, isWhitespaceCode, type LineTier, normalizeLine } from "./normalize.ts";
+import { TierIndex } from "./tier_index.ts";
+
+const SIG_BITS = 16;
+const SIG_MASK = (1 << SIG_BITS) - 1;
+const MAX_TRACKED_LENGTH = 4096;
+/** Slots of the per-tier cache of recently seen keys. */
+const CACHE_MASK = 4095;
+
+/**
+ * A cheap signature of `line[start, end)`: its length and four sampled code
+ * units (folded at tier 4, which keeps lengths). Equal keys have equal
+ * signatures, so a line whose signature no query has cannot match.
+ */
+function signature(line: string, start: number, end: number, fold: boolean): number {
+  const length = end - start;
+  if (length === 0) return 0;
+  let a = line.charCodeAt(start);
+  let b = line.charCodeAt(start + (length >> 1));
+  let c = line.charCodeAt(start + ((length * 3) >> 2));
+  let d = line.charCodeAt(end - 1);
+  if (fold) {
+    a = foldCode(a);
+    b = foldCode(b);
+    c = foldCode(c);
+    d = foldCode(d);
+  }
+  let h = Math.imul(length, 0x9e3779b1) ^ Math.imul(a + (d << 16), 0x85ebca6b) ^ Math.imul(b + (c << 16), 0xc2b2ae35);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 13;
+  return (h & SIG_MASK) | 1;
+}
+
+
+function isBlankCode(c: number): boolean {
+  return c === 0x20 || c === 0x09 || (c > 0x7f && isWhitespaceCode(c)) || (c >= 0x0a && c <= 0x0d);
+}
+
+/**
+ * The tier-1 pass. The length alone rejects most lines without reading
+ * their text; the signature (read from the flat text when there is one)
+ * rejects most others; only the rest are compared or looked up.
+ *
+ * @example
+ * ```ts
+ * const k = new TierKeyer(1, new Set(["b"]), 2, false);
+ * passExact(["a", "b"], "", null, k);
+ * k.finish().ids; // Int32Array [0, 1]
+ * ```
+ */
+export function passExact(lines: readonly string[], text: string, starts: Int32Array | null, k: TierKeyer): void {
+  const { lengths, sigs, ids, counts } = k;
+  const longLengths = k.longLengths;
+  const n = lines.length;
+  for (let i = 0; i < n; i++) {
+    const line = lines[i]!;
+    const length = line.length;
+    if (length <= MAX_TRACKED_LENGTH ? lengths[length] === 0 : !longLengths) continue;
+    if (i > 0 && sameAsPrevious(lines, text, starts, i, length)) {
+      const previous = ids[i - 1]!;
+      if (previous !== 0) {
+        ids[i] = previous;
+        counts[previous]!++;
+      }
+      continue;
+    }
+    let id: number;
+    if (length === 0) id = k.emptyId;
+    else {
+      const source = starts !== null ? text : line;
+      const base = starts !== null ? starts[i]! : 0;
+      const sig = signature(source, base, base + length, false);
+      if (sigs[sig] === 0) continue;
+      id = k.resolve(line, source, base, base + length, sig);
+    }
+    if (id !== 0) {
+      ids[i] = id;
+      counts[id]!++;
+    }
+  }
+}
+
+/**
+ * The pass for tiers 2, 3 and (when something can fold) 4 together: each
+ * line's text is read once.
+ *
+ * @example
+ * ```ts
+ * const queries = new Set(["b"]);
+ * const [k2, k3] = [new TierKeyer(2, queries, 2, false), new TierKeyer(3, queries, 2, false)];
+ * passTrimmed(["b  ", "  b"], "", null, k2, k3, undefined);
+ * [k2.finish().ids, k3.finish().ids]; // [Int32Array [1, 0], Int32Array [1, 1]]
+ * ```
+ */
+export function passTrimmed(lines: readonly string[], text: string, starts: Int32Array | null, k2: TierKeyer, k3: TierKeyer, k4: TierKeyer | undefined): void {
+  const n = lines.length;
+  for (let i = 0; i < n; i++) {
+    const line = lines[i]!;
+    if (i > 0 && sameAsPrevious(lines, text, starts, i, line.length)) {
+      repeatPrevious(k2, i);
+      repeatPrevious(k3, i);
+      if (k4 !== undefined) repeatPrevious(k4, i);
+      continue;
+    }
+    const source = starts !== null ? text : line;
+    const base = starts !== null ? starts[i]! : 0;
+    const limit = base + line.length;
+    let start = base;
+    while (start < limit && isBlankCode(source.charCodeAt(start))) start++;
+    let end = limit;
+    while (end > start && isBlankCode(source.charCodeAt(end - 1))) end--;
+    // Tier 2 keeps leading whitespace; a blank line's tier-2 key is "" too.
+    probe(k2, i, line, source, base, start === limit ? base : end, false);
+    probe(k3, i, line, source, start, end, false);
+    if (k4 !== undefined) probe(k4, i, line, source, start, end, true);
+  }
+}
+
+/**
+ * Line `i` is a short line equal to line `i − 1` (runs of `}`, `end`,
+ * blank lines): its ids are copied without any other work. Longer lines are
+ * left to the signature cache, so this never reads most lines.
+ */
+function sameAsPrevious(lines: readonly string[], text: string, starts: Int32Array | null, i: number, length: number): boolean {
+  if (length > 16 || lines[i - 1]!.length !== length) return false;
+  if (starts === null) return lines[i] === lines[i - 1];
+  const a = starts[i]!;
+  const b = starts[i - 1]!;
+  for (let j = 0; j < length; j++) if (text.charCodeAt(a + j) !== text.charCodeAt(b + j)) return false;
+  return true;
+}
+
+function repeatPrevious(k: TierKeyer, i: number): void {
+  const previous = k.ids[i - 1]!;
+  if (previous !== 0) {
+    k.ids[i] = previous;
+    k.counts[previous]!++;
+  }
+}
+
+/** Key line `i` at one tier: its region after trimming is `source[start, end)`. */
+function probe(k: TierKeyer, i: number, line: string, source: string, start: number, end: number, fold: boolean): void {
+  const length = end - start;
+  if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return;
+  let id: number;
+  if (length === 0) id = k.emptyId;
+  else {
+    const sig = signature(source, start, end, fold);
+    if (k.sigs[sig] === 0) return;
+    id = k.resolve(line, source, start, end, sig);
+  }
+  if (id !== 0) {
+    k.ids[i] = id;
+    k.counts[id]!++;
+  }
+}
+
+/** Whether `source[start, end)` equals `key` (same length already checked). */
+function sameText(key: string, line: string, source: string, start: number, end: number, flat: boolean): boolean {
+  // Short regions (`}`, `end`, `});`) compare faster code unit by code unit
+  // than through a native call.
+  if (end - start <= 16) {
+    for (let j = 0; start + j < end; j++) if (source.charCodeAt(start + j) !== key.charCodeAt(j)) return false;
+    return true;
+  }
+  // In the flat text the line itself is never read; otherwise `===` is far
+  // cheaper than `startsWith` when nothing was trimmed.
+  if (flat) return source.startsWith(key, start);
+  return start === 0 && end === line.length ? line === key : line.startsWith(key, start);
+}
+
+/**
+ * One tier's dictionary, filters and ids while a pass runs; `finish` turns
+ * it into a {@linkcode TierIndex}.
+ *
+ * @example
+ * ```ts
+ * const k = new TierKeyer(3, new Set(["  x"]), 1, false);
+ * k.dict.get("x"); // 1
+ * ```
+ */
+export class TierKeyer {
+  readonly tier: LineTier;
+  /** Offsets are into the flat text (else into the line itself). */
+  readonly flat: boolean;
+  keyed = 0;
+  readonly dict: Map<string, number> = new Map();
+  readonly sigs: Uint8Array = new Uint8Array(SIG_MASK + 1);
+  readonly lengths: Uint8Array = new Uint8Array(MAX_TRACKED_LENGTH + 1);
+  longLengths = false;
+  /** The id of the empty key (blank lines), 0 when no query is blank. */
+  readonly emptyId: number;
+  // The last key seen per signature: repeated lines (`}`, `return;`) compare
+  // against it in place instead of slicing, hashing and probing the map.
+  // (Filled, not `new Array(n)`: a large holey array is slow to index.)
+  readonly cacheKeys: string[] = new Array<string>(CACHE_MASK + 1).fill("");
+  readonly cacheIds: Int32Array = new Int32Array(CACHE_MASK + 1);
+  readonly ids: Int32Array;
+  readonly counts: Int32Array;
+
+  constructor(tier: LineTier, queries: ReadonlySet<string>, lineCount: number, flat: boolean) {
+    this.tier = tier;
+    this.flat = flat;
+    for (const query of queries) {
+      const key = normalizeLine(query, tier);
+      if (this.dict.has(key)) continue;
+      this.dict.set(key, this.dict.size + 1);
+      this.sigs[signature(key, 0, key.length, tier === 4)] = 1;
+      if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
+      else this.longLengths = true;
+    }
+    this.emptyId = this.dict.get("") ?? 0;
+    this.ids = new Int32Array(lineCount);
+    this.counts = new Int32Array(this.dict.size + 2);
+  }
+
+  /** The id of a line whose region `source[start, end)` passed the filters with signature `sig`. */
+  resolve(line: string, source: string, start: number, end: number, sig: number): number {
+    // A cached key equal to the raw text is also its folded key (folded keys
+    // hold no foldable character). Comparing in the flat text never reads
+    // the line; otherwise `===` is far cheaper than `startsWith`.
+    const slot = sig & CACHE_MASK;
+    const cached = this.cacheKeys[slot]!;
+    // ("" never matches here: empty regions are resolved before.)
+    if (cached.length === end - start && sameText(cached, line, source, start, end, this.flat)) {
+      return this.cacheIds[slot]!;
+    }
+    this.keyed++;
+    const key = normalizeLine(line, this.tier);
+    const id = this.dict.get(key) ?? 0;
+    this.cacheKeys[slot] = key;
+    this.cacheIds[slot] = id;
+    return id;
+  }
+
+  /** The finished index. */
+  finish(): TierIndex {
+    return new TierIndex(this.tier, this.ids, this.dict, this.counts);
+  }
+}
