@@ -84,7 +84,9 @@ export function diagnoseMismatches(env: DiagnoseEnv, cases: readonly MismatchCas
     const maxLines = Math.max(...pending.map((c) => c.variant.oldTexts.length));
     const scratch = new VoteScratch(n, maxLines);
     const budget = Math.max(2048, Math.floor((2 * n) / pending.length));
-    const t4 = env.index.tier(4);
+    // Vote with the loosest tier already built; a weak result falls back to
+    // the loose keys below, so no pass is added only to vote.
+    const t4 = env.index.built(4) ? env.index.tier(4) : env.index.tier(1);
     const weak: MismatchCase[] = [];
     for (const c of pending) {
       const source: VoteSource = { pattern: t4.pattern(c.variant.oldTexts), count: (id) => t4.count(id), occurrences: (id) => t4.occurrences(id) };
@@ -134,6 +136,7 @@ function findApplied(env: DiagnoseEnv, variant: ChunkVariant): { start: number; 
   const maxTier = Math.min(4, Math.max(...env.tiers)) as LineTier;
   let previous: TierIndex | undefined;
   for (let tier = 1 as LineTier; tier <= maxTier; tier = (tier + 1) as LineTier) {
+    if (!env.index.mayMatch(texts, tier)) continue;
     const t = env.index.tier(tier);
     if (t === previous) continue;
     previous = t;

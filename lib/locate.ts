@@ -287,6 +287,7 @@ function searchVariants(
       if (escaped === undefined) continue;
       previous = undefined;
       for (const lineTier of [1, 2, 3, 4] as const) {
+        if (!index.mayMatch(escaped.oldTexts, lineTier)) continue;
         const t = index.tier(lineTier);
         if (t === previous) continue;
         previous = t;
@@ -295,6 +296,7 @@ function searchVariants(
       }
       continue;
     }
+    if (!index.mayMatch(variant.oldTexts, tier)) continue;
     const t = index.tier(tier);
     if (t === previous) continue;
     previous = t;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { foldPunctuation, type LineTier } from "./normalize.ts";
+import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
 import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
 import { passExact, passTrimmed, TierKeyer } from "./tier_pass.ts";
 
@@ -27,6 +27,10 @@ export interface FileHints {
 }
 
 const EOL_CHARS = [0, 1, 2, 1] as const;
+/** Shorter keys (`}`, `end`) are in almost every file: searching for them tells nothing. */
+const MIN_PROBE_KEY = 6;
+/** Native substring searches allowed per file (each may scan the whole text). */
+const MAX_PROBES = 8;
 
 /**
  * The per-file index: register every text any chunk may look for, then ask
@@ -53,6 +57,7 @@ export class MatchIndex {
   readonly #queries = new Set<string>();
   readonly #tiers = new Map<LineTier, TierIndex>();
   #starts: Int32Array | null | undefined;
+  readonly #probes = new Map<string, boolean>();
 
   constructor(lines: readonly string[], stats?: MatchStats, hints: FileHints = {}) {
     this.lines = lines;
@@ -64,6 +69,39 @@ export class MatchIndex {
   add(text: string): void {
     if (this.#tiers.size > 0 && !this.#queries.has(text)) throw new Error("MatchIndex: queries must be added before any tier is built");
     this.#queries.add(text);
+  }
+
+  /** Whether `tier` is built already (asking for it costs nothing more). */
+  built(tier: LineTier): boolean {
+    return this.#tiers.has(tier);
+  }
+
+  /**
+   * Whether any line could match `texts` (context and `-` lines of a chunk)
+   * at `tier` 2–4, judged without building the tier: a line equal to the
+   * longest text at that tier contains its trimmed (and, in an ASCII file,
+   * folded) form, so if the flat text lacks it, nothing matches. `true`
+   * when it cannot tell (no flat text, short keys, or the few native
+   * searches this allows are used up).
+   */
+  mayMatch(texts: readonly string[], tier: LineTier): boolean {
+    const text = this.#hints.text;
+    if (tier === 1 || text === undefined || this.#tiers.has(tier)) return true;
+    if (tier === 4 && this.#hints.ascii !== true) return true;
+    let key = "";
+    for (const t of texts) {
+      const k = normalizeLine(t, tier === 4 ? 4 : 3);
+      if (k.length > key.length) key = k;
+    }
+    if (key.length < MIN_PROBE_KEY) return true;
+    let known = this.#probes.get(key);
+    if (known === undefined) {
+      if (this.#probes.size >= MAX_PROBES) return true;
+      known = text.includes(key);
+      this.#probes.set(key, known);
+      this.stats.textProbes++;
+    }
+    return known;
   }
 
   /** The index of `tier`, built on first use. */

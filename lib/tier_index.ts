@@ -29,6 +29,8 @@ export interface MatchStats {
   lcsCells: number;
   /** File lines visited by diagnostics scans (similar lines, loose keys, anchor checks). */
   diagnosticLines: number;
+  /** Native substring searches of the flat text that ruled tiers in or out. */
+  textProbes: number;
 }
 
 /**
@@ -51,6 +53,7 @@ export function newMatchStats(): MatchStats {
     votes: 0,
     lcsCells: 0,
     diagnosticLines: 0,
+    textProbes: 0,
   };
 }
 

@@ -162,6 +162,17 @@ describe("the tier ladder", () => {
     expect(out).toBe("  if (a) {\r\n      run(1);\r\n      done();\r\n  }\r\n");
   });
 
+  test("the flat-text scan agrees with the line scan on mixed endings, a BOM and non-ASCII text", () => {
+    const text = "\uFEFFé one\r\n  “two” —\rthree  \nfour\r\n\r\n  five\u00a0\rsix";
+    const file = fileOf(text);
+    expect(file.bom).toBe(true);
+    const chunks = [chunk([' "two" -', "-three", "+3"]), chunk(["-five", "+5"]), chunk([" six", "+7"], { eof: true })];
+    const slow = locateChunks(file.lines, chunks, options());
+    const fast = locateChunks(file.lines, chunks, options({ file }));
+    expect(fast).toEqual(slow);
+    expect(fast.placements.map((p) => [p.start, p.end, p.tier])).toEqual([[1, 3, 4], [5, 6, 3], [6, 7, 1]]);
+  });
+
   test("context lines keep the file's text, not the patch's (Codex #30505)", () => {
     const { out } = apply("  a = 1  \n  b = 2\n", [chunk([" a = 1", "-b = 2", "+b = 3"])]);
     expect(out).toBe("  a = 1  \n  b = 3\n");
@@ -445,7 +456,8 @@ describe("agrees with a naive reference on random inputs", () => {
 
 describe("bounded work on adversarial inputs (counted, not timed)", () => {
   const total = (s: MatchStats): number =>
-    s.linesScanned + s.linesKeyed + s.candidatesVerified + s.idComparisons + s.kmpSteps + s.votes + s.lcsCells + s.diagnosticLines;
+    s.linesScanned + s.linesKeyed + s.candidatesVerified + s.idComparisons + s.kmpSteps + s.votes + s.lcsCells + s.diagnosticLines +
+    s.textProbes;
   const run = (lines: string[], chunks: Chunk[]): { stats: MatchStats; result: LocateResult } => {
     const stats = newMatchStats();
     const file = fileOf(lines.join("\n") + "\n");
@@ -464,7 +476,7 @@ describe("bounded work on adversarial inputs (counted, not timed)", () => {
 
   const cases: { name: string; lines: (n: number) => string[]; chunks: Chunk[]; code: FailureCode; perLine: number }[] = [
     { name: "200k-style `}` file, 100-line chunk of `}`", lines: braces, chunks: [everywhere], code: "ambiguous_hunk", perLine: 2 },
-    { name: "`}` file, 99 `}` and one absent line", lines: braces, chunks: [nearMiss], code: "context_mismatch", perLine: 3 },
+    { name: "`}` file, 99 `}` and one absent line", lines: braces, chunks: [nearMiss], code: "context_mismatch", perLine: 2 },
     { name: "odd line every 50th: every candidate nearly matches", lines: periodic, chunks: [periodicChunk], code: "context_mismatch", perLine: 7 },
     { name: "alternating lines, chunk fails on its last line", lines: alternating, chunks: [alternatingChunk], code: "context_mismatch", perLine: 9 },
   ];
@@ -481,6 +493,12 @@ describe("bounded work on adversarial inputs (counted, not timed)", () => {
       expect(large.stats.indexBuilds).toBeLessThanOrEqual(2);
     });
   }
+
+  test("a near miss whose odd line is nowhere in the text costs one pass (a substring probe rules out tiers 2–4)", () => {
+    const { stats } = run(braces(40_000), [nearMiss]);
+    expect(stats.indexBuilds).toBe(1);
+    expect(stats.textProbes).toBeGreaterThan(0);
+  });
 
   test("ambiguous everywhere stops after 21 matches", () => {
     const { stats } = run(braces(40_000), [everywhere]);
