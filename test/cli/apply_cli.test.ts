@@ -1,0 +1,315 @@
+/**
+ * `bun examples/apply.ts` as a real process on temp copies of examples/site:
+ * local applies (text and --json), dry runs, preconditions, usage errors,
+ * an outcome_unknown (exit 3), and over a real sshd with and without sudo.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { applyPatch, LocalShell, sha256Hex } from "../../mod.ts";
+import { HookedShell } from "../support/local_trees.ts";
+import { ensureTestUsers, sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
+import type { Sshd } from "../support/sshd.ts";
+import { removeTemps, runApply, siteCopy, tempDir, treeBytes } from "./run_cli.ts";
+
+afterAll(removeTemps);
+
+const CONF_PATCH = [
+  "*** Begin Patch",
+  "*** Update File: site.conf",
+  "@@ server {",
+  "     listen 80;",
+  "-    server_name harbour.example;",
+  "+    server_name harbour.example www.harbour.example;",
+  "+    gzip on;",
+  "*** End Patch",
+].join("\n");
+const CONF_AFTER = "server {\r\n    listen 80;\r\n    server_name harbour.example www.harbour.example;\r\n    gzip on;\r\n" +
+  "    root /srv/site;\r\n    index index.html;\r\n}\r\n";
+
+const AMBIGUOUS_PATCH = [
+  "*** Begin Patch",
+  "*** Update File: assets/menu.js",
+  "@@",
+  "     const li = document.createElement(\"li\");",
+  "-    li.textContent = item.name + \" — \" + formatPrice(item.price);",
+  "+    li.textContent = \"★ \" + item.name + \" — \" + formatPrice(item.price);",
+  "*** End Patch",
+].join("\n");
+
+const confSha = (root: string): string => sha256Hex(readFileSync(join(root, "site.conf")));
+
+describe("apply.ts on this machine (LocalShell)", () => {
+  test("applies a patch: human summary with op, path, SHA prefixes, bytes, metadata and the diff; CRLF kept", async () => {
+    const root = siteCopy();
+    const before = confSha(root);
+    const run = await runApply(["--root", root], CONF_PATCH);
+    expect(run.code).toBe(0);
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);
+    const after = confSha(root);
+    expect(run.stdout).toContain(`Applied 1 file in local ${root}`);
+    expect(run.stdout).toContain(`update  site.conf  ${before.slice(0, 8)} → ${after.slice(0, 8)}  ${CONF_AFTER.length} bytes  mode+owner kept`);
+    expect(run.stdout).toContain("+    gzip on;");
+    expect(run.stderr).toBe("");
+  });
+
+  test("--json prints exactly the ApplyReport: parseable, SHAs matching the disk, nothing else on stdout", async () => {
+    const root = siteCopy();
+    const before = confSha(root);
+    const run = await runApply(["--root", root, "--json"], CONF_PATCH);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ ok: true, dry_run: false, elevated: false, atomicity: "batch_preflight_per_file_commit" });
+    expect(report.files).toHaveLength(1);
+    expect(report.files[0]).toMatchObject({
+      op: "update",
+      path: "site.conf",
+      previous_sha256: before,
+      new_sha256: confSha(root),
+      metadata_preserved: { mode: true, owner: true },
+    });
+    expect(report.operation_id).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  test("--patch FILE reads the patch from a file instead of stdin", async () => {
+    const root = siteCopy();
+    const file = join(tempDir(), "p.patch");
+    writeFileSync(file, CONF_PATCH);
+    const run = await runApply(["--root", root, "--patch", file]);
+    expect(run.code).toBe(0);
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);
+  });
+
+  test("--dry-run shows the plan and changes nothing", async () => {
+    const root = siteCopy();
+    const tree = treeBytes(root);
+    const run = await runApply(["--root", root, "--dry-run"], CONF_PATCH);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Dry run: would change 1 file");
+    expect(run.stdout).toContain("+    gzip on;");
+    expect(treeBytes(root)).toEqual(tree);
+    const json = JSON.parse((await runApply(["--root", root, "--dry-run", "--json"], CONF_PATCH)).stdout);
+    expect(json).toMatchObject({ ok: true, dry_run: true });
+    expect(json.files[0].bytes_written).toBe(0);
+    expect(treeBytes(root)).toEqual(tree);
+  });
+
+  test("--expect with the file's SHA applies; with another SHA exit 1 precondition_failed and nothing changed", async () => {
+    const root = siteCopy();
+    const tree = treeBytes(root);
+    const wrong = "0".repeat(63) + "1";
+    const refused = await runApply(["--root", root, "--json", "--expect", `site.conf=${wrong}`], CONF_PATCH);
+    expect(refused.code).toBe(1);
+    const report = JSON.parse(refused.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.errors[0]).toMatchObject({ code: "precondition_failed", path: "site.conf" });
+    expect(treeBytes(root)).toEqual(tree);
+
+    const human = await runApply(["--root", root, "--expect", `site.conf=${wrong}`], CONF_PATCH);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain("Refused: nothing was changed");
+    expect(human.stdout).toContain("[1] precondition_failed · site.conf");
+
+    const accepted = await runApply(["--root", root, "--expect", `site.conf=${confSha(root)}`], CONF_PATCH);
+    expect(accepted.code).toBe(0);
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);
+  });
+
+  test("an ambiguous chunk: exit 1, the recovery message lists N:hh candidates, nothing changed", async () => {
+    const root = siteCopy();
+    const tree = treeBytes(root);
+    const run = await runApply(["--root", root], AMBIGUOUS_PATCH);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("[1] ambiguous_hunk · assets/menu.js · chunk 1");
+    expect(run.stdout).toMatch(/15:[0-9a-f]{2} /);
+    expect(run.stdout).toMatch(/24:[0-9a-f]{2} /);
+    expect(treeBytes(root)).toEqual(tree);
+  });
+
+  test("--help prints the usage with the exit codes, exit 0", async () => {
+    const run = await runApply(["--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Usage:");
+    expect(run.stdout).toContain("Exit codes:");
+    expect(run.stdout).toContain("--sudo-password-env VAR");
+  });
+
+  // Every usage rule is tested in-process (args.test.ts); these prove the
+  // end-to-end contract: exit 2, empty stdout, the reason on stderr.
+  const usageCases: { name: string; args: (root: string) => string[]; stderr: string }[] = [
+    { name: "no --root", args: () => [], stderr: "--root DIR is required" },
+    { name: "an unknown flag", args: (r) => ["--root", r, "--bogus"], stderr: "--bogus" },
+    { name: "--sudo without --ssh", args: (r) => ["--root", r, "--sudo"], stderr: "--sudo needs --ssh" },
+    { name: "a missing --patch file", args: (r) => ["--root", r, "--patch", join(r, "nope.patch")], stderr: "no such file" },
+  ];
+  for (const c of usageCases) {
+    test(`usage error (exit 2, nothing on stdout, nothing changed): ${c.name}`, async () => {
+      const root = siteCopy();
+      const tree = treeBytes(root);
+      const run = await runApply(c.args(root), CONF_PATCH);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toContain(c.stderr);
+      expect(run.stderr).toContain("--help");
+      expect(treeBytes(root)).toEqual(tree);
+    });
+  }
+
+  // Fault injected: another commit holds site.conf's lock (paused at its
+  // `locked` hook) while the CLI's own commit waits for it and is killed by
+  // --timeout-ms: the CLI cannot know how far its commit got.
+  test("a commit killed by --timeout-ms while waiting for a lock (lock held via a hooked commit): exit 3, operation id, planned SHAs, manual steps", async () => {
+    const root = siteCopy();
+    const holderPatch = CONF_PATCH.replace("+    gzip on;", "+    gzip off;");
+    const holder = applyPatch(new HookedShell(new LocalShell(), `case "$1" in locked) sleep 2 ;; esac`), { root, patch: holderPatch });
+    const deadline = Date.now() + 3000;
+    while (!readdirSync(root).some((name) => name.startsWith(".sap-lock-")) && Date.now() < deadline) await Bun.sleep(10);
+
+    const run = await runApply(["--root", root, "--timeout-ms", "800"], CONF_PATCH);
+    expect((await holder).ok).toBe(true);
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain("OUTCOME UNKNOWN");
+    const opid = /operation ([0-9a-f]{16})/.exec(run.stdout)![1]!;
+    expect(run.stdout).toContain("[1] outcome_unknown");
+    expect(run.stdout).toContain(`site.conf  ${sha256Hex(CONF_AFTER)}`);
+    expect(run.stdout).toContain(`Next step: do NOT resend the patch yet. This CLI cannot run reconcile for operation ${opid}`);
+    // The CLI's commit never got the lock: the file holds the other writer's version...
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER.replace("gzip on", "gzip off"));
+    // ...and its stage is the kind of leftover the manual steps name.
+    expect(readdirSync(root).some((name) => name.startsWith(`.sap-${opid}`))).toBe(true);
+  }, 15000);
+});
+
+const sshReady = sshdReady("CLI over ssh (test/cli/apply_cli.test.ts)");
+
+describe.skipIf(!sshReady)("apply.ts --ssh against a real sshd", () => {
+  let sshd: Sshd;
+  let knownHosts: string;
+  const isRoot = process.getuid?.() === 0;
+
+  /** A site copy the login user owns (as root the login user is the non-root test user). */
+  function ownedSite(user: string): string {
+    const root = siteCopy();
+    if (isRoot) {
+      const uid = Number(spawnSync("id", ["-u", user], { encoding: "utf8" }).stdout.trim());
+      const gid = Number(spawnSync("id", ["-g", user], { encoding: "utf8" }).stdout.trim());
+      for (const path of ["", ...readdirSync(root, { recursive: true, encoding: "utf8" })]) chownSync(join(root, path), uid, gid);
+    }
+    return root;
+  }
+  const sshArgs = (user: string, hosts: string): string[] => [
+    "--ssh", `${user}@127.0.0.1:${sshd.port}`, "--identity", sshd.userKeyPath, "--known-hosts", hosts,
+  ];
+
+  beforeAll(async () => {
+    sshd = await startSshd();
+    knownHosts = writeKnownHosts(tempDir(), [sshd.hostKeyLine]);
+  });
+  afterAll(async () => {
+    await sshd?.stop();
+  });
+
+  test("applies a patch on the test sshd (issue 4 acceptance)", async () => {
+    const root = ownedSite(sshd.user);
+    const run = await runApply(["--root", root, ...sshArgs(sshd.user, knownHosts)], CONF_PATCH);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Applied 1 file in ${sshd.user}@127.0.0.1:${sshd.port} ${root}`);
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);
+  }, 20000);
+
+  test("--ssh with an ~/.ssh/config alias: HostName, Port, User, IdentityFile and UserKnownHostsFile come from the config", async () => {
+    const root = ownedSite(sshd.user);
+    const home = tempDir("sap-cli-alias-home-");
+    mkdirSync(join(home, ".ssh"), { mode: 0o700 });
+    writeFileSync(join(home, ".ssh/config"), [
+      "Host harbour-test",
+      "  HostName 127.0.0.1",
+      `  Port ${sshd.port}`,
+      `  User ${sshd.user}`,
+      `  IdentityFile ${sshd.userKeyPath}`,
+      `  UserKnownHostsFile ${knownHosts}`,
+      "",
+    ].join("\n"));
+    const run = await runApply(["--root", root, "--ssh", "harbour-test"], CONF_PATCH, { HOME: home });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Applied 1 file in ${sshd.user}@127.0.0.1:${sshd.port} ${root}`);
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);
+  }, 20000);
+
+  test("an unknown host key: exit 1, host_key_unknown as an ApplyReport with the line to add, nothing changed", async () => {
+    const root = ownedSite(sshd.user);
+    const tree = treeBytes(root);
+    const empty = writeKnownHosts(tempDir(), []);
+    const run = await runApply(["--root", root, "--json", ...sshArgs(sshd.user, empty)], CONF_PATCH);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ ok: false, files: [], dry_run: false });
+    expect(report.errors[0].code).toBe("host_key_unknown");
+    expect(report.errors[0].fingerprint).toBe(sshd.hostKeyFingerprint);
+    expect(treeBytes(root)).toEqual(tree);
+  }, 20000);
+
+  test("--accept-new-host-key records the key, and the next run trusts it under strict checking", async () => {
+    const root = ownedSite(sshd.user);
+    const hosts = writeKnownHosts(tempDir(), []);
+    const first = await runApply(["--root", root, "--dry-run", "--accept-new-host-key", ...sshArgs(sshd.user, hosts)], CONF_PATCH);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain("known_hosts: recorded a new host key");
+    expect(readFileSync(hosts, "utf8").trim()).not.toBe("");
+    const second = await runApply(["--root", root, ...sshArgs(sshd.user, hosts)], CONF_PATCH);
+    expect(second.code).toBe(0);
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);
+  }, 20000);
+
+  // Registered only as root (the harness needs root to create the sudo
+  // users); CI runs as root, and a skip would fail its no-skip rule.
+  if (isRoot) describe("with sudo (as the harness's non-root users)", () => {
+    /** A root-owned 0640 site.conf (group daemon) in a root-owned dir the user cannot write. */
+    function rootOwnedSite(): { root: string; file: string } {
+      const root = siteCopy();
+      chmodSync(root, 0o755);
+      const file = join(root, "site.conf");
+      chownSync(file, 0, 1);
+      chmodSync(file, 0o640);
+      return { root, file };
+    }
+
+    test("without --sudo the non-root user is refused (exit 1) and the file is untouched", async () => {
+      const { root, file } = rootOwnedSite();
+      const before = readFileSync(file);
+      const run = await runApply(["--root", root, "--json", ...sshArgs(ensureTestUsers().nopasswdUser, knownHosts)], CONF_PATCH);
+      expect(run.code).toBe(1);
+      expect(JSON.parse(run.stdout).errors[0].code).toBe("permission_denied");
+      expect(readFileSync(file)).toEqual(before);
+    }, 20000);
+
+    test("--sudo (NOPASSWD) edits the root-owned 0640 file keeping owner, group and mode; the report says elevated", async () => {
+      const { root, file } = rootOwnedSite();
+      const run = await runApply(["--root", root, "--json", "--sudo", ...sshArgs(ensureTestUsers().nopasswdUser, knownHosts)], CONF_PATCH);
+      expect(run.code).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.elevated).toBe(true);
+      expect(report.files[0].metadata_preserved).toEqual({ mode: true, owner: true });
+      expect(readFileSync(file, "utf8")).toBe(CONF_AFTER);
+      const st = statSync(file);
+      expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([0, 1, 0o640]);
+    }, 20000);
+
+    test("--sudo-password-env reads the sudo password from the environment (never argv) and applies", async () => {
+      const { root, file } = rootOwnedSite();
+      const users = ensureTestUsers();
+      const run = await runApply(
+        ["--root", root, "--sudo-password-env", "SAP_TEST_SUDO_PASSWORD", ...sshArgs(users.passwordUser, knownHosts)],
+        CONF_PATCH,
+        { SAP_TEST_SUDO_PASSWORD: users.password },
+      );
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("sudo");
+      expect(run.stdout + run.stderr).not.toContain(users.password);
+      expect(readFileSync(file, "utf8")).toBe(CONF_AFTER);
+    }, 20000);
+  });
+});
+

@@ -1,0 +1,104 @@
+/**
+ * The CLI's flag parser (examples/cli/args.ts), in-process: every usage
+ * rule, and what valid flags turn into.
+ */
+import { describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { parseApplyArgs } from "../../examples/cli/args.ts";
+
+const SHA = "ab".repeat(32);
+
+describe("parseApplyArgs usage errors", () => {
+  const cases: { name: string; argv: string[]; message: string }[] = [
+    { name: "no --root", argv: [], message: "--root DIR is required" },
+    { name: "an empty --root", argv: ["--root", ""], message: "--root DIR is required" },
+    { name: "an unknown flag", argv: ["--root", "/r", "--bogus"], message: "--bogus" },
+    { name: "a flag missing its value", argv: ["--root"], message: "--root" },
+    { name: "a positional argument", argv: ["--root", "/r", "patch.txt"], message: "unexpected argument \"patch.txt\"" },
+    { name: "a bad --matching", argv: ["--root", "/r", "--matching", "fuzzy"], message: "--matching must be one of exact, whitespace, lenient" },
+    { name: "--expect without =", argv: ["--root", "/r", "--expect", SHA], message: "expected PATH=SHA256" },
+    { name: "--expect with an empty path", argv: ["--root", "/r", "--expect", `=${SHA}`], message: "expected PATH=SHA256" },
+    { name: "--expect with a short SHA", argv: ["--root", "/r", "--expect", "a.txt=abc"], message: "expected PATH=SHA256" },
+    { name: "--timeout-ms not a number", argv: ["--root", "/r", "--timeout-ms", "soon"], message: "--timeout-ms" },
+    { name: "--timeout-ms zero", argv: ["--root", "/r", "--timeout-ms", "0"], message: "--timeout-ms" },
+    { name: "--sudo without --ssh", argv: ["--root", "/r", "--sudo"], message: "--sudo needs --ssh" },
+    { name: "--identity without --ssh", argv: ["--root", "/r", "--identity", "/etc/hostname"], message: "--identity needs --ssh" },
+    { name: "--known-hosts without --ssh", argv: ["--root", "/r", "--known-hosts", "/k"], message: "--known-hosts needs --ssh" },
+    { name: "--accept-new-host-key without --ssh", argv: ["--root", "/r", "--accept-new-host-key"], message: "--accept-new-host-key needs --ssh" },
+    { name: "a bad --ssh destination", argv: ["--root", "/r", "--ssh", "user@"], message: "is not [user@]host[:port]" },
+    { name: "an --ssh port out of range", argv: ["--root", "/r", "--ssh", "web1:70000"], message: "is not [user@]host[:port]" },
+    { name: "a relative --root with --ssh", argv: ["--root", "srv", "--ssh", "web1"], message: "absolute path on the remote host" },
+    { name: "a missing --identity file", argv: ["--root", "/r", "--ssh", "web1", "--identity", "/nonexistent/key"], message: "no such file" },
+    { name: "a missing --patch file", argv: ["--root", "/r", "--patch", "/nonexistent/p.patch"], message: "no such file" },
+    { name: "an unset --sudo-password-env", argv: ["--root", "/r", "--ssh", "web1", "--sudo-password-env", "SAP_SURELY_UNSET_VAR"], message: "not set" },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const parsed = parseApplyArgs(c.argv);
+      expect(parsed.kind).toBe("usage_error");
+      if (parsed.kind === "usage_error") expect(parsed.message).toContain(c.message);
+    });
+  }
+});
+
+describe("parseApplyArgs valid flags", () => {
+  test("-h and --help ask for the usage (an unknown flag next to them is still an error)", () => {
+    expect(parseApplyArgs(["--bogus-but-help", "-h"]).kind).toBe("usage_error");
+    expect(parseApplyArgs(["--root", "/r", "-h"])).toEqual({ kind: "help" });
+    expect(parseApplyArgs(["--help"])).toEqual({ kind: "help" });
+  });
+
+  test("a local run: relative root resolved, defaults off, --expect collected (path may contain =, SHA lowercased)", () => {
+    const parsed = parseApplyArgs(["--root", "site", "--expect", `a=b.txt=${SHA.toUpperCase()}`, "--expect", `c.txt=${SHA}`, "--dry-run", "--json"]);
+    expect(parsed).toEqual({
+      kind: "run",
+      options: {
+        root: resolve("site"),
+        dryRun: true,
+        json: true,
+        expectedSha256: { "a=b.txt": SHA, "c.txt": SHA },
+        requireShaForDelete: false,
+        identityFiles: [],
+        acceptNewHostKey: false,
+        sudo: false,
+      },
+    });
+  });
+
+  test("an ssh run: destination parsed, identities repeated, --sudo-password-env implies sudo", () => {
+    process.env.SAP_ARGS_TEST_PW = "x";
+    try {
+      const parsed = parseApplyArgs([
+        "--root", "/srv/site", "--ssh", "deploy@web1:2222", "--identity", "/etc/hostname", "--identity", "/etc/passwd",
+        "--known-hosts", "/tmp/kh", "--accept-new-host-key", "--sudo-password-env", "SAP_ARGS_TEST_PW",
+        "--matching", "exact", "--require-sha-for-delete", "--timeout-ms", "5000", "--patch", "/etc/hostname",
+      ]);
+      expect(parsed).toEqual({
+        kind: "run",
+        options: {
+          root: "/srv/site",
+          patchFile: "/etc/hostname",
+          dryRun: false,
+          json: false,
+          expectedSha256: {},
+          matching: "exact",
+          requireShaForDelete: true,
+          timeoutMs: 5000,
+          ssh: { text: "deploy@web1:2222", destination: { user: "deploy", host: "web1", port: 2222 } },
+          identityFiles: ["/etc/hostname", "/etc/passwd"],
+          knownHostsFile: "/tmp/kh",
+          acceptNewHostKey: true,
+          sudo: true,
+          sudoPasswordEnv: "SAP_ARGS_TEST_PW",
+        },
+      });
+    } finally {
+      delete process.env.SAP_ARGS_TEST_PW;
+    }
+  });
+
+  test("an alias destination stays a bare host for ssh_config to resolve", () => {
+    const parsed = parseApplyArgs(["--root", "/srv", "--ssh", "harbour"]);
+    expect(parsed.kind === "run" && parsed.options.ssh).toEqual({ text: "harbour", destination: { host: "harbour" } });
+  });
+});
