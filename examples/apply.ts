@@ -13,7 +13,10 @@
  * warnings, then the diffs or each failure's recovery message), or with
  * `--json` exactly the library's `ApplyReport` on stdout — also when the
  * connection could not be opened (then `files` is empty and `errors` holds
- * the `connect_failed` / `auth_failed` / `host_key_*` failure).
+ * the `connect_failed` / `auth_failed` / `host_key_*` failure). Notes about
+ * the connection (ssh_config settings not applied, a host key recorded by
+ * --accept-new-host-key) and, with --json, the manual steps after exit 3
+ * go to stderr, so stdout is only ever the report.
  *
  * Exit codes:
  *   0  applied (with --dry-run: planned)

@@ -10,7 +10,14 @@ import { parseArgs } from "node:util";
 import { parseSshDestination } from "../../mod.ts";
 import type { MatchingMode, SshDestination } from "../../mod.ts";
 
-/** The `--help` text; also the reference for the exit codes. */
+/**
+ * The `--help` text; also the reference for the exit codes.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(USAGE);
+ * ```
+ */
 export const USAGE: string = `Apply a Codex-format patch to files under a root directory, here or over SSH.
 
 Usage:
