@@ -1,0 +1,126 @@
+/**
+ * The text blocks of tool results, built from the result objects (never by
+ * re-parsing JSON). Clients that show the model only `content` still give
+ * it everything it needs: SHAs in full, recovery messages first, diffs
+ * bounded.
+ *
+ * @module
+ */
+import type { ReadWindowResult } from "../../lib/read_window.ts";
+import type { FileReport, PatchFailure, Warning } from "../../lib/types.ts";
+import type { ApplyPatchOutput } from "./schemas.ts";
+
+/** A text content block. */
+export type TextBlock = { type: "text"; text: string };
+
+const text = (value: string): TextBlock => ({ type: "text", text: value });
+const short = (sha: string | null): string => (sha === null ? "none" : sha.slice(0, 12));
+
+/**
+ * read_file's blocks: a summary with the hashes and what to do next, then
+ * the window's text exactly (omitted for an empty file).
+ *
+ * @example
+ * ```ts
+ * readBlocks("site", "index.html", window, false);
+ * ```
+ */
+export function readBlocks(root: string, path: string, w: ReadWindowResult, lineIds: boolean): TextBlock[] {
+  const format = `eol ${w.eol}, ${w.final_newline ? "final newline" : "no final newline"}${w.bom ? ", UTF-8 BOM" : ""}`;
+  let range: string;
+  if (w.total_lines === 0) range = "is empty (0 lines)";
+  else if (w.start_line === 1 && !w.truncated) range = `lines 1-${w.end_line} of ${w.total_lines} (the whole file)`;
+  else range = `lines ${w.start_line}-${w.end_line} of ${w.total_lines}`;
+  const lines = [
+    `${path} in root ${root}: ${range}; ${format}.`,
+    `file_sha256: ${w.file_sha256}  (send as expected_sha256 {"${path}": "…"} when patching this file)`,
+    `content_sha256: ${w.content_sha256}  (these lines' bytes as stored)`,
+  ];
+  if (w.truncated) lines.push(`More lines follow: call read_file with offset ${w.end_line + 1} to read on.`);
+  if (lineIds) lines.push(`Each line is prefixed "N:hh|" (line number : content hash); never copy the prefix into a patch.`);
+  return w.text === "" ? [text(lines.join("\n"))] : [text(lines.join("\n")), text(w.text)];
+}
+
+/**
+ * The failure blocks of any tool: the recovery messages first (the block a
+ * model reads), then the warnings, if any.
+ *
+ * @example
+ * ```ts
+ * failureBlocks(report.errors ?? [], report.warnings);
+ * ```
+ */
+export function failureBlocks(errors: readonly PatchFailure[], warnings: readonly Warning[] = []): TextBlock[] {
+  // Library messages usually start with their code; the others get it here.
+  const items = errors.map((e) => (e.message.startsWith(`${e.code}:`) ? e.message : `${e.code}: ${e.message}`));
+  if (errors.some((e) => e.code === "outcome_unknown" || e.code === "partial_apply")) {
+    items.push(
+      "This server has no reconcile tool: read_file each file of the patch to see its real state before sending anything else, and tell the user the operation id.",
+    );
+  }
+  const head = errors.length > 1 ? `${errors.length} problems:\n\n` : "";
+  const blocks = [text(head + items.join("\n\n"))];
+  if (warnings.length > 0) blocks.push(text(warningLines(warnings)));
+  return blocks;
+}
+
+function warningLines(warnings: readonly Warning[]): string {
+  return ["Warnings:", ...warnings.map((w) => `- [${w.code}] ${w.message}`)].join("\n");
+}
+
+function describeFile(file: FileReport, dryRun: boolean): string {
+  const target = file.move_to !== undefined ? `${file.path} -> ${file.move_to}` : file.path;
+  const parts: string[] = [];
+  if (file.new_sha256 !== null) parts.push(`${dryRun ? "would get" : "new"} sha256 ${file.new_sha256}`);
+  if (file.previous_sha256 !== null) parts.push(`was ${short(file.previous_sha256)}`);
+  if (!dryRun && file.bytes_written > 0) parts.push(`${file.bytes_written} bytes written`);
+  const kept = file.metadata_preserved;
+  if (kept !== null) parts.push(`mode ${kept.mode ? "kept" : "NOT kept"}, owner ${kept.owner ? "kept" : "NOT kept"}`);
+  return `- ${file.op} ${target}${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
+}
+
+/**
+ * The blocks of a successful apply_patch: what changed (or would change),
+ * the warnings, then the diffs cut at `diffBudget` UTF-8 bytes.
+ *
+ * @example
+ * ```ts
+ * reportBlocks(report, "site", 64 * 1024);
+ * ```
+ */
+export function reportBlocks(report: ApplyPatchOutput, root: string, diffBudget: number): TextBlock[] {
+  const count = `${report.files.length} file${report.files.length === 1 ? "" : "s"}`;
+  const head = report.dry_run
+    ? `Dry run on root ${root}: the patch applies cleanly to ${count}; nothing was changed.`
+    : `Applied the patch to root ${root}: ${count} changed (operation ${report.operation_id}${report.elevated ? ", elevated with sudo" : ""}).`;
+  const lines = [head, ...report.files.map((f) => describeFile(f, report.dry_run))];
+  if (report.dry_run) {
+    lines.push("To apply it, send the same patch without dry_run, with expected_sha256 set to each file's current sha256 so nothing can change in between.");
+  } else {
+    lines.push("A new sha256 is the file's file_sha256 now: use it as expected_sha256 for a further patch of that file.");
+  }
+  const blocks = [text(lines.join("\n"))];
+  if (report.warnings.length > 0 || report.files.some((f) => f.warnings.length > 0)) {
+    blocks.push(text(warningLines([...report.warnings, ...report.files.flatMap((f) => f.warnings)])));
+  }
+  const diff = report.files.map((f) => f.diff).filter((d) => d !== "").join("\n");
+  if (diff !== "") blocks.push(text(boundedDiff(diff, diffBudget)));
+  return blocks;
+}
+
+const encoder = new TextEncoder();
+
+/** The diff, cut at a line boundary within `budget` UTF-8 bytes, with a note saying what was cut. */
+export function boundedDiff(diff: string, budget: number): string {
+  const total = encoder.encode(diff).length;
+  if (total <= budget) return diff;
+  let kept = 0;
+  let end = 0;
+  for (const line of diff.split(/(?<=\n)/)) {
+    const size = encoder.encode(line).length;
+    if (kept + size > budget) break;
+    kept += size;
+    end += line.length;
+  }
+  return `${diff.slice(0, end)}${diff.slice(0, end).endsWith("\n") || end === 0 ? "" : "\n"}[diff cut: ${kept} of ${total} bytes shown. The full diff of each file is in structuredContent.files[].diff; or read_file the changed files to see them whole.]`;
+}

@@ -1,0 +1,265 @@
+/**
+ * Roots of the example MCP server: where the model may read and patch,
+ * chosen by the operator (flags or a JSON config file), never by the model.
+ *
+ * ```
+ * --root NAME=LOCATION[?OPTION=VALUE&...]     (repeatable)
+ * --config PATH.json
+ * ```
+ *
+ * LOCATION is `ssh://[user@]host[:port]/absolute/path` (host may be an
+ * ~/.ssh/config alias) or a local directory (resolved to an absolute path at
+ * startup; it must exist). On the command line, per-root options follow a
+ * `?` as in a URL query (`?matching=exact&sudo=1&maxFileBytes=1000000`), so
+ * a location given as a flag cannot contain `?` — put such a root in the
+ * config file, where options are fields:
+ *
+ * ```json
+ * { "roots": {
+ *     "site": "./examples/site",
+ *     "app": { "location": "ssh://deploy@web1:2222/srv/app", "matching": "exact",
+ *              "requireShaForDelete": true, "knownHostsFile": "~/.ssh/known_hosts" } } }
+ * ```
+ *
+ * Relative paths in the config file (local roots, key and known_hosts files)
+ * are relative to the file's directory; on the command line, to the working
+ * directory. A leading `~/` means the home directory.
+ *
+ * @module
+ */
+import { readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, posix, resolve } from "node:path";
+import { z } from "zod";
+import { parseSshDestination } from "../../lib/ssh_destination.ts";
+import type { SshDestination } from "../../lib/ssh_destination.ts";
+
+/** Per-root options: the same names in the config file and in a flag's `?query`. */
+export type RootOptions = {
+  /** Where the tier ladder stops (SPEC §5.2); default lenient. */
+  matching?: "exact" | "whitespace" | "lenient";
+  /** A Delete must carry expected_sha256 for the file. */
+  requireShaForDelete?: boolean;
+  /** Create missing parent directories of added files (default true). */
+  createParents?: boolean;
+  /** Timeout of each remote program, in milliseconds. */
+  timeoutMs?: number;
+  limits?: { maxPatchBytes?: number; maxFiles?: number; maxChunksPerFile?: number; maxFileBytes?: number };
+  /** SSH roots: run the programs through `sudo -n` (passwordless sudo). */
+  sudo?: boolean;
+  hostKeyPolicy?: "strict" | "accept-new" | "insecure-accept-any";
+  knownHostsFile?: string;
+  identityFile?: string;
+  /** An ssh_config file, or `false` to ignore ~/.ssh/config. */
+  sshConfigFile?: string | false;
+  /** Jump hosts `[user@]host[:port],…` (overrides ssh_config ProxyJump). */
+  proxyJump?: string;
+};
+
+const positive = z.number().int().positive();
+const rootOptionsSchema = z.strictObject({
+  matching: z.enum(["exact", "whitespace", "lenient"]).optional(),
+  requireShaForDelete: z.boolean().optional(),
+  createParents: z.boolean().optional(),
+  timeoutMs: positive.optional(),
+  limits: z.strictObject({
+    maxPatchBytes: positive.optional(),
+    maxFiles: positive.optional(),
+    maxChunksPerFile: positive.optional(),
+    maxFileBytes: positive.optional(),
+  }).optional(),
+  sudo: z.boolean().optional(),
+  hostKeyPolicy: z.enum(["strict", "accept-new", "insecure-accept-any"]).optional(),
+  knownHostsFile: z.string().min(1).optional(),
+  identityFile: z.string().min(1).optional(),
+  sshConfigFile: z.union([z.string().min(1), z.literal(false)]).optional(),
+  proxyJump: z.string().min(1).optional(),
+});
+
+const ROOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const configFileSchema = z.strictObject({
+  roots: z.record(
+    z.string().regex(ROOT_NAME, "a root name is letters, digits, '.', '_' or '-' (at most 64)"),
+    z.preprocess(
+      (entry) => (typeof entry === "string" ? { location: entry } : entry),
+      rootOptionsSchema.extend({ location: z.string().min(1) }),
+    ),
+  ),
+});
+
+/** One configured root, resolved. */
+export interface RootConfig {
+  /** The name the model passes as `root`. */
+  name: string;
+  kind: "local" | "ssh";
+  /** Absolute directory on the target host. */
+  path: string;
+  /** The SSH destination (ssh roots). */
+  ssh?: SshDestination;
+  options: RootOptions;
+  /** `ssh://user@host:port/path` or the local path, for messages and logs. */
+  label: string;
+}
+
+/** A configuration problem: the message says what is wrong and how to write it. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** How to start the server (printed by --help and with configuration errors). */
+export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json]
+
+  --root site=./examples/site                      a local directory (must exist)
+  --root app=ssh://deploy@web1:2222/srv/app        a directory on an SSH host (host may be an ~/.ssh/config alias)
+  --root app=ssh://web1/srv/app?matching=exact&sudo=1&requireShaForDelete=1
+  --config roots.json                              {"roots": {"NAME": "LOCATION" | {"location": "LOCATION", ...options}}}
+
+options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),
+  timeoutMs, maxPatchBytes, maxFiles, maxChunksPerFile, maxFileBytes, hostKeyPolicy=strict|accept-new|insecure-accept-any,
+  knownHostsFile, identityFile, sshConfigFile (a path, or none), proxyJump`;
+
+const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const;
+const BOOLEAN_KEYS = ["requireShaForDelete", "createParents", "sudo"] as const;
+const SSH_ONLY_KEYS = ["sudo", "hostKeyPolicy", "knownHostsFile", "identityFile", "sshConfigFile", "proxyJump"] as const;
+const QUERY_KEYS = [
+  "matching",
+  "hostKeyPolicy",
+  "knownHostsFile",
+  "identityFile",
+  "sshConfigFile",
+  "proxyJump",
+  "timeoutMs",
+  ...BOOLEAN_KEYS,
+  ...LIMIT_KEYS,
+];
+
+/**
+ * The roots named by command-line arguments (`--root`, `--config`), or
+ * `"help"` for `--help`. Throws {@linkcode ConfigError} for anything wrong.
+ *
+ * @example
+ * ```ts
+ * const roots = loadRoots(["--root", "site=./examples/site"]);
+ * ```
+ */
+export function loadRoots(argv: readonly string[], cwd: string = process.cwd()): RootConfig[] | "help" {
+  const roots: RootConfig[] = [];
+  const add = (root: RootConfig): void => {
+    if (roots.some((r) => r.name === root.name)) throw new ConfigError(`root "${root.name}" is configured twice; give each root its own name`);
+    roots.push(root);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "-h" || arg === "--help") return "help";
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    if (flag !== "--root" && flag !== "--config") throw new ConfigError(`unknown argument ${JSON.stringify(arg)}\n\n${USAGE}`);
+    const value = inline ?? argv[++i];
+    if (value === undefined || value === "") throw new ConfigError(`${flag} needs a value\n\n${USAGE}`);
+    if (flag === "--root") add(rootFromFlag(value, cwd));
+    else for (const root of rootsFromFile(resolve(cwd, expandHome(value)))) add(root);
+  }
+  if (roots.length === 0) throw new ConfigError(`no roots configured: name at least one directory the tools may edit\n\n${USAGE}`);
+  return roots;
+}
+
+/** `NAME=LOCATION[?a=b&c=d]` from the command line. */
+function rootFromFlag(value: string, cwd: string): RootConfig {
+  const eq = value.indexOf("=");
+  const name = eq > 0 ? value.slice(0, eq) : "";
+  if (!ROOT_NAME.test(name)) {
+    throw new ConfigError(`--root ${JSON.stringify(value)}: write --root NAME=LOCATION, NAME being letters, digits, '.', '_' or '-' (e.g. --root site=./examples/site)`);
+  }
+  const spec = value.slice(eq + 1);
+  const q = spec.indexOf("?");
+  const location = q < 0 ? spec : spec.slice(0, q);
+  const options = q < 0 ? {} : queryOptions(name, spec.slice(q + 1));
+  return resolveRoot(name, location, validate<RootOptions>(`--root ${name}`, rootOptionsSchema, options), cwd);
+}
+
+function queryOptions(name: string, query: string): Record<string, unknown> {
+  const options: Record<string, unknown> = {};
+  const limits: Record<string, unknown> = {};
+  for (const [key, raw] of new URLSearchParams(query)) {
+    if (!QUERY_KEYS.includes(key)) {
+      throw new ConfigError(`--root ${name}: unknown option "${key}"; options are ${QUERY_KEYS.join(", ")}`);
+    }
+    let value: unknown = raw;
+    if ((BOOLEAN_KEYS as readonly string[]).includes(key)) {
+      value = /^(1|true|yes)$/i.test(raw) ? true : /^(0|false|no)$/i.test(raw) ? false : raw;
+    } else if (key === "timeoutMs" || (LIMIT_KEYS as readonly string[]).includes(key)) {
+      value = /^\d+$/.test(raw) ? Number(raw) : raw;
+    } else if (key === "sshConfigFile" && /^(none|false)$/i.test(raw)) {
+      value = false;
+    }
+    if ((LIMIT_KEYS as readonly string[]).includes(key)) limits[key] = value;
+    else options[key] = value;
+  }
+  if (Object.keys(limits).length > 0) options.limits = limits;
+  return options;
+}
+
+function rootsFromFile(file: string): RootConfig[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(`--config ${file}: cannot read it (${(error as Error).message})`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`--config ${file}: not valid JSON (${(error as Error).message})`);
+  }
+  const config = validate(`--config ${file}`, configFileSchema, data);
+  const base = dirname(file);
+  return Object.entries(config.roots).map(([name, { location, ...options }]) => resolveRoot(name, location, options, base));
+}
+
+function validate<T>(where: string, schema: z.ZodType<T>, data: unknown): T {
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `  ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
+  throw new ConfigError(`${where}: invalid configuration\n${problems.join("\n")}\n\n${USAGE}`);
+}
+
+function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? homedir() + path.slice(1) : path;
+}
+
+/** Turn a location into a root; file options become absolute paths. */
+function resolveRoot(name: string, location: string, options: RootOptions, base: string): RootConfig {
+  const file = (path: string | undefined): string | undefined => (path === undefined ? undefined : resolve(base, expandHome(path)));
+  const resolved: RootOptions = {
+    ...options,
+    ...(options.knownHostsFile !== undefined ? { knownHostsFile: file(options.knownHostsFile) } : {}),
+    ...(options.identityFile !== undefined ? { identityFile: file(options.identityFile) } : {}),
+    ...(typeof options.sshConfigFile === "string" ? { sshConfigFile: file(options.sshConfigFile) } : {}),
+  };
+  if (/[\u0000-\u001f\u007f]/.test(location)) throw new ConfigError(`root "${name}": the location contains control characters`);
+  if (location.startsWith("ssh://")) {
+    const rest = location.slice("ssh://".length);
+    const slash = rest.indexOf("/");
+    const destination = slash < 0 ? null : parseSshDestination(rest.slice(0, slash));
+    if (destination === null) {
+      throw new ConfigError(`root "${name}": ${JSON.stringify(location)} is not ssh://[user@]host[:port]/absolute/path (e.g. ssh://deploy@web1:2222/srv/app)`);
+    }
+    const path = posix.normalize(rest.slice(slash)).replace(/(.)\/+$/, "$1");
+    return { name, kind: "ssh", path, ssh: destination, options: resolved, label: `ssh://${rest.slice(0, slash)}${path}` };
+  }
+  const path = resolve(base, expandHome(location));
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) {
+    const hint = /^[^/]*@[^/]*:/.test(location) ? " For an SSH root write ssh://user@host[:port]/absolute/path." : "";
+    throw new ConfigError(`root "${name}": the local directory ${path} does not exist (or is not a directory).${hint}`);
+  }
+  const sshOnly = SSH_ONLY_KEYS.filter((key) => options[key] !== undefined);
+  if (sshOnly.length > 0) throw new ConfigError(`root "${name}" is a local directory: ${sshOnly.join(", ")} apply to ssh:// roots only`);
+  return { name, kind: "local", path, options: resolved, label: path };
+}

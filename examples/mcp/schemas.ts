@@ -1,0 +1,187 @@
+/**
+ * zod schemas of the tools' inputs and outputs. Outputs mirror the library's
+ * report and failure shapes (lib/types.ts) field by field; report objects
+ * are declared loose because SPEC §2 lets those shapes grow (a client
+ * validating against an older schema keeps working).
+ *
+ * Each output schema is one object for success and failure alike (MCP
+ * requires an object schema): `ok` tells which, and `errors` holds the
+ * typed failures when it is false.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { ApplyReport, FailureCode, PatchFailure, Warning, WarningCode } from "../../lib/types.ts";
+import type { ReadWindowResult } from "../../lib/read_window.ts";
+
+const FAILURE_CODES = [
+  "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
+  "not_regular_file", "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
+  "out_of_order_hunk", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied",
+  "limit_exceeded", "remote_unsupported", "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled",
+  "invalid_argument", "connect_failed", "auth_failed", "host_key_unknown", "host_key_mismatch",
+] as const satisfies readonly FailureCode[];
+
+const WARNING_CODES = [
+  "patch_trimmed", "heredoc_stripped", "carriage_return_stripped", "unified_header_ignored",
+  "first_chunk_without_anchor", "fuzzy_match", "escaped_literals_recovered", "indentation_adjusted",
+  "indentation_not_adjusted", "trailing_blank_context_dropped", "appended_at_eof", "parents_created",
+  "mode_not_preserved", "owner_not_preserved", "acl_or_xattr_not_preserved", "hard_link_broken",
+  "stale_lock_broken", "insecure_host_key", "cleanup_incomplete",
+] as const satisfies readonly WarningCode[];
+
+// The lists above must name every code of the library: a new code fails the type check here.
+const everyFailureCode: [Exclude<FailureCode, (typeof FAILURE_CODES)[number]>] extends [never] ? true : never = true;
+const everyWarningCode: [Exclude<WarningCode, (typeof WARNING_CODES)[number]>] extends [never] ? true : never = true;
+void everyFailureCode, everyWarningCode;
+
+const sha256 = z.string().describe("lowercase hex SHA-256");
+const lineNumber = z.number().int();
+
+const lineRef = z.looseObject({ line: lineNumber, id: z.string().describe("N:hh line id"), text: z.string() });
+
+const closestRegion = z.looseObject({
+  start_line: lineNumber,
+  end_line: lineNumber,
+  score: z.number(),
+  difference: z.enum(["whitespace", "indentation", "content"]),
+  lines: z.array(lineRef),
+  diff: z.string(),
+});
+
+const pathState = z.enum(["missing", "file", "directory", "symlink", "other"]);
+
+/** A typed failure (lib/types.ts PatchFailure). */
+export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
+  code: z.enum(FAILURE_CODES),
+  message: z.string().describe("what was expected, what is there, what to do next"),
+  retryable: z.boolean().describe("the same request, unchanged, may succeed later"),
+  path: z.string().optional(),
+  hunk: z.number().int().optional().describe("1-based chunk of the file's Update section"),
+  line: lineNumber.optional().describe("1-based file line"),
+  patch_line: lineNumber.optional().describe("1-based line of the patch text"),
+  candidates: z.array(lineRef).optional(),
+  closest: closestRegion.optional(),
+  already_applied_at: lineNumber.optional(),
+  expected_sha256: sha256.nullable().optional(),
+  actual_sha256: sha256.nullable().optional(),
+  expected_state: z.enum(["missing", "sha256"]).optional(),
+  actual_state: pathState.optional(),
+  limit: z.looseObject({
+    name: z.enum(["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"]),
+    max: z.number(),
+    actual: z.number(),
+  }).optional(),
+  operation_id: z.string().optional(),
+  outcomes: z.array(z.looseObject({
+    path: z.string(),
+    state: z.enum(["old", "new", "missing", "unknown"]),
+    sha256: sha256.nullable(),
+  })).optional(),
+  planned: z.array(z.looseObject({ path: z.string(), sha256: sha256.nullable() })).optional(),
+  tool: z.string().optional(),
+  fingerprint: z.string().optional(),
+  known_hosts_line: z.string().optional(),
+});
+
+/** A warning (lib/types.ts Warning). */
+export const warningSchema: z.ZodType<Warning> = z.looseObject({
+  code: z.enum(WARNING_CODES),
+  message: z.string(),
+  path: z.string().optional(),
+  hunk: z.number().int().optional(),
+  line: lineNumber.optional(),
+  patch_line: lineNumber.optional(),
+});
+
+const fileReport = z.looseObject({
+  op: z.enum(["add", "update", "delete", "move"]),
+  path: z.string(),
+  move_to: z.string().optional(),
+  previous_sha256: sha256.nullable().describe("null: the file did not exist"),
+  new_sha256: sha256.nullable().describe("null: deleted; otherwise the file_sha256 of the new version"),
+  bytes_written: z.number().int(),
+  metadata_preserved: z.looseObject({ mode: z.boolean(), owner: z.boolean() }).nullable(),
+  diff: z.string().describe("unified diff of the change"),
+  warnings: z.array(warningSchema),
+  state: z.enum(["applied", "not_applied", "diverged"]).optional(),
+});
+
+/** apply_patch input. */
+export const applyPatchInput: z.ZodType<ApplyPatchArgs> = z.object({
+  patch: z.string().min(1).describe("the patch text, from *** Begin Patch to *** End Patch"),
+  root: z.string().optional().describe("the root name; may be omitted when the server has a single root"),
+  dry_run: z.boolean().optional().describe("check the patch and return the diff without changing anything"),
+  expected_sha256: z.record(z.string(), z.string()).optional().describe(
+    "path → file_sha256 from read_file, for files the patch updates or deletes: the patch applies only to that exact version",
+  ),
+});
+
+/** apply_patch output: the library's ApplyReport (operation fields absent when no operation started). */
+export const applyPatchOutput: z.ZodType<ApplyPatchOutput> = z.looseObject({
+  ok: z.boolean(),
+  operation_id: z.string().optional(),
+  atomicity: z.literal("batch_preflight_per_file_commit").optional(),
+  elevated: z.boolean().optional().describe("the programs ran under sudo"),
+  dry_run: z.boolean(),
+  files: z.array(fileReport),
+  warnings: z.array(warningSchema),
+  errors: z.array(failureSchema).optional(),
+});
+
+/** read_file input. */
+export const readFileInput: z.ZodType<ReadFileArgs> = z.object({
+  root: z.string().optional().describe("the root name; may be omitted when the server has a single root"),
+  path: z.string().min(1).describe("file path relative to the root, e.g. src/app.py"),
+  offset: z.number().int().min(1).optional().describe("1-based first line (default 1)"),
+  limit: z.number().int().min(1).optional().describe("most lines (default 800)"),
+  line_ids: z.boolean().optional().describe("prefix each line with its N:hh| id"),
+});
+
+/** read_file output: the window (lib/read_window.ts) when ok, the failures otherwise. */
+export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({
+  ok: z.boolean(),
+  root: z.string().optional(),
+  path: z.string(),
+  text: z.string().optional().describe("the lines of the window, each ending in \\n"),
+  file_sha256: sha256.optional().describe("of the whole file: send it as expected_sha256 when patching"),
+  content_sha256: sha256.optional().describe("of the window's bytes exactly as in the file"),
+  start_line: lineNumber.optional(),
+  end_line: lineNumber.optional(),
+  total_lines: z.number().int().optional(),
+  truncated: z.boolean().optional().describe("more lines follow: read on with offset = end_line + 1"),
+  eol: z.enum(["lf", "crlf", "cr", "mixed", "none"]).optional(),
+  bom: z.boolean().optional(),
+  final_newline: z.boolean().optional(),
+  errors: z.array(failureSchema).optional(),
+});
+
+/** apply_patch arguments. */
+export type ApplyPatchArgs = {
+  patch: string;
+  root?: string;
+  dry_run?: boolean;
+  expected_sha256?: Record<string, string>;
+};
+
+/** read_file arguments. */
+export type ReadFileArgs = {
+  root?: string;
+  path: string;
+  offset?: number;
+  limit?: number;
+  line_ids?: boolean;
+};
+
+/** The structured result of apply_patch: an ApplyReport, or a report-shaped failure from before any operation. */
+export type ApplyPatchOutput =
+  & Omit<ApplyReport, "operation_id" | "atomicity" | "elevated">
+  & Partial<Pick<ApplyReport, "operation_id" | "atomicity" | "elevated">>;
+
+/** The structured result of read_file: the window when ok, the failures otherwise. */
+export type ReadFileOutput = Partial<ReadWindowResult> & {
+  ok: boolean;
+  root?: string;
+  path: string;
+  errors?: PatchFailure[];
+};
