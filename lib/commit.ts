@@ -13,7 +13,7 @@ import { parseProgramOutput } from "./remote/protocol.ts";
 import { plannedShas, shasOf } from "./remote/plan_shas.ts";
 import type { ProgramOutput } from "./remote/protocol.ts";
 import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unsupported } from "./remote/failures.ts";
-import { RemoteShellError } from "./shell.ts";
+import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, Warning } from "./types.ts";
 
@@ -48,9 +48,6 @@ export function newOperationId(): string {
   return randomUUID().replaceAll("-", "").slice(0, 16);
 }
 
-/** Transport failures that happen before a program can have started. */
-const NOT_STARTED = new Set(["connect_failed", "auth_failed", "host_key_unknown", "host_key_mismatch"]);
-
 /**
  * Commit a plan: stage every new content (SHA-checked), lock all paths in
  * sorted order, re-check every expected state, copy mode and owner, then
@@ -64,7 +61,10 @@ const NOT_STARTED = new Set(["connect_failed", "auth_failed", "host_key_unknown"
  * written), `partial_apply` (restore failed: real state per path), or
  * `outcome_unknown` when the channel died or the program was killed after
  * it may have begun changing files — then call {@linkcode reconcile} with
- * the report's `operation_id`. Only programmer errors throw (an invalid
+ * the report's `operation_id`. A transport failure before the program
+ * started (the adapter's `RemoteShellError.started === false`: refused
+ * connection or sudo, timeout while waiting for a channel, …) is reported
+ * as itself, since nothing ran. Only programmer errors throw (an invalid
  * plan, root or operation id).
  *
  * @example
@@ -114,7 +114,9 @@ export async function commitRemote(
     });
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
-    if (NOT_STARTED.has(error.failure.code)) return fail([{ ...error.failure, operation_id: operationId }]);
+    // Nothing ran (the adapter says so, or the code cannot happen after a
+    // start): that failure is the answer, and retrying is safe.
+    if (!programMayHaveRun(error)) return fail([{ ...error.failure, operation_id: operationId }]);
     return fail([outcomeUnknown(operationId, plannedShas(plan), `the transport failed (${error.failure.code}: ${error.failure.message})`)]);
   }
   const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);

@@ -79,7 +79,7 @@ export class LocalShell implements RemoteShell {
       throw new TypeError("LocalShell.exec: timeoutMs must be a positive number");
     }
     if (signal?.aborted) {
-      return Promise.reject(new RemoteShellError(failure("cancelled", "the operation was cancelled before the local program started; nothing ran")));
+      return Promise.reject(new RemoteShellError(failure("cancelled", "the operation was cancelled before the local program started; nothing ran"), { started: false }));
     }
     return new Promise<ExecResult>((resolve, reject) => {
       let child: ChildProcess;
@@ -125,18 +125,18 @@ export class LocalShell implements RemoteShell {
         reject(error);
       };
       const onAbort = (): void =>
-        fail(new RemoteShellError(failure("cancelled", "the operation was cancelled; the local program was killed. If it was a commit, call reconcile with its operation id before retrying")));
+        fail(new RemoteShellError(failure("cancelled", "the operation was cancelled; the local program was killed. If it was a commit, call reconcile with its operation id before retrying"), { started: true }));
       signal?.addEventListener("abort", onAbort, { once: true });
       if (timeoutMs !== undefined) {
         timer = setTimeout(() =>
-          fail(new RemoteShellError(failure("timeout", `the local program did not finish within ${timeoutMs} ms and was killed; retry with a longer timeout`))), timeoutMs);
+          fail(new RemoteShellError(failure("timeout", `the local program did not finish within ${timeoutMs} ms and was killed; retry with a longer timeout`), { started: true })), timeoutMs);
       }
 
       const collect = (into: Uint8Array[]) => (chunk: Uint8Array): void => {
         if (settled) return;
         outputBytes += chunk.length;
         if (outputBytes > this.#maxOutput) {
-          fail(new RemoteShellError(failure("limit_exceeded", `the local program wrote more than ${this.#maxOutput} bytes of output and was killed; read fewer or smaller files at once`, { retryable: false })));
+          fail(new RemoteShellError(failure("limit_exceeded", `the local program wrote more than ${this.#maxOutput} bytes of output and was killed; read fewer or smaller files at once`, { retryable: false }), { started: true }));
           return;
         }
         into.push(chunk);
@@ -206,6 +206,7 @@ function startFailure(binary: string, error: unknown): RemoteShellError {
     failure("connect_failed", `the local shell ${JSON.stringify(binary)} could not be started (${detail}); configure an installed POSIX shell`, {
       retryable: false,
     }),
+    { started: false }, // the shell binary itself could not be started
   );
 }
 

@@ -13,7 +13,7 @@ import { parseProgramOutput } from "./remote/protocol.ts";
 import type { ProgramOutput } from "./remote/protocol.ts";
 import { shasOf } from "./remote/plan_shas.ts";
 import { locked, remoteError, remoteWarning, rootFailure, unsupported } from "./remote/failures.ts";
-import { RemoteShellError } from "./shell.ts";
+import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, Plan, Warning } from "./types.ts";
 import type { TransactionLayout } from "./remote/manifest.ts";
@@ -97,7 +97,10 @@ export async function reconcile(
     });
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
-    return fail([{ ...error.failure, message: `${error.failure.message} (reconcile did not complete: ${again})` }]);
+    // Either way the files are as the commit left them, or partly restored
+    // by this reconcile; running it again finishes the job.
+    const how = programMayHaveRun(error) ? "reconcile may have stopped part-way" : "reconcile did not run";
+    return fail([{ ...error.failure, message: `${error.failure.message} (${how}: ${again})` }]);
   }
   const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
   const stderr = new TextDecoder().decode(result.stderr);

@@ -49,9 +49,11 @@ export interface ExecResult {
  *   SSH connection) → the call REJECTS with `outcome_unknown`;
  * - the transport stayed up but the program's channel ended without an exit
  *   status → the call RESOLVES with `exitCode: null, signal: null`.
- * Every other rejection means the program did not run, except `timeout` /
- * `cancelled` after it started (its message says it was killed part-way;
- * before the start the message says "nothing ran").
+ * A rejection tells whether the program may have run through
+ * {@linkcode RemoteShellError.started} (`false`: nothing ran; `true`: it may
+ * have run, e.g. `timeout` / `cancelled` after it started — killed part-way;
+ * unset: unknown). Adapters set it wherever they know; callers decide with
+ * {@linkcode programMayHaveRun}.
  *
  * @example
  * ```ts
@@ -68,6 +70,24 @@ export interface RemoteShell {
   readonly label?: string;
 }
 
+/** Options of {@linkcode RemoteShellError}. */
+export interface RemoteShellErrorOptions {
+  /** Whether the program may have started; see {@linkcode RemoteShellError.started}. */
+  started?: boolean;
+}
+
+/**
+ * Failure codes that by their nature are decided before any program can
+ * start (no connection, no login): an error with one of them and no
+ * `started` flag is treated as "nothing ran".
+ */
+export const NEVER_STARTED_CODES: ReadonlySet<string> = new Set([
+  "connect_failed",
+  "auth_failed",
+  "host_key_unknown",
+  "host_key_mismatch",
+]);
+
 /**
  * A transport-level failure of {@linkcode RemoteShell.exec}, carrying the
  * typed failure value. The engine turns it into a report; it never escapes
@@ -75,17 +95,50 @@ export interface RemoteShell {
  *
  * @example
  * ```ts
- * throw new RemoteShellError(failure("timeout", "the remote program did not finish within 30 s; retry"));
+ * throw new RemoteShellError(failure("timeout", "the remote program did not finish within 30 s; retry"), { started: true });
  * ```
  */
 export class RemoteShellError extends Error {
   /** The typed failure. */
   readonly failure: PatchFailure;
-  constructor(failure: PatchFailure) {
+  /**
+   * Whether the program may have run — what a caller needs to decide between
+   * "report this failure, nothing changed" and "outcome unknown":
+   * - `false`: guaranteed nothing ran (refused before the program was sent
+   *   or before it could start: not connected, not authenticated, sudo
+   *   refused, channel refused, command too long, timed out or cancelled
+   *   while waiting). Retrying is safe.
+   * - `true`: the program may have run, wholly or in part (killed on
+   *   timeout, cancel or output cap; the connection dropped while it ran).
+   * - `undefined`: the adapter does not know. Treat it as "may have run"
+   *   unless the code is one of {@linkcode NEVER_STARTED_CODES} — use
+   *   {@linkcode programMayHaveRun} rather than reading this field alone.
+   */
+  readonly started?: boolean;
+  constructor(failure: PatchFailure, options: RemoteShellErrorOptions = {}) {
     super(failure.message);
     this.name = "RemoteShellError";
     this.failure = failure;
+    if (options.started !== undefined) this.started = options.started;
   }
+}
+
+/**
+ * Whether the program behind a rejected {@linkcode RemoteShell.exec} may
+ * have run: the error's `started` flag when the adapter set it, otherwise
+ * true for every code except {@linkcode NEVER_STARTED_CODES} (unknown is
+ * treated as "may have run", the safe side for a commit).
+ *
+ * @example
+ * ```ts
+ * programMayHaveRun(new RemoteShellError(failure("timeout", "…nothing ran"), { started: false })); // false
+ * programMayHaveRun(new RemoteShellError(failure("timeout", "…killed"))); // true
+ * programMayHaveRun(new RemoteShellError(failure("auth_failed", "…"))); // false
+ * ```
+ */
+export function programMayHaveRun(error: RemoteShellError): boolean {
+  if (error.started !== undefined) return error.started;
+  return !NEVER_STARTED_CODES.has(error.failure.code);
 }
 
 /**

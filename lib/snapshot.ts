@@ -38,9 +38,12 @@ const FIELD = /^(-|[0-9]{1,15})$/;
  *
  * Rejects (throws asynchronously) only with {@linkcode RemoteShellError}:
  * transport failures from the adapter (connection, timeout, cancel, output
- * cap), a missing remote tool (`remote_unsupported`) and output that breaks
- * the protocol (`remote_error`) — none of which leaves a `Snapshots` to
- * return. Reading changes nothing, so every one of them is safe to retry.
+ * cap; a connection dropped mid-read becomes `remote_error`, never
+ * `outcome_unknown`), a missing remote tool (`remote_unsupported`) and
+ * output that breaks the protocol (`remote_error`) — none of which leaves a
+ * `Snapshots` to return. Errors raised after the program ran carry
+ * `started: true`. Reading changes nothing, so every one of them is safe to
+ * retry.
  *
  * @example
  * ```ts
@@ -77,12 +80,16 @@ export async function readSnapshots(
     stdin: snapshotInput(send),
     signal: options.signal,
     timeoutMs: options.timeoutMs,
-  });
+  }).catch((error: unknown) => readFailure(error, host));
+  // From here on the snapshot program ran (read-only: still nothing changed).
   const problem = (what: string): RemoteShellError =>
-    new RemoteShellError(remoteError(
-      `${what} (exit ${exitCode ?? "none"}${signal ? `, signal ${signal}` : ""}); nothing was changed: retry`,
-      new TextDecoder().decode(stderr),
-    ));
+    new RemoteShellError(
+      remoteError(
+        `${what} (exit ${exitCode ?? "none"}${signal ? `, signal ${signal}` : ""}); nothing was changed: retry`,
+        new TextDecoder().decode(stderr),
+      ),
+      { started: true },
+    );
 
   const reader = new FrameReader(stdout);
   if (reader.line() !== "SAP-BEGIN snapshot") throw problem("the snapshot program did not start");
@@ -100,7 +107,7 @@ export async function readSnapshots(
       if (f[1] === "ok") break;
       throw problem(`the snapshot program stopped (${f[1]})`);
     }
-    if (f[0] === "UNSUPPORTED" && f.length === 2) throw new RemoteShellError(unsupported(f[1]!, host));
+    if (f[0] === "UNSUPPORTED" && f.length === 2) throw new RemoteShellError(unsupported(f[1]!, host), { started: true });
     if (f[0] === "ROOT" && f.length === 2) {
       const rejected = rootFailure(f[1]!, root, host);
       for (const path of send) result.set(path, { path, kind: "other", rejected: { ...rejected, path } });
@@ -146,6 +153,23 @@ export async function readSnapshots(
   }
   if (seen.size !== send.length) throw problem("the snapshot output missed some paths");
   return result;
+}
+
+/**
+ * A transport failure of the snapshot exec. A connection that dropped
+ * while the program may have been running is `outcome_unknown` for the
+ * adapter, but the snapshot program only reads: report it as a retryable
+ * `remote_error` that says nothing changed (keeping `started`), so nobody
+ * goes looking for a commit to reconcile. Other failures pass unchanged.
+ */
+function readFailure(error: unknown, host: string): never {
+  if (error instanceof RemoteShellError && error.failure.code === "outcome_unknown") {
+    throw new RemoteShellError(
+      remoteError(`the connection to ${host} dropped while the files were being read; reading changes nothing, so nothing was changed: retry`, ""),
+      error.started === undefined ? {} : { started: error.started },
+    );
+  }
+  throw error;
 }
 
 const LATIN1 = new TextDecoder("latin1");

@@ -131,6 +131,15 @@ export class PidMarkerScanner {
     return false;
   }
 
+  /**
+   * Whether every stderr byte so far was searched (false once the scanner
+   * gave up after 64 KiB without a marker): only then does "no marker"
+   * prove the program did not start.
+   */
+  get searchedAll(): boolean {
+    return !this.#done || this.#span !== null;
+  }
+
   /** Whether the wrapper reported that the program started. */
   get started(): boolean {
     return this.#span !== null;

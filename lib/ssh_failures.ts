@@ -21,6 +21,7 @@ export function closedError(label: string): RemoteShellError {
     failure("connect_failed", `the SSH connection to ${label} was closed by close(); open a new one with connectSsh.`, {
       retryable: false,
     }),
+    { started: false },
   );
 }
 
@@ -48,6 +49,7 @@ export function stoppedError(
         `the program on ${label} ${what} before it started (waiting for a connection, sudo or a free channel); ` +
           `nothing ran. Retry${reason === "timeout" ? " with a larger timeoutMs" : ""}.`,
       ),
+      { started: false },
     );
   }
   const how = killed
@@ -59,6 +61,7 @@ export function stoppedError(
       `the program on ${label} ${what}; ${how}. It may have done part of its work: re-read the affected files ` +
         `before retrying.`,
     ),
+    { started: true },
   );
 }
 
@@ -78,6 +81,8 @@ export function droppedError(label: string, started: boolean): RemoteShellError 
         `it may or may not have completed. Do not assume either: re-read the affected files (or reconcile the ` +
         `operation) before retrying. The next call reconnects.`,
     ),
+    // Even before the start marker the exec request may have reached sshd.
+    { started: true },
   );
 }
 
@@ -95,6 +100,7 @@ export function notSentError(label: string): RemoteShellError {
       "connect_failed",
       `the SSH connection to ${label} dropped before the program was sent; nothing ran. Retry: the next call reconnects.`,
     ),
+    { started: false },
   );
 }
 
@@ -113,18 +119,27 @@ export function channelRefusedError(label: string, reason: string): RemoteShellE
       `${label} refused to run a program (${reason}). Check the server's sshd settings (MaxSessions, ForceCommand, ` +
         `the account's shell); retry later if it is overloaded.`,
     ),
+    { started: false },
   );
 }
 
 /**
  * The login shell exited without starting the program (no start marker).
+ * `started` is `false` when all of stderr was searched for the marker,
+ * `undefined` when the search gave up (the marker may have been missed).
  *
  * @example
  * ```ts
  * throw loginShellError("deploy@web1:22", 1, null, "This account is currently not available.");
  * ```
  */
-export function loginShellError(label: string, exitCode: number | null, signal: string | null, stderr: string): RemoteShellError {
+export function loginShellError(
+  label: string,
+  exitCode: number | null,
+  signal: string | null,
+  stderr: string,
+  started: false | undefined = false,
+): RemoteShellError {
   const trimmed = stderr.trim();
   const shown = trimmed.length > 400 ? trimmed.slice(0, 400) + "…" : trimmed || "(no message)";
   return new RemoteShellError(
@@ -133,6 +148,7 @@ export function loginShellError(label: string, exitCode: number | null, signal: 
       `the login shell of ${label} did not start the program (exit ${exitCode}${signal ? `, ${signal}` : ""}): ` +
         `${shown}. The account needs a POSIX login shell (sh, bash, dash, zsh, ksh) and /bin/sh.`,
     ),
+    { started },
   );
 }
 
@@ -160,6 +176,7 @@ export function commandTooLongError(label: string, bytes: number): RemoteShellEr
         `${MAX_EXEC_COMMAND_BYTES} bytes (it reaches the login shell as one argument). Nothing ran. Send bulk data ` +
         `on stdin instead of in the program text.`,
     ),
+    { started: false },
   );
 }
 
@@ -179,5 +196,22 @@ export function outputTooLargeError(label: string, maxOutputBytes: number): Remo
         `smaller files at once (or raise maxOutputBytes).`,
       { retryable: false },
     ),
+    { started: true },
   );
+}
+
+/**
+ * The same error, marked as "the program did not start": for failures
+ * while connecting or validating sudo, before the program was sent (a
+ * dropped sudo probe is the probe's outcome, not the program's).
+ * Anything that is not a {@linkcode RemoteShellError} is returned as is.
+ *
+ * @example
+ * ```ts
+ * const mode = await connection.sudo.prepare(run).catch((e) => { throw beforeStart(e); });
+ * ```
+ */
+export function beforeStart(error: unknown): unknown {
+  if (!(error instanceof RemoteShellError) || error.started === false) return error;
+  return new RemoteShellError(error.failure, { started: false });
 }

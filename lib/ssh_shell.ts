@@ -29,6 +29,7 @@ import { connectChain } from "./ssh_connect.ts";
 import { channelDone, endConnection, sleep, untilAborted } from "./ssh_connection.ts";
 import type { Connection } from "./ssh_connection.ts";
 import {
+  beforeStart,
   channelRefusedError,
   closedError,
   commandTooLongError,
@@ -47,6 +48,10 @@ import type { SudoMode, SudoOption } from "./sudo.ts";
 import type { Warning } from "./types.ts";
 
 export type { SshOptions } from "./ssh_options.ts";
+
+function rethrowBeforeStart(error: unknown): never {
+  throw beforeStart(error);
+}
 export type { HostKeyPolicy } from "./ssh_connect.ts";
 
 /** Default output cap per program (as LocalShell): big snapshots are legitimate. */
@@ -189,12 +194,13 @@ export class SshShell implements RemoteShell {
     reason: () => "timeout" | "cancelled" | null,
   ): Promise<ExecResult> {
     const notStarted = (): RemoteShellError => stoppedError(this.label, reason()!, options.timeoutMs, null);
-    const connection = await untilAborted(this.#connection(), signal, notStarted);
+    // Failures up to here happen before the program is sent: nothing ran.
+    const connection = await untilAborted(this.#connection(), signal, notStarted).catch(rethrowBeforeStart);
     const mode = await untilAborted(
       connection.sudo.prepare((raw, stdin) => this.#rawRun(connection, raw, stdin)),
       signal,
       notStarted,
-    );
+    ).catch(rethrowBeforeStart);
     const nonce = randomBytes(8).toString("hex");
     const wrapped = buildExecCommand(command, nonce, mode);
     const size = Buffer.byteLength(wrapped);
@@ -243,8 +249,11 @@ export class SshShell implements RemoteShell {
       const stderr = new TextDecoder().decode(outcome.stderr);
       const target = { user: this.#target.hops.at(-1)!.username, host: this.#target.hops.at(-1)!.hostName };
       const sudoFailure = this.elevated ? classifySudoFailure(stderr, outcome.exitCode, target) : null;
-      if (sudoFailure) throw new RemoteShellError(sudoFailure);
-      throw loginShellError(this.label, outcome.exitCode, outcome.signal, stderr);
+      // No start marker: nothing ran — unless the scanner gave up before the
+      // end of stderr (a login shell flooding it), then it is unknown.
+      const started = scanner.searchedAll ? false : undefined;
+      if (sudoFailure) throw new RemoteShellError(sudoFailure, { started });
+      throw loginShellError(this.label, outcome.exitCode, outcome.signal, stderr, started);
     }
     return {
       stdout: outcome.stdout,
