@@ -77,10 +77,11 @@ const rootOptionsSchema = z.strictObject({
 });
 
 const ROOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const NAME_RULE = "a root NAME is letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)";
 
 const configFileSchema = z.strictObject({
   roots: z.record(
-    z.string().regex(ROOT_NAME, "a root name is letters, digits, '.', '_' or '-' (at most 64)"),
+    z.string(),
     z.preprocess(
       (entry) => (typeof entry === "string" ? { location: entry } : entry),
       rootOptionsSchema.extend({ location: z.string().min(1) }),
@@ -168,7 +169,7 @@ function rootFromFlag(value: string, cwd: string): RootConfig {
   const eq = value.indexOf("=");
   const name = eq > 0 ? value.slice(0, eq) : "";
   if (!ROOT_NAME.test(name)) {
-    throw new ConfigError(`--root ${JSON.stringify(value)}: write --root NAME=LOCATION, NAME being letters, digits, '.', '_' or '-' (e.g. --root site=./examples/site)`);
+    throw new ConfigError(`--root ${JSON.stringify(value)}: write --root NAME=LOCATION, ${NAME_RULE} (e.g. --root site=./examples/site)`);
   }
   const spec = value.slice(eq + 1);
   const q = spec.indexOf("?");
@@ -214,7 +215,10 @@ function rootsFromFile(file: string): RootConfig[] {
   }
   const config = validate(`--config ${file}`, configFileSchema, data);
   const base = dirname(file);
-  return Object.entries(config.roots).map(([name, { location, ...options }]) => resolveRoot(name, location, options, base));
+  return Object.entries(config.roots).map(([name, { location, ...options }]) => {
+    if (!ROOT_NAME.test(name)) throw new ConfigError(`--config ${file}: root name ${JSON.stringify(name)}: ${NAME_RULE}`);
+    return resolveRoot(name, location, options, base);
+  });
 }
 
 function validate<T>(where: string, schema: z.ZodType<T>, data: unknown): T {
@@ -260,6 +264,6 @@ function resolveRoot(name: string, location: string, options: RootOptions, base:
     throw new ConfigError(`root "${name}": the local directory ${path} does not exist (or is not a directory).${hint}`);
   }
   const sshOnly = SSH_ONLY_KEYS.filter((key) => options[key] !== undefined);
-  if (sshOnly.length > 0) throw new ConfigError(`root "${name}" is a local directory: ${sshOnly.join(", ")} apply to ssh:// roots only`);
+  if (sshOnly.length > 0) throw new ConfigError(`root "${name}" is a local directory: ${sshOnly.join(", ")} ${sshOnly.length === 1 ? "applies" : "apply"} to ssh:// roots only`);
   return { name, kind: "local", path, options: resolved, label: path };
 }

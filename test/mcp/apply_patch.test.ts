@@ -1,0 +1,217 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { chmodSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { LocalShell } from "../../lib/local_shell.ts";
+import { applyPatchOutput } from "../../examples/mcp/schemas.ts";
+import type { ApplyPatchOutput, ReadFileOutput } from "../../examples/mcp/schemas.ts";
+import type { RootConfig } from "../../examples/mcp/roots.ts";
+import { loadRoots } from "../../examples/mcp/roots.ts";
+import { call, connect, expectValid, FaultShell, localRoots, makeTree, sha256, sourceOf, textOf } from "./helpers.ts";
+import type { Session } from "./helpers.ts";
+
+const APP = "def main():\n    setup()\n    run(debug=True)\n";
+const FIX_DEBUG = "*** Begin Patch\n*** Update File: app.py\n@@ def main():\n     setup()\n-    run(debug=True)\n+    run(debug=False)\n*** End Patch";
+const TWICE = "for x in a:\n    print(x)\n\nfor x in b:\n    print(x)\n";
+
+let dir: string;
+let session: Session | undefined;
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(files: Record<string, string>, extra: Parameters<typeof connect>[0] | Record<string, never> = {}): Promise<Session> {
+  dir = makeTree(files);
+  session = await connect({ roots: localRoots({ site: dir }), ...extra });
+  return session;
+}
+
+async function apply(args: Record<string, unknown>, s: Session = session!): Promise<{ out: ApplyPatchOutput; result: Awaited<ReturnType<typeof call>> }> {
+  const result = await call(s, "apply_patch", args);
+  const out = result.structuredContent as ApplyPatchOutput;
+  expectValid(applyPatchOutput, out);
+  return { out, result };
+}
+
+const disk = (path: string): string => readFileSync(join(dir, path), "utf8");
+
+describe("MCP server in-process: apply_patch", () => {
+  test("read → patch with expected_sha256 → read: the file changes on disk, its mode is kept, the new sha chains", async () => {
+    await start({ "app.py": APP });
+    chmodSync(join(dir, "app.py"), 0o640);
+    const before = (await call(session!, "read_file", { path: "app.py" })).structuredContent as ReadFileOutput;
+    const { out, result } = await apply({ patch: FIX_DEBUG, expected_sha256: { "app.py": before.file_sha256 } });
+    expect(result.isError).toBeFalsy();
+    const expected = "def main():\n    setup()\n    run(debug=False)\n";
+    expect(disk("app.py")).toBe(expected);
+    expect(statSync(join(dir, "app.py")).mode & 0o7777).toBe(0o640);
+    expect(out).toMatchObject({ ok: true, dry_run: false, atomicity: "batch_preflight_per_file_commit", elevated: false });
+    expect(out.files).toHaveLength(1);
+    expect(out.files[0]).toMatchObject({ op: "update", path: "app.py", previous_sha256: before.file_sha256, new_sha256: sha256(expected) });
+    expect(out.files[0]!.metadata_preserved).toEqual({ mode: true, owner: true });
+    expect(textOf(result)).toContain(`new sha256 ${sha256(expected)}`);
+    expect(textOf(result, 1)).toContain("+    run(debug=False)");
+    const after = (await call(session!, "read_file", { path: "app.py" })).structuredContent as ReadFileOutput;
+    expect(after.file_sha256).toBe(out.files[0]!.new_sha256!);
+  });
+
+  test("dry run: the report and diff, nothing changed on disk", async () => {
+    await start({ "app.py": APP });
+    const { out, result } = await apply({ patch: FIX_DEBUG, dry_run: true });
+    expect(out).toMatchObject({ ok: true, dry_run: true });
+    expect(out.files[0]).toMatchObject({ bytes_written: 0, previous_sha256: sha256(APP), metadata_preserved: null });
+    expect(textOf(result)).toMatch(/^Dry run on root site: .*nothing was changed/);
+    expect(textOf(result, 1)).toContain("-    run(debug=True)");
+    expect(disk("app.py")).toBe(APP);
+  });
+
+  test("the hidden alias apply-patch reaches apply_patch", async () => {
+    await start({ "app.py": APP });
+    const result = await session!.client.callTool({ name: "apply-patch", arguments: { patch: FIX_DEBUG, dry_run: true } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ ok: true, dry_run: true, files: [{ op: "update", path: "app.py" }] });
+  });
+
+  const failures: {
+    name: string;
+    files: Record<string, string>;
+    args: (d: string) => Record<string, unknown>;
+    code: string;
+    check?: (out: ApplyPatchOutput, text: string) => void;
+  }[] = [
+    {
+      name: "expected_sha256 of another version → precondition_failed",
+      files: { "app.py": APP },
+      args: () => ({ patch: FIX_DEBUG, expected_sha256: { "app.py": sha256("an older version\n") } }),
+      code: "precondition_failed",
+      check: (out) => expect(out.errors![0]).toMatchObject({ path: "app.py", actual_sha256: sha256(APP) }),
+    },
+    {
+      name: "a chunk matching twice → ambiguous_hunk with both candidates",
+      files: { "loop.py": TWICE },
+      args: () => ({ patch: "*** Begin Patch\n*** Update File: loop.py\n@@\n-    print(x)\n+    print(x * 2)\n*** End Patch" }),
+      code: "ambiguous_hunk",
+      check: (out) => expect(out.errors![0]!.candidates?.map((c) => c.line)).toEqual([2, 5]),
+    },
+    {
+      name: "lines not in the file → context_mismatch with the closest region",
+      files: { "app.py": APP },
+      args: () => ({ patch: "*** Begin Patch\n*** Update File: app.py\n@@\n     setup()\n-    run(debug=Maybe)\n+    run(debug=False)\n*** End Patch" }),
+      code: "context_mismatch",
+      check: (out, text) => {
+        expect(out.errors![0]!.closest?.start_line).toBe(2);
+        expect(text).toContain("run(debug=True)");
+      },
+    },
+    {
+      name: "a path leaving the root → invalid_path",
+      files: { "app.py": APP },
+      args: () => ({ patch: "*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch" }),
+      code: "invalid_path",
+    },
+    {
+      name: "an unknown root → invalid_argument listing the roots",
+      files: { "app.py": APP },
+      args: () => ({ root: "prod", patch: FIX_DEBUG }),
+      code: "invalid_argument",
+      check: (_out, text) => expect(text).toContain("the configured roots are: site"),
+    },
+  ];
+  for (const f of failures) {
+    test(`failure: ${f.name}; isError, recovery message first, nothing changed`, async () => {
+      await start(f.files);
+      const { out, result } = await apply(f.args(dir));
+      expect(result.isError).toBe(true);
+      expect(out.ok).toBe(false);
+      expect(out.errors!.map((e) => e.code)).toEqual([f.code as never]);
+      expect(textOf(result)).toContain(out.errors![0]!.message);
+      f.check?.(out, textOf(result));
+      for (const [path, content] of Object.entries(f.files)) expect(disk(path)).toBe(content);
+    });
+  }
+
+  test("several roots and none named → invalid_argument listing them", async () => {
+    dir = makeTree({ "app.py": APP });
+    session = await connect({ roots: localRoots({ site: dir, docs: dir }) });
+    const { out, result } = await apply({ patch: FIX_DEBUG });
+    expect(out.errors![0]!.code).toBe("invalid_argument");
+    expect(textOf(result)).toContain("several roots are configured (site, docs)");
+  });
+
+  test("the text block's diff is bounded; structuredContent keeps it whole", async () => {
+    const big = Array.from({ length: 400 }, (_, i) => `row ${i}`).join("\n") + "\n";
+    await start({ "big.txt": big }, { diffBudgetBytes: 1024 } as never);
+    const body = Array.from({ length: 400 }, (_, i) => `-row ${i}\n+ROW ${i}`).join("\n");
+    const { out, result } = await apply({ patch: `*** Begin Patch\n*** Update File: big.txt\n@@\n${body}\n*** End Patch`, dry_run: true });
+    const shown = textOf(result, 1);
+    expect(new TextEncoder().encode(shown).length).toBeLessThan(1024 + 300);
+    expect(shown).toMatch(/\[diff cut: \d+ of \d+ bytes shown/);
+    expect(out.files[0]!.diff).toContain("+ROW 399");
+  });
+
+  test("an unreachable SSH root → connect_failed as a typed failure (127.0.0.1, closed port)", async () => {
+    dir = makeTree({});
+    const roots = loadRoots(["--root", "app=ssh://nobody@127.0.0.1:1/srv/app?sshConfigFile=none&hostKeyPolicy=strict"]) as RootConfig[];
+    session = await connect({ roots });
+    const { out, result } = await apply({ patch: FIX_DEBUG });
+    expect(result.isError).toBe(true);
+    expect(out.errors![0]!.code).toBe("connect_failed");
+    expect(session.logs.some((l) => l.includes("cannot connect for root app"))).toBe(true);
+  });
+});
+
+describe("MCP server in-process: concurrency, cancellation, progress", () => {
+  test("fault-injected: the file changes between snapshot and commit → conflict, the other writer's content kept", async () => {
+    dir = makeTree({ "app.py": APP });
+    const theirs = "def main():\n    setup()\n    run(debug=True)  # changed by someone else\n";
+    // exec 1 reads the snapshot; exec 2 is the commit: change the file right before it.
+    const shell = new FaultShell(new LocalShell(), { before: (n) => (n === 2 ? writeFileSync(join(dir, "app.py"), theirs) : undefined) });
+    session = await connect({ roots: localRoots({ site: dir }), shells: sourceOf(shell) });
+    const { out, result } = await apply({ patch: FIX_DEBUG });
+    expect(result.isError).toBe(true);
+    expect(out.errors![0]).toMatchObject({ code: "conflict", path: "app.py", expected_sha256: sha256(APP), actual_sha256: sha256(theirs), retryable: true });
+    expect(shell.execs).toBe(2);
+    expect(disk("app.py")).toBe(theirs);
+  });
+
+  test("fault-injected: a client cancel after the snapshot stops the call before the commit exec; nothing changes", async () => {
+    dir = makeTree({ "app.py": APP });
+    const controller = new AbortController();
+    const shell = new FaultShell(new LocalShell(), {
+      after: async (n, options) => {
+        if (n !== 1) return;
+        controller.abort(); // the client cancels while the snapshot is being read…
+        const signal = options.signal!;
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true })); // …and the server has seen it
+      },
+    });
+    session = await connect({ roots: localRoots({ site: dir }), shells: sourceOf(shell) });
+    const cancelled = session.client.callTool({ name: "apply_patch", arguments: { patch: FIX_DEBUG } }, undefined, { signal: controller.signal });
+    await expect(cancelled).rejects.toThrow();
+    const deadline = Date.now() + 3000;
+    while (!session.logs.some((l) => l.includes("failed: cancelled")) && Date.now() < deadline) await Bun.sleep(10);
+    expect(session.logs.filter((l) => l.startsWith("apply_patch"))).toEqual([expect.stringContaining("apply_patch site failed: cancelled")]);
+    expect(shell.execs).toBe(1);
+    expect(disk("app.py")).toBe(APP);
+  });
+
+  test("progress notifications arrive while a large content uploads", async () => {
+    const big = "x".repeat(99) + "\n";
+    await start({ "big.txt": "first line\n" + big.repeat(40_000) }); // ~4 MB
+    const seen: { progress: number; total?: number }[] = [];
+    const result = await session!.client.callTool(
+      { name: "apply_patch", arguments: { patch: "*** Begin Patch\n*** Update File: big.txt\n@@\n-first line\n+FIRST LINE\n*** End Patch" } },
+      undefined,
+      { onprogress: (p) => seen.push({ progress: p.progress, total: p.total }) },
+    );
+    expect(result.isError).toBeFalsy();
+    const total = seen.at(-1)?.total ?? 0;
+    expect(total).toBeGreaterThanOrEqual(4_000_000);
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(seen.length).toBeLessThanOrEqual(22); // throttled to ~5% steps
+    expect(seen.at(-1)!.progress).toBe(total);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
+    expect(disk("big.txt").startsWith("FIRST LINE\n")).toBe(true);
+  });
+});

@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, loadRoots } from "../../examples/mcp/roots.ts";
+import type { RootConfig } from "../../examples/mcp/roots.ts";
+import { sshOptionsOf } from "../../examples/mcp/pool.ts";
+
+// Made at load time: the tables below name paths inside it.
+const work = mkdtempSync(join(tmpdir(), "sap-roots-"));
+beforeAll(() => {
+  mkdirSync(join(work, "site"));
+  mkdirSync(join(work, "conf", "docs"), { recursive: true });
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function roots(argv: string[]): RootConfig[] {
+  const result = loadRoots(argv, work);
+  if (result === "help") throw new Error("unexpected help");
+  return result;
+}
+
+function configFile(content: unknown, name = "roots.json"): string {
+  const path = join(work, "conf", name);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+describe("roots from --root flags", () => {
+  const cases: { name: string; argv: string[]; expected: Partial<RootConfig>[] }[] = [
+    { name: "a relative local directory becomes absolute", argv: ["--root", "site=./site"], expected: [{ name: "site", kind: "local", path: join(work, "site"), options: {} }] },
+    { name: "--root=NAME=LOCATION form", argv: ["--root=site=site"], expected: [{ name: "site", kind: "local" }] },
+    {
+      name: "ssh with user, port and path",
+      argv: ["--root", "app=ssh://deploy@web1:2222/srv/app/"],
+      expected: [{ name: "app", kind: "ssh", path: "/srv/app", ssh: { user: "deploy", host: "web1", port: 2222 }, label: "ssh://deploy@web1:2222/srv/app" }],
+    },
+    { name: "ssh to an ssh_config alias", argv: ["--root", "app=ssh://web1/srv/app"], expected: [{ kind: "ssh", ssh: { host: "web1" }, path: "/srv/app" }] },
+    {
+      name: "per-root options in the query",
+      argv: ["--root", "app=ssh://web1/srv?matching=exact&sudo=1&requireShaForDelete=true&createParents=0&maxFileBytes=1000&timeoutMs=5000&sshConfigFile=none&hostKeyPolicy=accept-new&identityFile=keys/id"],
+      expected: [{
+        path: "/srv",
+        options: {
+          matching: "exact",
+          sudo: true,
+          requireShaForDelete: true,
+          createParents: false,
+          limits: { maxFileBytes: 1000 },
+          timeoutMs: 5000,
+          sshConfigFile: false,
+          hostKeyPolicy: "accept-new",
+          identityFile: join(work, "keys/id"),
+        },
+      }],
+    },
+    { name: "a local root with matching", argv: ["--root", "site=site?matching=whitespace"], expected: [{ kind: "local", options: { matching: "whitespace" } }] },
+    { name: "several roots keep their order", argv: ["--root", "b=site", "--root", "a=ssh://h/x"], expected: [{ name: "b" }, { name: "a" }] },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const got = roots(c.argv);
+      expect(got).toHaveLength(c.expected.length);
+      c.expected.forEach((e, i) => expect(got[i]).toMatchObject(e));
+    });
+  }
+
+  test("--help", () => expect(loadRoots(["--help"], work)).toBe("help"));
+
+  test("an ssh root's connectSsh options", () => {
+    const [root] = roots(["--root", "app=ssh://deploy@127.0.0.1:2200/srv?sudo=1&knownHostsFile=~/kh&proxyJump=jump"]);
+    expect(sshOptionsOf(root!)).toEqual({
+      host: "127.0.0.1",
+      port: 2200,
+      username: "deploy",
+      knownHostsFile: join(homedir(), "kh"),
+      proxyJump: "jump",
+      sudo: true,
+    });
+  });
+});
+
+describe("roots from a config file", () => {
+  test("string and object entries; relative paths resolve against the file's directory", () => {
+    const file = configFile({
+      roots: {
+        docs: "./docs",
+        app: { location: "ssh://deploy@web1/srv/app", matching: "exact", requireShaForDelete: true, knownHostsFile: "kh", limits: { maxFiles: 5 } },
+      },
+    });
+    const got = roots(["--config", file, "--root", "site=site"]);
+    expect(got.map((r) => r.name)).toEqual(["docs", "app", "site"]);
+    expect(got[0]).toMatchObject({ kind: "local", path: join(work, "conf", "docs") });
+    expect(got[1]).toMatchObject({
+      kind: "ssh",
+      path: "/srv/app",
+      options: { matching: "exact", requireShaForDelete: true, knownHostsFile: join(work, "conf", "kh"), limits: { maxFiles: 5 } },
+    });
+  });
+});
+
+describe("configuration errors say what is wrong", () => {
+  const cases: { name: string; argv: () => string[]; says: RegExp }[] = [
+    { name: "no roots", argv: () => [], says: /no roots configured/ },
+    { name: "unknown flag", argv: () => ["--rooot", "a=b"], says: /unknown argument "--rooot"/ },
+    { name: "flag without value", argv: () => ["--root"], says: /--root needs a value/ },
+    { name: "no name", argv: () => ["--root", "./site"], says: /write --root NAME=LOCATION/ },
+    { name: "duplicate names", argv: () => ["--root", "a=site", "--root", "a=site"], says: /root "a" is configured twice/ },
+    { name: "missing local directory", argv: () => ["--root", "a=./nope"], says: /local directory .*nope does not exist/ },
+    { name: "scp-style location hints at ssh://", argv: () => ["--root", "a=deploy@web1:/srv"], says: /For an SSH root write ssh:\/\// },
+    { name: "ssh without a path", argv: () => ["--root", "a=ssh://web1"], says: /is not ssh:\/\/\[user@\]host\[:port\]\/absolute\/path/ },
+    { name: "bad option value", argv: () => ["--root", "a=site?matching=fuzzy"], says: /matching: Invalid option: expected one of "exact"\|"whitespace"\|"lenient"/ },
+    { name: "unknown query option", argv: () => ["--root", "a=site?matchng=exact"], says: /unknown option "matchng"; options are matching/ },
+    { name: "ssh-only option on a local root", argv: () => ["--root", "a=site?sudo=1"], says: /local directory: sudo applies to ssh:\/\/ roots only/ },
+    { name: "not a number", argv: () => ["--root", "a=site?maxFiles=many"], says: /limits\.maxFiles/ },
+    { name: "config: unreadable file", argv: () => ["--config", join(work, "missing.json")], says: /cannot read it/ },
+    { name: "config: invalid JSON", argv: () => ["--config", configFile("{roots:", "bad.json")], says: /not valid JSON/ },
+    { name: "config: unknown key", argv: () => ["--config", configFile({ roots: { a: { location: "./docs", sudoo: true } } }, "typo.json")], says: /roots\.a: Unrecognized key: "sudoo"/ },
+    { name: "config: bad root name", argv: () => ["--config", configFile({ roots: { "a b": "./docs" } }, "name.json")], says: /root name "a b": a root NAME is letters/ },
+    { name: "config: roots missing", argv: () => ["--config", configFile({ root: {} }, "shape.json")], says: /roots: Invalid input/ },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      let error: unknown;
+      try {
+        loadRoots(c.argv(), work);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(c.says);
+    });
+  }
+});
