@@ -22,10 +22,11 @@
  *    applied / not_applied / diverged per file).
  * 6. Remove the operation's leftovers in every candidate directory: its
  *    stages, backups (except kept ones) and blob; then the journal; then
- *    stale-lock asides and every lock whose owner names this operation id
- *    (its own included). A crash inside this step leaves either the journal
- *    (the next reconcile redoes the idempotent undo) or only locks of this
- *    operation (adopted and removed by the next reconcile).
+ *    stale-lock asides, its private lock directories (`.sap-lock-tmp-<op>-*`:
+ *    a lock being built when it died) and every lock whose owner names this
+ *    operation id (its own included). A crash inside this step leaves either
+ *    the journal (the next reconcile redoes the idempotent undo) or only
+ *    locks of this operation (adopted and removed by the next reconcile).
  * Paths that can no longer be resolved safely (a symlink appeared) are not
  * locked and not touched; their state is reported `unknown`.
  *
@@ -137,7 +138,7 @@ sap_rec_cleanup_locks() {
   for sap_f in "$1"/.sap-lock-*; do
     [ -d "$sap_f" ] || continue
     case $\{sap_f##*/} in
-    .sap-lock-stale-"$SAP_OP"-*) rm -rf "$sap_f" 2>/dev/null || SAP_CLEAN_FAIL=1; continue ;;
+    .sap-lock-stale-"$SAP_OP"-*|.sap-lock-tmp-"$SAP_OP"-*) rm -rf "$sap_f" 2>/dev/null || SAP_CLEAN_FAIL=1; continue ;;
     esac
     sap_read_first "$sap_f/owner"
     sap_owner_fields "$SAP_O"

@@ -15,6 +15,16 @@
  * creates themselves are no-replace links, so the loser fails cleanly.
  *
  * The lock holds a file `owner`: `<pid> <host> <epoch> <operation id>`.
+ * A lock never appears under its name without its owner file: it is built
+ * under a private name (`.sap-lock-tmp-<op>-<k>`), owner written, then
+ * renamed into place. A bare `mkdir` followed by writing the owner would
+ * leave, when the process is killed in between, an ownerless lock that
+ * nobody could attribute — not even reconcile of that very operation — so
+ * it would block every writer of that file until the stale-lock age.
+ * `mv` onto a name that exists meanwhile either fails (a complete lock is
+ * a non-empty directory) or moves the private directory into it; both
+ * are recognised by reading the owner back, and the private directory is
+ * removed. Reconcile removes an operation's private directories by name.
  * Locks are taken in the byte order of the root-relative paths (the
  * manifest lists them sorted, lib/remote/manifest.ts), which is the byte
  * order of the physical paths too since they share the root prefix; with a
@@ -44,7 +54,7 @@ import { sh } from "./sh_text.ts";
 
 /** Lock acquire, break, release. Needs sap_probe date (and sleep lazily). */
 export const SH_LOCKS: string = sh`
-SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED=
+SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED= SAP_LT_DIR= SAP_LT_NAME=
 sap_identity() {
   SAP_HOST=$(uname -n 2>/dev/null)
   case $SAP_HOST in ''|*[!A-Za-z0-9._-]*) SAP_HOST=unknown-host ;; esac
@@ -107,14 +117,34 @@ sap_lock_break() {
   if [ -e "./$2" ]; then rm -rf "./$sap_a" 2>/dev/null; else mv "./$sap_a" "./$2" 2>/dev/null; fi
   return 0
 }
+sap_lock_claim() {
+  # $1 lock name, $2 private name, in the current directory: build the
+  # lock with its owner under the private name, rename it into place, and
+  # read the owner back. 0 = the lock is ours.
+  [ -e "./$2" ] && rm -rf "./$2" 2>/dev/null
+  if ! { mkdir "./$2" && printf '%s\n' "$SAP_OWNER" > "./$2/owner"; } 2>/dev/null; then
+    [ -e "./$2" ] && rm -rf "./$2" 2>/dev/null
+    return 1
+  fi
+  if [ ! -e "./$1" ] && [ ! -L "./$1" ] && mv "./$2" "./$1" 2>/dev/null; then
+    sap_read_first "./$1/owner"
+    [ "$SAP_O" = "$SAP_OWNER" ] && return 0
+  fi
+  # Taken meanwhile (mv may have moved the private directory into it).
+  rm -rf "./$1/$2" "./$2" 2>/dev/null
+  return 1
+}
 sap_lock_acquire() {
+  sap_lt=.sap-lock-tmp-$SAP_OP-$3
   while :; do
     sap_cd "$1" || return 2
-    if mkdir "./$2" 2>/dev/null; then
+    SAP_LT_DIR=$1 SAP_LT_NAME=$sap_lt
+    if sap_lock_claim "$2" "$sap_lt"; then
+      SAP_LT_DIR=
       sap_held_add "$1" "$2"
-      { printf '%s\n' "$SAP_OWNER" > "./$2/owner"; } 2>/dev/null
       return 0
     fi
+    SAP_LT_DIR=
     if [ ! -d "./$2" ]; then
       [ -w . ] || return 2
       sap_lock_wait || return 1
@@ -137,6 +167,11 @@ sap_lock_release_all() {
   # Only locks still carrying our owner line are removed (a lock broken as
   # stale and re-taken by someone else is theirs now), all in one rm.
   set --
+  # a private lock directory being built when the program was interrupted
+  if [ -n "$SAP_LT_DIR" ]; then
+    sap_join "$SAP_LT_DIR" "$SAP_LT_NAME"
+    [ -e "$SAP_J1" ] && set -- "$@" "$SAP_J1"
+  fi
   while [ "$SAP_HN" -gt 0 ]; do
     SAP_HN=$((SAP_HN - 1))
     sap_get H_d_$SAP_HN

@@ -1,0 +1,46 @@
+/**
+ * Regression: a commit killed while taking a lock must not leave a lock
+ * nobody can attribute (found by the random-kill campaign: ~5% of kills
+ * left an ownerless lock that made reconcile report `locked`).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { commitRemote } from "../../lib/commit.ts";
+import { reconcile } from "../../lib/reconcile.ts";
+import { assertNoLeftovers, cleanupTemps, leftovers, makeTree, P, plan } from "../support/local_trees.ts";
+import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
+
+afterAll(cleanupTemps);
+
+describe("locks are never visible without their owner", () => {
+  test("SIGKILL right after the mkdir of the first lock directory (wrapped mkdir): reconcile settles at once and leaves nothing", async () => {
+    const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
+    const thePlan = plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]);
+    const report = await commitRemote(killAfterTool("mkdir", "*.sap-lock-*"), root, thePlan, { operationId: "own_1" });
+    expect(report.ok).toBe(false);
+    // Before the fix the lock directory existed without its owner file, so
+    // not even this operation's reconcile could claim it: `locked` until
+    // the stale-lock age (120 s by default).
+    const after = await reconcile(plain(), root, thePlan, "own_1", { lockWaitMs: 1000 });
+    expect(after.errors).toBeUndefined();
+    expect(after.files.map((f) => f.state)).toEqual(["not_applied", "not_applied"]);
+    assertNoLeftovers(root);
+  });
+
+  test("SIGKILL right after the lock is renamed into place (wrapped mv): reconcile adopts it and leaves nothing", async () => {
+    const root = makeTree({ "a.txt": "a1\n" });
+    const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
+    await commitRemote(killAfterTool("mv", "*.sap-lock-tmp-*"), root, thePlan, { operationId: "own_2" });
+    expect(leftovers(root).some((p) => /\.sap-lock-[0-9a-f]{16}$/.test(p))).toBe(true);
+    const after = await reconcile(plain(), root, thePlan, "own_2", { lockWaitMs: 1000 });
+    expect(after.files.map((f) => f.state)).toEqual(["not_applied"]);
+    assertNoLeftovers(root);
+  });
+
+  test("another operation's commit is not blocked by a lock whose builder was killed (wrapped mkdir)", async () => {
+    const root = makeTree({ "a.txt": "a1\n" });
+    await commitRemote(killAfterTool("mkdir", "*.sap-lock-*"), root, plan([P.update("a.txt", "a1\n", "a2\n")]), { operationId: "own_3" });
+    const next = await commitRemote(plain(), root, plan([P.update("a.txt", "a1\n", "a3\n")]), { lockWaitMs: 1000 });
+    expect(next.errors).toBeUndefined();
+    expect(next.ok).toBe(true);
+  });
+});
