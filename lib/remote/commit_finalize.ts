@@ -10,16 +10,27 @@ import { sh } from "./sh_text.ts";
 /** Step 5 (finalize), 6 (rollback) and 7 (cleanup in the EXIT trap). */
 export const SH_COMMIT_FINALIZE: string = sh`
 sap_mkparents() {
+  # Journal first ("C i q": file i's directory with q components after it
+  # is being created by us; "N i q": it existed after all), so a crash
+  # between the mkdir and the journal cannot leave a directory reconcile
+  # does not know about.
   sap_b=$2 sap_r=$3 sap_nc=0
   while :; do
     case $sap_r in */*) ;; *) break ;; esac
     sap_c=$\{sap_r%%/*} sap_r=$\{sap_r#*/}
     sap_join "$sap_b" "$sap_c"
     sap_e=$SAP_J1
+    sap_q=1 sap_t=$sap_r
+    while :; do
+      case $sap_t in */*) sap_q=$((sap_q + 1)) sap_t=$\{sap_t#*/} ;; *) break ;; esac
+    done
+    printf 'C %s %s\n' $1 $sap_q >> "$SAP_J" 2>/dev/null
     if ( sap_cd "$sap_b" && umask "$SAP_UMASK" && mkdir "./$sap_c" ) 2>/dev/null; then
       sap_nc=$((sap_nc + 1))
       sap_set C_$1_$sap_nc "$sap_e"
       sap_set C_n_$1 $sap_nc
+    else
+      printf 'N %s %s\n' $1 $sap_q >> "$SAP_J" 2>/dev/null
     fi
     sap_cd "$sap_e" || return 1
     sap_b=$PWD

@@ -26,13 +26,16 @@
  *   `B i` is appended; an Add / Move destination appends `L i` right after
  *   its no-replace link. Per op:
  *     update  link n → bak, then rename stage → n
- *     add     mkdir missing parents, link stage → n (fails if n exists), rm stage
+ *     add     mkdir missing parents (each journalled `C i q` before, `N i q`
+ *             if it existed after all), link stage → n (fails if n exists),
+ *             rm stage
  *     delete  rename n → bak (the backup is now the only copy)
  *     move    as add at the destination, then rename source → bak
  *   A crash anywhere here leaves a journal without `D`: reconcile takes the
  *   locks (adopting this operation's own dead ones) and undoes every begun
  *   file in reverse order with sap_undo, which judges by the disk (so a
- *   deleted file's backup is put back when its name is still free).
+ *   deleted file's backup is put back when its name is still free), then
+ *   removes the parent directories journalled by `C` once empty.
  * - commit point: `D` appended once every file is finalized. A crash after
  *   it: reconcile only removes leftovers (backups, locks, journal).
  * - step 6 (a finalize failure, or HUP/INT/TERM during step 5): undo the

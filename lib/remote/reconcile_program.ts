@@ -9,12 +9,16 @@
  *    each path's parent (stages of files with missing parents, the work
  *    directory and the journal all live in one of them).
  * 2. Read the journal `.sap-<op>.journal` if any: `B i` (file i begun),
- *    `L i` (file i's new name created by us), `D` (commit point reached).
+ *    `L i` (file i's new name created by us), `C i q` / `N i q` (file i's
+ *    parent directory followed by q more components is being created by us
+ *    / existed after all), `D` (commit point reached).
  * 3. Take the locks of all paths like a commit does. A lock left by this
  *    operation id whose process is gone is adopted; one whose process still
  *    runs means the commit is still going: wait (bounded), else `LOCKED`.
  * 4. Journal without `D`: the commit died inside step 5 — undo every begun
- *    file in reverse order (lib/remote/sh_undo.ts). A deleted file's backup
+ *    file in reverse order (lib/remote/sh_undo.ts); the parent directories
+ *    its commit created for those files are removed at the very end (after
+ *    the locks inside them), when empty. A deleted file's backup
  *    is put back when its name is still free; when someone re-created the
  *    name, the backup is kept (`KEPT`), being the only copy of the old file.
  *    With `D`, or no journal, nothing is undone.
@@ -78,6 +82,18 @@ sap_rec_journal() {
     D) SAP_JDONE=1 ;;
     "B "*) sap_n=$\{sap_l#B }; sap_isnum "$sap_n" && sap_set JB_$sap_n 1 ;;
     "L "*) sap_n=$\{sap_l#L }; sap_isnum "$sap_n" && sap_set L_$sap_n 1 ;;
+    "C "*|"N "*)
+      sap_n=$\{sap_l#? } sap_c=$\{sap_l##* }
+      sap_n=$\{sap_n%% *}
+      if sap_isnum "$sap_n" && sap_isnum "$sap_c"; then
+        case $sap_l in
+        C*)
+          sap_set JC_$\{sap_n}_$sap_c 1
+          sap_get JCMAX_$sap_n
+          [ "$\{SAP_V:-0}" -ge "$sap_c" ] || sap_set JCMAX_$sap_n "$sap_c" ;;
+        *) sap_set JC_$\{sap_n}_$sap_c "" ;;
+        esac
+      fi ;;
     esac
   done < "$1"
 }
@@ -110,6 +126,30 @@ sap_rec_undo_load() {
     sap_get R_name_$sap_k
     U_dn=$SAP_V
   fi
+}
+sap_rec_rmdirs() {
+  # The parent directories file $1's commit created (journal C, minus N:
+  # identified by how many path components follow them), deepest first,
+  # each removed only while empty and only as a real directory strictly
+  # below the root (walked with sap_resolve, entered with sap_cd).
+  sap_get JCMAX_$1
+  sap_m=$\{SAP_V:-0}
+  [ "$sap_m" -gt 0 ] || return 0
+  sap_get F_op_$1
+  if [ "$SAP_V" = move ]; then sap_get F_dst_$1; else sap_get F_src_$1; fi
+  sap_get P_$SAP_V
+  sap_rel=$SAP_V sap_q=0
+  while [ $sap_q -lt "$sap_m" ]; do
+    sap_q=$((sap_q + 1))
+    case $sap_rel in */*) sap_rel=$\{sap_rel%/*} ;; *) return 0 ;; esac
+    sap_get JC_$\{1}_$sap_q
+    [ -n "$SAP_V" ] || continue
+    sap_resolve "$sap_rel/.sap-none" && [ "$RX" = 1 ] || continue
+    case $RP in "$SAP_B"/?*) ;; *) continue ;; esac
+    sap_p=$\{RP%/*}
+    [ -n "$sap_p" ] || sap_p=/
+    sap_cd "$sap_p" && rmdir "./$\{RP##*/}" 2>/dev/null
+  done
 }
 sap_rec_cleanup_files() {
   set +f
@@ -191,6 +231,7 @@ if [ -n "$SAP_J" ] && [ -z "$SAP_JDONE" ]; then
       *) sap_out "UNDO $i failed" ;;
       esac
       [ -n "$U_KEEP" ] && sap_set KEEP_$i 1
+      sap_set UNDONE_$i 1
     fi
     i=$((i - 1))
   done
@@ -218,6 +259,14 @@ while [ $d -lt $SAP_DN ]; do
   sap_get DIR_$d
   sap_rec_cleanup_locks "$SAP_V"
   d=$((d + 1))
+done
+# Last, once the locks inside them are gone: the parent directories the
+# undone files' commit created, when empty, later files (deeper) first.
+i=$((SAP_N - 1))
+while [ $i -ge 0 ]; do
+  sap_get UNDONE_$i
+  [ -n "$SAP_V" ] && sap_rec_rmdirs $i
+  i=$((i - 1))
 done
 [ -z "$SAP_CLEAN_FAIL" ] || sap_out "WARN cleanup_incomplete - -"
 SAP_STATUS=ok
