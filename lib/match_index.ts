@@ -2,7 +2,7 @@
  * The matching engine under locate (SPEC §5.5): per tier, every file line is
  * keyed at most once, in one pass for all chunks of the file, into an
  * `Int32Array` of small ids (0: not a line any chunk mentions) plus
- * occurrence lists per id. A chunk is then searched on ids only: from the
+ * occurrence lists per id. A chunk is then searched on ids only (match_search.ts): from the
  * occurrences of its rarest line when that is cheap, otherwise with KMP,
  * which is linear whatever the input. No per-line objects are allocated.
  *
