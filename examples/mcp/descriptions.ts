@@ -84,5 +84,6 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - invalid_patch: the format is wrong at the given patch line.
 - invalid_path, path_outside_root, symlink_rejected, not_found, already_exists, not_regular_file, duplicate_path: fix the path or the operation.
 - outcome_unknown, partial_apply: the connection or the host failed during the commit: read_file the files before anything else.
-- invalid_argument: unknown or missing root.`;
+- invalid_argument: unknown or missing root.
+- anything else (timeout, remote_error, permission_denied, limit_exceeded, SSH codes): follow the message; retryable: true means the same call may succeed later.`;
 }

@@ -17,7 +17,14 @@ export interface ShellSource {
   shellFor(root: RootConfig): Promise<RemoteShell>;
 }
 
-/** The connectSsh options of an ssh root. */
+/**
+ * The connectSsh options of an ssh root.
+ *
+ * @example
+ * ```ts
+ * sshOptionsOf(root); // { host: "web1", port: 2222, username: "deploy", knownHostsFile: "/home/me/.ssh/known_hosts" }
+ * ```
+ */
 export function sshOptionsOf(root: RootConfig): SshOptions {
   if (root.kind !== "ssh" || root.ssh === undefined) throw new TypeError(`root ${root.name} is not an ssh root`);
   const o = root.options;

@@ -110,7 +110,14 @@ export function reportBlocks(report: ApplyPatchOutput, root: string, diffBudget:
 
 const encoder = new TextEncoder();
 
-/** The diff, cut at a line boundary within `budget` UTF-8 bytes, with a note saying what was cut. */
+/**
+ * The diff, cut at a line boundary within `budget` UTF-8 bytes, with a note saying what was cut.
+ *
+ * @example
+ * ```ts
+ * boundedDiff(hugeDiff, 64 * 1024); // "...\n[diff cut: 65500 of 900000 bytes shown. …]"
+ * ```
+ */
 export function boundedDiff(diff: string, budget: number): string {
   const total = encoder.encode(diff).length;
   if (total <= budget) return diff;

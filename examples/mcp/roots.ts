@@ -10,9 +10,10 @@
  * LOCATION is `ssh://[user@]host[:port]/absolute/path` (host may be an
  * ~/.ssh/config alias) or a local directory (resolved to an absolute path at
  * startup; it must exist). On the command line, per-root options follow a
- * `?` as in a URL query (`?matching=exact&sudo=1&maxFileBytes=1000000`), so
- * a location given as a flag cannot contain `?` — put such a root in the
- * config file, where options are fields:
+ * `?` as in a URL query (`?matching=exact&sudo=1&maxFileBytes=1000000`;
+ * quote the argument in a shell), so a location given as a flag cannot
+ * contain `?` — put such a root in the config file, where options are
+ * fields:
  *
  * ```json
  * { "roots": {
@@ -103,7 +104,14 @@ export interface RootConfig {
   label: string;
 }
 
-/** A configuration problem: the message says what is wrong and how to write it. */
+/**
+ * A configuration problem: the message says what is wrong and how to write it.
+ *
+ * @example
+ * ```ts
+ * try { loadRoots(["--root", "x"]); } catch (e) { if (e instanceof ConfigError) console.error(e.message); }
+ * ```
+ */
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -113,7 +121,7 @@ export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOC
 
   --root site=./examples/site                      a local directory (must exist)
   --root app=ssh://deploy@web1:2222/srv/app        a directory on an SSH host (host may be an ~/.ssh/config alias)
-  --root app=ssh://web1/srv/app?matching=exact&sudo=1&requireShaForDelete=1
+  --root 'app=ssh://web1/srv/app?matching=exact&sudo=1&requireShaForDelete=1'   (quote it: & and ? are special to shells)
   --config roots.json                              {"roots": {"NAME": "LOCATION" | {"location": "LOCATION", ...options}}}
 
 options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),

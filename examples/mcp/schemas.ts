@@ -36,7 +36,8 @@ const everyWarningCode: [Exclude<WarningCode, (typeof WARNING_CODES)[number]>] e
 void everyFailureCode, everyWarningCode;
 
 const sha256 = z.string().describe("lowercase hex SHA-256");
-const lineNumber = z.number().int();
+// Plain numbers in outputs: zod's integer adds ±2^53 bounds to every field of the listed JSON Schema.
+const lineNumber = z.number();
 
 const lineRef = z.looseObject({ line: lineNumber, id: z.string().describe("N:hh line id"), text: z.string() });
 
@@ -57,7 +58,7 @@ export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
   message: z.string().describe("what was expected, what is there, what to do next"),
   retryable: z.boolean().describe("the same request, unchanged, may succeed later"),
   path: z.string().optional(),
-  hunk: z.number().int().optional().describe("1-based chunk of the file's Update section"),
+  hunk: z.number().optional().describe("1-based chunk of the file's Update section"),
   line: lineNumber.optional().describe("1-based file line"),
   patch_line: lineNumber.optional().describe("1-based line of the patch text"),
   candidates: z.array(lineRef).optional(),
@@ -89,7 +90,7 @@ export const warningSchema: z.ZodType<Warning> = z.looseObject({
   code: z.enum(WARNING_CODES),
   message: z.string(),
   path: z.string().optional(),
-  hunk: z.number().int().optional(),
+  hunk: z.number().optional(),
   line: lineNumber.optional(),
   patch_line: lineNumber.optional(),
 });
@@ -100,7 +101,7 @@ const fileReport = z.looseObject({
   move_to: z.string().optional(),
   previous_sha256: sha256.nullable().describe("null: the file did not exist"),
   new_sha256: sha256.nullable().describe("null: deleted; otherwise the file_sha256 of the new version"),
-  bytes_written: z.number().int(),
+  bytes_written: z.number(),
   metadata_preserved: z.looseObject({ mode: z.boolean(), owner: z.boolean() }).nullable(),
   diff: z.string().describe("unified diff of the change"),
   warnings: z.array(warningSchema),
@@ -148,7 +149,7 @@ export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({
   content_sha256: sha256.optional().describe("of the window's bytes exactly as in the file"),
   start_line: lineNumber.optional(),
   end_line: lineNumber.optional(),
-  total_lines: z.number().int().optional(),
+  total_lines: z.number().optional(),
   truncated: z.boolean().optional().describe("more lines follow: read on with offset = end_line + 1"),
   eol: z.enum(["lf", "crlf", "cr", "mixed", "none"]).optional(),
   bom: z.boolean().optional(),
