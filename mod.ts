@@ -34,6 +34,8 @@ export type { UnifiedDiffInput } from "./lib/diff.ts";
 export { DEFAULT_LIMITS, resolveLimits } from "./lib/limits.ts";
 export { failure, isRetryable, warning } from "./lib/failure.ts";
 export { sha256Hex } from "./lib/sha256.ts";
+export { readWindow } from "./lib/read_window.ts";
+export type { EolStyle, ReadWindowOptions, ReadWindowResult } from "./lib/read_window.ts";
 export type * from "./lib/types.ts";
 
 // Remote layer.

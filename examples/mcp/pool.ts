@@ -5,10 +5,8 @@
  *
  * @module
  */
-import { LocalShell } from "../../lib/local_shell.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
-import { connectSsh } from "../../lib/ssh_shell.ts";
-import type { SshOptions, SshShell } from "../../lib/ssh_shell.ts";
+import { LocalShell, connectSsh } from "../../mod.ts";
+import type { RemoteShell, SshOptions, SshShell } from "../../mod.ts";
 import type { RootConfig } from "./roots.ts";
 
 /** Where the tools get the shell of a root (tests wrap it to inject faults). */

@@ -6,8 +6,7 @@
  *
  * @module
  */
-import type { ReadWindowResult } from "../../lib/read_window.ts";
-import type { FileReport, PatchFailure, Warning } from "../../lib/types.ts";
+import type { FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
 import type { ApplyPatchOutput } from "./schemas.ts";
 
 /** A text content block. */

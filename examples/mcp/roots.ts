@@ -32,8 +32,8 @@ import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, posix, resolve } from "node:path";
 import { z } from "zod";
-import { parseSshDestination } from "../../lib/ssh_destination.ts";
-import type { SshDestination } from "../../lib/ssh_destination.ts";
+import { parseSshDestination } from "../../mod.ts";
+import type { SshDestination } from "../../mod.ts";
 
 /** Per-root options: the same names in the config file and in a flag's `?query`. */
 export type RootOptions = {

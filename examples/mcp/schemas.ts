@@ -11,8 +11,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ApplyReport, FailureCode, PatchFailure, Warning, WarningCode } from "../../lib/types.ts";
-import type { ReadWindowResult } from "../../lib/read_window.ts";
+import type { ApplyReport, FailureCode, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",

@@ -8,13 +8,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import { applyPatch } from "../../lib/apply.ts";
-import { failure } from "../../lib/failure.ts";
-import { readWindow } from "../../lib/read_window.ts";
-import { RemoteShellError } from "../../lib/shell.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
-import { readSnapshots } from "../../lib/snapshot.ts";
-import type { FileSnapshot, PatchFailure } from "../../lib/types.ts";
+import { RemoteShellError, applyPatch, failure, readSnapshots, readWindow } from "../../mod.ts";
+import type { FileSnapshot, PatchFailure, RemoteShell } from "../../mod.ts";
 import { applyPatchDescription, readFileDescription } from "./descriptions.ts";
 import type { ShellSource } from "./pool.ts";
 import { failureBlocks, readBlocks, reportBlocks } from "./render.ts";
