@@ -412,6 +412,9 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
     indentationSensitive: isIndentationSensitive(op.moveTo ?? op.path),
     excerptLines: ctx.excerptLines,
     excerptBytes: ctx.excerptBytes,
+    // The decoded text lets the matcher scan one flat string instead of a
+    // million line strings, and rule out fuzzy tiers with a substring probe.
+    file,
   });
   if (located.errors.length > 0) return { ok: false, errors: located.errors };
 
