@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { afterEach, beforeEach, test } from "bun:test";
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -149,6 +150,57 @@ export function assertNoLeftovers(root: string): void {
 }
 
 /**
+ * Make "no stage, lock, backup, journal or blob is left in the test trees"
+ * the end of EVERY test of the file: after each test, every temp directory
+ * made during it (trees, outside targets, working directories) is checked
+ * with {@linkcode assertNoLeftovers}; a leftover fails that test. Call once
+ * at the top level of a test file. A test that leaves a file on purpose
+ * (a kept backup) must remove it itself — and says so.
+ *
+ * @example
+ * ```ts
+ * noLeftoversAfterEach();
+ * ```
+ */
+export function noLeftoversAfterEach(): void {
+  let mark = 0;
+  beforeEach(() => {
+    mark = temps.length;
+  });
+  afterEach(() => {
+    const made = temps.slice(mark).filter((dir) => existsSync(dir));
+    const found = made.flatMap((dir) => leftovers(dir));
+    if (found.length > 0) throw new Error(`leftover engine files after the test: ${found.join(", ")}`);
+  });
+}
+
+const isRoot = process.getuid?.() === 0;
+
+/**
+ * Register a test that needs root (chown to other uids, setpriv). As root:
+ * a normal test. Not root: with `REQUIRE_SSHD=1` (CI mode, where every
+ * suite must run) a test that FAILS saying root is needed; otherwise a
+ * skipped test — counted and listed by bun as skipped, never silently
+ * absent. CI runs as root, so there it is always a real test.
+ *
+ * @example
+ * ```ts
+ * rootTest("owner and group are kept", async () => { ... });
+ * ```
+ */
+export function rootTest(name: string, fn: () => Promise<void> | void, timeoutMs?: number): void {
+  if (isRoot) {
+    test(name, fn, timeoutMs);
+  } else if (process.env.REQUIRE_SSHD === "1") {
+    test(name, () => {
+      throw new Error(`this test needs root (uid 0) and REQUIRE_SSHD=1 demands that every suite runs; run the tests as root`);
+    });
+  } else {
+    test.skip(`${name} [needs root]`, fn);
+  }
+}
+
+/**
  * Give a file a POSIX ACL (an extra entry for `uid`) through setxattr(2),
  * so no acl package is needed; GNU `ls -l` then shows `+`.
  */
@@ -222,10 +274,12 @@ function toBytes(content: string | Uint8Array): Uint8Array {
 export class CountingShell implements RemoteShell {
   count = 0;
   readonly label: string;
+  readonly elevated: boolean;
   readonly #inner: RemoteShell;
   constructor(inner: RemoteShell) {
     this.#inner = inner;
     this.label = inner.label ?? "counting";
+    this.elevated = inner.elevated ?? false;
   }
   exec(command: string, options?: ExecOptions): Promise<ExecResult> {
     this.count++;
@@ -241,12 +295,14 @@ export class CountingShell implements RemoteShell {
  */
 export class HookedShell implements RemoteShell {
   readonly label: string;
+  readonly elevated: boolean;
   readonly #inner: RemoteShell;
   readonly #body: string;
   constructor(inner: RemoteShell, body: string) {
     this.#inner = inner;
     this.#body = body;
     this.label = inner.label ?? "hooked";
+    this.elevated = inner.elevated ?? false;
   }
   exec(command: string, options?: ExecOptions): Promise<ExecResult> {
     if (!command.includes(HOOK_DEFINITION)) throw new Error("HookedShell: the program has no hook point");

@@ -5,10 +5,12 @@
  * the root is compared byte for byte with `expected/` (or the failures with
  * `expected_failure.json`). This checks that real snapshots plan exactly
  * like the model snapshots of the pure-core suite and that the commit writes
- * exactly the planned bytes. Runs under the BusyBox userland (the tool set
- * most unlike GNU) unless SAP_SCENARIO_SHELLS lists others (e.g.
- * "sh,dash,bash,busybox"); applyPatch's own end-to-end suite covers the
- * orchestration.
+ * exactly the planned bytes. Runtime budget (see
+ * test/support/shells_under_test.ts): runs under the BusyBox userland (the
+ * tool set most unlike GNU) and over SSH with sudo (the whole remote stack)
+ * unless SAP_SCENARIO_SHELLS lists others (e.g.
+ * "dash,bash,busybox,ssh-root,ssh-sudo"); test/contract/apply.test.ts
+ * covers applyPatch's orchestration on every shell.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -19,10 +21,12 @@ import { planPatch } from "../../lib/plan.ts";
 import { readSnapshots } from "../../lib/snapshot.ts";
 import { describeTreeDifference, loadScenarios, patchPaths, projectFailures, readTree } from "../support/scenarios.ts";
 import type { Scenario } from "../support/scenarios.ts";
-import { assertNoLeftovers, cleanupTemps, localShell, shellCases, tempDir } from "../support/local_trees.ts";
-import type { ShellCase } from "../support/local_trees.ts";
+import { assertNoLeftovers, cleanupTemps, noLeftoversAfterEach, tempDir } from "../support/local_trees.ts";
+import { only, shellsUnderTest } from "../support/shells_under_test.ts";
+import type { ShellUnderTest } from "../support/shells_under_test.ts";
 
 afterAll(cleanupTemps);
+noLeftoversAfterEach();
 const scenarios = loadScenarios();
 
 function materialise(s: Scenario): string {
@@ -39,11 +43,11 @@ function materialise(s: Scenario): string {
   return root;
 }
 
-async function run(c: ShellCase, s: Scenario): Promise<void> {
+async function run(c: ShellUnderTest, s: Scenario): Promise<void> {
   const parsed = parsePatch(s.patch, { limits: s.options.limits });
   if (!parsed.ok) return; // parse failures never reach the engine (covered by the pure-core suite)
   const root = materialise(s);
-  const shell = localShell(c);
+  const shell = await c.open();
   const snapshots = await readSnapshots(shell, root, patchPaths(parsed.patch), { maxFileBytes: s.options.limits?.maxFileBytes });
   const result = planPatch(parsed.patch, snapshots, s.options);
   if (!result.ok) {
@@ -54,6 +58,7 @@ async function run(c: ShellCase, s: Scenario): Promise<void> {
   if (s.expected.kind !== "tree") throw new Error(`expected failures ${JSON.stringify(s.expected.errors)}, but the plan succeeded`);
   const report = await commitRemote(shell, root, result.plan);
   if (!report.ok) throw new Error(`commit failed: ${JSON.stringify(report.errors, null, 2)}`);
+  expect(report.elevated).toBe(c.expectElevated);
   assertNoLeftovers(root);
   const after = readTree(root);
   for (const link of Object.keys(s.setup.symlinks ?? {})) after.delete(link);
@@ -64,9 +69,8 @@ async function run(c: ShellCase, s: Scenario): Promise<void> {
   }
 }
 
-const names = (process.env.SAP_SCENARIO_SHELLS ?? "busybox").split(",").map((s) => s.trim());
-const wanted = shellCases().filter((c) => names.includes(c.name));
-for (const c of wanted) {
+const names = (process.env.SAP_SCENARIO_SHELLS ?? "busybox,ssh-sudo").split(",").map((s) => s.trim());
+for (const c of only(shellsUnderTest({ suite: "contract: scenarios" }), names)) {
   describe(`scenarios through the real engine (${c.name})`, () => {
     for (const s of scenarios) test(s.name, () => run(c, s));
   });
