@@ -1,8 +1,10 @@
 /**
  * Test helpers for the remote engine on real local files: the shells to
  * run the programs under, temp trees, hand-made plans, the no-leftovers
- * assertion, and two adapters wrapping a real {@linkcode LocalShell} (one
- * counting execs, one injecting faults at the programs' hook points).
+ * assertion (and its after-each form), root-only test registration, and two
+ * adapters wrapping a real {@linkcode RemoteShell} (one counting execs, one
+ * injecting faults at the programs' hook points). The contract suite's
+ * list of LocalShell and SshShell cases is in shells_under_test.ts.
  *
  * @module
  */

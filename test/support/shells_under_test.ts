@@ -27,13 +27,20 @@
  * out with the harness's loud banner, and `REQUIRE_SSHD=1` (CI) makes the
  * file fail instead (see {@linkcode sshdReady}).
  *
- * Runtime budget (the choice is made in each test file with
- * {@linkcode only}): every contract test runs on every case by default; the
- * heavy ones run on {@linkcode HEAVY_SHELLS} — dash (the common /bin/sh),
- * BusyBox (the most unlike GNU) and both SSH cases — leaving bash out,
- * whose programs are the slowest and whose shell is covered by every other
- * test. Heavy: the concurrent opposite-order commits (several rounds each),
- * the scenario suite through the real engine, and the 20-file exec count.
+ * Runtime budget (`npm test` should stay around two minutes; the choice is
+ * made in each test file): every contract test runs on every case — the
+ * §10 regressions, faults, locks, exec counts for 1 and 20 files — except
+ * - the concurrent opposite-order commits (several rounds of two commits),
+ *   which run on {@linkcode HEAVY_SHELLS}: dash (the common /bin/sh),
+ *   BusyBox (the most unlike GNU) and both SSH cases, leaving out bash,
+ *   whose programs are the slowest and which every other test covers;
+ * - the ~90-scenario suite (test/contract/scenarios.test.ts), which runs on
+ *   BusyBox and ssh-sudo (the most unlike GNU locally, and the whole remote
+ *   stack), widened with `SAP_SCENARIO_SHELLS`;
+ * - the disconnect-after-rename tests, which need `cut()` (SSH cases; the
+ *   local cases get the same outcome_unknown → reconcile path from SIGKILL
+ *   at the same hook);
+ * - the `started` transport tests, which are about the SSH adapter.
  * `SAP_TEST_SHELLS=dash,ssh-sudo` narrows every list (all case names).
  *
  * @module
@@ -91,7 +98,7 @@ export const HEAVY_SHELLS: readonly string[] = ["dash", "busybox", "ssh-root", "
 
 /** Options of {@linkcode shellsUnderTest}. */
 export interface ShellsUnderTestOptions {
-  /** A name for the sshd banner/failure (default: the calling file is not known, so pass it). */
+  /** What the file tests, for the sshd-missing banner or failure. */
   suite: string;
 }
 
