@@ -42,6 +42,18 @@ for (const c of sshShells) {
       expect((await c.serverExecs!()) - before).toBe(0);
     });
 
+    test("the adapter's own flags: cancelled before the start → started false; timeout after the start → started true; closed → started false", async () => {
+      const shell = await c.open();
+      const early = await shell.exec("true", { signal: AbortSignal.abort() }).catch((e) => e);
+      expect([early.failure.code, early.started]).toEqual(["cancelled", false]);
+      const late = await shell.exec("sleep 5", { timeoutMs: 300 }).catch((e) => e);
+      expect([late.failure.code, late.started]).toEqual(["timeout", true]);
+      const extra = await c.openNew();
+      await extra.close?.();
+      const closed = await extra.exec("true").catch((e) => e);
+      expect([closed.failure.code, closed.started]).toEqual(["connect_failed", false]);
+    }, 15_000);
+
     test("a timeout while reconnecting after a TCP cut → timeout \"nothing ran\", not outcome_unknown; file untouched; the next call works", async () => {
       const root = makeTree({ "a.txt": "a1\n" });
       const shell = await c.open();
