@@ -55,20 +55,22 @@ sap_place() {
   esac
   sap_set T_dir_$1 "$sap_pd"
   sap_set T_name_$1 "$sap_pr"
-  if ! ( sap_cd "$sap_pd" && sap_link "$4" "./$sap_pr" ) 2>/dev/null; then
+  if ! { sap_cd "$sap_pd" && sap_link "$4" "./$sap_pr"; } 2>/dev/null; then
     if sap_exists "$sap_pd" "$sap_pr"; then SAP_FAIL_DETAIL=exists; else SAP_FAIL_DETAIL=link; fi
     return 1
   fi
   sap_set L_$1 1
   printf 'L %s\n' $1 >> "$SAP_J" 2>/dev/null
-  rm -f "$4" 2>/dev/null
+  # the stage (now a second name of the new file) goes in step 7
   return 0
 }
 sap_aside() {
   sap_set K_dir_$1 "$2"
-  ( sap_cd "$2" && [ -f "./$3" ] && [ ! -L "./$3" ] && mv -f "./$3" "./$4" ) 2>/dev/null
+  { sap_cd "$2" && [ -f "./$3" ] && [ ! -L "./$3" ] && mv -f "./$3" "./$4"; } 2>/dev/null
 }
 sap_finalize_one() {
+  # Runs in the program's own shell (no subshells): every process started
+  # here widens the window in which an external writer can be lost.
   SAP_FAIL_DETAIL=
   sap_get F_op_$1
   sap_op=$SAP_V
@@ -85,18 +87,13 @@ sap_finalize_one() {
   sap_bk=.sap-$SAP_OP-$1.bak
   case $sap_op in
   update)
-    sap_set K_dir_$1 "$sap_sd"
-    if ! ( sap_cd "$sap_sd" && [ -f "./$sap_sn" ] && [ ! -L "./$sap_sn" ] &&
-           { sap_link "./$sap_sn" "./$sap_bk" || cp -p "./$sap_sn" "./$sap_bk"; } ) 2>/dev/null; then
-      SAP_FAIL_DETAIL=backup
-      return 1
-    fi
-    if ! ( sap_cd "$sap_sd" && mv -f "./$sap_st" "./$sap_sn" ) 2>/dev/null; then
+    # the backup was linked before the content re-check (sap_commit_backups)
+    if ! { sap_cd "$sap_sd" && mv -f "./$sap_st" "./$sap_sn"; } 2>/dev/null; then
       SAP_FAIL_DETAIL=rename
       return 1
     fi
-    if ( sap_cd "$sap_sd" && [ -d "./$sap_sn" ] && [ -e "./$sap_sn/$sap_st" ] ); then
-      ( sap_cd "$sap_sd" && mv "./$sap_sn/$sap_st" "./$sap_st" ) 2>/dev/null
+    if [ -d "./$sap_sn" ] && [ -e "./$sap_sn/$sap_st" ]; then
+      mv "./$sap_sn/$sap_st" "./$sap_st" 2>/dev/null
       SAP_FAIL_DETAIL=not_a_file
       return 1
     fi ;;
@@ -115,12 +112,15 @@ sap_finalize_one() {
   esac
   return 0
 }
-sap_commit_finalize() {
+sap_commit_journal() {
+  # Created before the content re-check, so step 5 starts without a process.
   SAP_J=$SAP_W/.sap-$SAP_OP.journal
   if ! ( sap_cd "$SAP_W" && set -C && : > "./.sap-$SAP_OP.journal" ) 2>/dev/null; then
     SAP_J=
     sap_write_fail "$SAP_WK" "$SAP_W" journal
   fi
+}
+sap_commit_finalize() {
   SAP_PHASE=5
   sap_out "STEP 5"
   i=0

@@ -1,8 +1,11 @@
 /**
  * Steps 1–4 of the commit program (lib/remote/commit_program.ts): stage
  * upload and SHA check, the §7 re-check of every expected state under the
- * locks, and copying mode / owner onto the stages. Nothing here changes a
- * user file; any refusal ends the program before step 5.
+ * locks, copying mode / owner onto the stages, and the hard-link backups
+ * step 5 needs. Nothing here changes a user file; any refusal ends the
+ * program before step 5. The re-check is split: kinds first, content last
+ * (after metadata and backups), so that the unguarded window between the
+ * re-check and the renames holds no per-file work.
  *
  * Hashing and `stat` are batched (one run of the tool for all files) to
  * keep the number of processes per file small.
@@ -122,10 +125,13 @@ sap_check_path() {
   return 2
 }
 sap_commit_check() {
+  # Step 3, first part: every path still resolves (§6) to the expected kind
+  # (a regular file, or nothing for an Add / Move destination). The content
+  # comparison (sap_commit_compare) is done last, right before step 5, so
+  # that no per-file work sits between it and the renames.
   SAP_PHASE=3
   sap_out "STEP 3"
-  sap_bad=0 i=0
-  set --
+  sap_bad=0 i=0 SAP_CN=0
   while [ $i -lt $SAP_N ]; do
     sap_get F_exp_$i
     sap_e=$SAP_V
@@ -134,7 +140,11 @@ sap_commit_check() {
     sap_check_path $sap_k "$sap_e"
     case $? in
     1) sap_bad=1 ;;
-    2) set -- "$@" "$SAP_J1"; sap_set CK_$# $sap_k; sap_set CE_$# "$sap_e" ;;
+    2)
+      SAP_CN=$((SAP_CN + 1))
+      sap_set CP_$SAP_CN "$SAP_J1"
+      sap_set CK_$SAP_CN $sap_k
+      sap_set CE_$SAP_CN "$sap_e" ;;
     esac
     sap_get F_op_$i
     if [ "$SAP_V" = move ]; then
@@ -143,21 +153,65 @@ sap_commit_check() {
     fi
     i=$((i + 1))
   done
-  if [ $# -gt 0 ]; then
-    sap_sha_list "$@" || sap_sha_each "$@"
-    sap_j=0
-    while [ $sap_j -lt $# ]; do
-      sap_j=$((sap_j + 1))
-      sap_get CK_$sap_j
-      sap_k=$SAP_V
-      sap_get CE_$sap_j
-      sap_e=$SAP_V
-      sap_get SHA_$sap_j
-      if [ -z "$SAP_V" ]; then sap_out "FAIL remote_error $sap_k sha"; sap_bad=1
-      elif [ "$SAP_V" != "$sap_e" ]; then sap_out "CONFLICT $sap_k file $SAP_V"; sap_bad=1; fi
-    done
+  if [ $sap_bad = 1 ]; then
+    # refused anyway: compare the contents now, so that every conflicting
+    # path is reported at once
+    sap_commit_compare
+    SAP_STATUS=refused
+    exit 0
   fi
+}
+sap_commit_compare() {
+  # Step 3, last part: every source still has the content the plan was
+  # built on (one hashing run for all files). From here to each file's
+  # rename, only shell builtins and the earlier files' renames run: that is
+  # the whole window in which a writer not using these locks can be lost.
+  [ "$SAP_CN" -gt 0 ] || return 0
+  set --
+  sap_j=0
+  while [ $sap_j -lt "$SAP_CN" ]; do
+    sap_j=$((sap_j + 1))
+    sap_get CP_$sap_j
+    set -- "$@" "$SAP_V"
+  done
+  sap_sha_list "$@" || sap_sha_each "$@"
+  sap_bad=0 sap_j=0
+  while [ $sap_j -lt $# ]; do
+    sap_j=$((sap_j + 1))
+    sap_get CK_$sap_j
+    sap_k=$SAP_V
+    sap_get CE_$sap_j
+    sap_e=$SAP_V
+    sap_get SHA_$sap_j
+    if [ -z "$SAP_V" ]; then sap_out "FAIL remote_error $sap_k sha"; sap_bad=1
+    elif [ "$SAP_V" != "$sap_e" ]; then sap_out "CONFLICT $sap_k file $SAP_V"; sap_bad=1; fi
+  done
   if [ $sap_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
+}
+sap_commit_backups() {
+  # Step 5's backups of the files an update replaces, made ahead of the
+  # content comparison: a hard link changes nothing a reader sees, and the
+  # comparison that follows still covers every byte. (A delete's or move's
+  # backup is the rename of the file itself, done in step 5.)
+  i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get F_op_$i
+    if [ "$SAP_V" = update ]; then
+      sap_get F_src_$i
+      sap_k=$SAP_V
+      sap_get R_dir_$sap_k
+      sap_sd=$SAP_V
+      sap_get R_name_$sap_k
+      sap_sn=$SAP_V
+      sap_bk=.sap-$SAP_OP-$i.bak
+      sap_set K_dir_$i "$sap_sd"
+      if ! { sap_cd "$sap_sd" && [ -f "./$sap_sn" ] && [ ! -L "./$sap_sn" ] &&
+             { sap_link "./$sap_sn" "./$sap_bk" || { [ ! -e "./$sap_bk" ] && cp -p "./$sap_sn" "./$sap_bk"; }; }; } 2>/dev/null; then
+        sap_write_fail $sap_k "$sap_sd" backup
+      fi
+    fi
+    i=$((i + 1))
+  done
 }
 sap_acl_scan() {
   # One ls (and one getfattr where installed) for all sources; only when

@@ -19,16 +19,27 @@
  * - `.sap-<op>.journal`   the finalize journal in the work directory;
  * - `.sap-lock-…`         locks (lib/remote/sh_locks.ts).
  *
+ * Order of work: stage (1), lock (2), check every path's kind (3), copy
+ * metadata onto the stages (4), hard-link the backups of updated files,
+ * create the journal, and only then compare every source's content with
+ * the plan (the rest of 3) and finalize (5). The content comparison comes
+ * last so that between it and each rename only shell builtins and the
+ * earlier files' renames run: that is the whole window in which a writer
+ * that ignores the locks can be lost (SPEC §7 "only the tiny window
+ * between step 3 and 5").
+ *
  * State machine (what a crash leaves, and what reconcile does with it):
- * - steps 1–4 (no journal): stages, blob, locks may remain, no file was
- *   touched → reconcile removes them; every file is `not_applied`.
- * - step 5: the journal exists. Before the first change of file i the line
- *   `B i` is appended; an Add / Move destination appends `L i` right after
- *   its no-replace link. Per op:
- *     update  link n → bak, then rename stage → n
+ * - steps 1–4 (no `B` line in the journal): stages, blob, backups (hard
+ *   links of unchanged files), an empty journal and locks may remain, no
+ *   file was touched → reconcile removes them; every file is `not_applied`.
+ * - step 5: before the first change of file i the line `B i` is appended;
+ *   an Add / Move destination appends `L i` right after its no-replace
+ *   link. Per op:
+ *     update  rename stage → n (the backup n → bak was linked before the
+ *             content comparison)
  *     add     mkdir missing parents (each journalled `C i q` before, `N i q`
- *             if it existed after all), link stage → n (fails if n exists),
- *             rm stage
+ *             if it existed after all), link stage → n (fails if n exists);
+ *             the stage name is removed in step 7
  *     delete  rename n → bak (the backup is now the only copy)
  *     move    as add at the destination, then rename source → bak
  *   A crash anywhere here leaves a journal without `D`: reconcile takes the
@@ -90,6 +101,10 @@ sap_hook locked
 sap_commit_check
 sap_hook checked
 sap_commit_meta
+sap_commit_backups
+sap_commit_journal
+sap_commit_compare
+sap_hook compared
 sap_commit_finalize
 SAP_PHASE=7
 sap_out "STEP 7"
