@@ -118,20 +118,22 @@ export interface IndentPair {
 
 /**
  * Compare the leading whitespace of matched file lines `[start, …)` with the
- * chunk's old lines; blank lines are ignored.
+ * chunk's old lines; blank lines are ignored. `lines` is the file's lines,
+ * or a function giving line `i` (so only the matched lines are read).
  *
  * @example
  * ```ts
  * indentDelta(["    a"], 0, [{ kind: "context", text: "a", patchLine: 1 }]); // { kind: "add", prefix: "    " }
  * ```
  */
-export function indentDelta(lines: readonly string[], start: number, body: readonly ChunkLine[]): IndentDelta {
+export function indentDelta(lines: readonly string[] | ((index: number) => string), start: number, body: readonly ChunkLine[]): IndentDelta {
+  const lineAt = typeof lines === "function" ? lines : (i: number): string => lines[i]!;
   let delta: IndentDelta | undefined;
   let first: IndentPair | undefined;
   let at = start;
   for (const line of body) {
     if (line.kind === "insert") continue;
-    const fileText = lines[at]!;
+    const fileText = lineAt(at);
     const fileLine = at++;
     if (contentStart(fileText) === fileText.length || contentStart(line.text) === line.text.length) continue;
     const fileIndent = indentationOf(fileText);

@@ -42,6 +42,20 @@ export interface UnifiedDiffInput {
   context?: number;
 }
 
+/**
+ * A read-only list of lines; every string array is one. Only the lines
+ * near the edits are read, so a large file's lines need not all exist as
+ * strings.
+ */
+export interface OldLines {
+  readonly length: number;
+  /** Line `index` (0-based, within range). */
+  at(index: number): string | undefined;
+}
+
+/** {@linkcode UnifiedDiffInput} whose old lines may be any {@linkcode OldLines} list. */
+export type UnifiedDiffLinesInput = Omit<UnifiedDiffInput, "oldLines"> & { oldLines: OldLines };
+
 /** Plain strings, not an enum: the file stays valid for type-stripping runtimes. */
 type Kind = "same" | "delete" | "insert";
 
@@ -84,7 +98,7 @@ interface Row {
  * //  three
  * ```
  */
-export function unifiedDiff(input: UnifiedDiffInput): string {
+export function unifiedDiff(input: UnifiedDiffInput | UnifiedDiffLinesInput): string {
   const { oldPath, newPath, oldLines } = input;
   const context = input.context ?? 3;
   if (oldPath === null && newPath === null) {
@@ -123,7 +137,7 @@ export function unifiedDiff(input: UnifiedDiffInput): string {
 }
 
 /** Turn the edits into rows, checking the LineEdit contract as it goes. */
-function buildRows(oldLines: readonly string[], edits: readonly LineEdit[]): { rows: Row[]; newCount: number } {
+function buildRows(oldLines: OldLines, edits: readonly LineEdit[]): { rows: Row[]; newCount: number } {
   const rows: Row[] = [];
   let oldPos = 0;
   let newPos = 0;
@@ -182,7 +196,7 @@ function buildRows(oldLines: readonly string[], edits: readonly LineEdit[]): { r
  */
 function splitNewlineChange(
   rows: Row[],
-  oldLines: readonly string[],
+  oldLines: OldLines,
   oldOpenEnd: number,
   newOpenEnd: number,
 ): Row[] {
@@ -196,7 +210,7 @@ function splitNewlineChange(
   const split: Row[] = [];
   if (row.count > 1) split.push({ ...row, count: row.count - 1 });
   split.push({ kind: "delete", old: oldLast, new: newLast, count: 1, text: "" });
-  split.push({ kind: "insert", old: oldLast + 1, new: newLast, count: 1, text: oldLines[oldLast]! });
+  split.push({ kind: "insert", old: oldLast + 1, new: newLast, count: 1, text: oldLines.at(oldLast)! });
   return [...rows.slice(0, r), ...split, ...rows.slice(r + 1)];
 }
 
@@ -248,7 +262,7 @@ function emitHunk(
   from: number,
   to: number,
   context: number,
-  oldLines: readonly string[],
+  oldLines: OldLines,
   oldOpenEnd: number,
   newOpenEnd: number,
 ): void {
@@ -267,7 +281,7 @@ function emitHunk(
   let newCount = 0;
   const sameLines = (oldAt: number, newAt: number, count: number): void => {
     for (let i = 0; i < count; i++) {
-      body.push(" " + oldLines[oldAt + i]!);
+      body.push(" " + oldLines.at(oldAt + i)!);
       if (oldAt + i === oldOpenEnd || newAt + i === newOpenEnd) body.push(NO_NEWLINE);
     }
     oldCount += count;
@@ -279,7 +293,7 @@ function emitHunk(
     if (row.kind === "same") {
       sameLines(row.old, row.new, row.count);
     } else if (row.kind === "delete") {
-      body.push("-" + oldLines[row.old]!);
+      body.push("-" + oldLines.at(row.old)!);
       if (row.old === oldOpenEnd) body.push(NO_NEWLINE);
       oldCount++;
     } else {

@@ -38,7 +38,7 @@ import { MatchIndex } from "./match_index.ts";
 import { findMatches, matchesAt } from "./match_search.ts";
 import type { MatchStats, TierIndex } from "./tier_index.ts";
 import { contentStart, describeTier, type LineTier, tiersFor } from "./normalize.ts";
-import type { TextFile } from "./text.ts";
+import { lineOf, type TextFile } from "./text.ts";
 import type { Chunk, ChunkLine, MatchingMode, MatchTier, PatchFailure, Warning } from "./types.ts";
 
 /** Options of {@linkcode locateChunks}. */
@@ -56,9 +56,10 @@ export interface LocateOptions {
   /**
    * The decoded file `lines` came from (optional): its flat text, endings and
    * ASCII flag let the matcher scan without reading every line (much faster
-   * on large files). Results are the same without it.
+   * on large files). Results are the same without it. Not needed when the
+   * file itself is passed instead of its lines.
    */
-  file?: Pick<TextFile, "text" | "eols" | "ascii">;
+  file?: Pick<TextFile, "text" | "eols" | "ascii"> & Partial<Pick<TextFile, "lineStarts">>;
 }
 
 /** Where one chunk goes, and the body to apply there. */
@@ -100,6 +101,9 @@ type Finder = (index: TierIndex, pattern: Int32Array) => number[];
 
 /**
  * Locate all chunks of one file. Pure; near-linear in the file size.
+ * `lines` is the file's lines, or the decoded file itself: then only the
+ * lines a chunk touches are made into strings (all of them only when a
+ * failure needs diagnosing), which is what makes large files cheap.
  *
  * @example
  * ```ts
@@ -109,18 +113,27 @@ type Finder = (index: TierIndex, pattern: Int32Array) => number[];
  * r.placements[0]; // { index: 1, start: 0, end: 2, tier: 1, body: [...] }
  * ```
  */
-export function locateChunks(lines: readonly string[], chunks: readonly Chunk[], options: LocateOptions): LocateResult {
-  if (!Array.isArray(lines) || !Array.isArray(chunks)) throw new TypeError("locateChunks: lines and chunks must be arrays");
+export function locateChunks(lines: readonly string[] | TextFile, chunks: readonly Chunk[], options: LocateOptions): LocateResult {
+  const whole = Array.isArray(lines) ? undefined : (lines as TextFile);
+  if ((whole === undefined ? !Array.isArray(lines) : !(whole.lineStarts instanceof Int32Array)) || !Array.isArray(chunks)) {
+    throw new TypeError("locateChunks: lines must be an array or a decoded TextFile, chunks an array");
+  }
+  const array = lines as readonly string[];
   const tiers = tiersFor(options.matching);
   const lenient = tiers.includes(5);
-  const file = options.file;
-  const index = new MatchIndex(lines, options.stats, file ? { ascii: file.ascii === true, text: file.text, eols: file.eols } : {});
+  const file = whole ?? options.file;
+  const hints = file ? { ascii: file.ascii === true, text: file.text, eols: file.eols, ...(file.lineStarts ? { starts: file.lineStarts } : {}) } : {};
+  const index = new MatchIndex(whole ? { text: whole.text, starts: whole.lineStarts, eols: whole.eols } : array, options.stats, hints);
   const forms = chunks.map((chunk) => chunkForms(chunk, lenient));
   for (const form of forms) registerQueries(index, form);
 
-  const n = lines.length;
+  const n = index.lineCount;
+  const lineAt = whole ? (i: number): string => lineOf(whole, i) : (i: number): string => array[i]!;
   const env: DiagnoseEnv = {
-    lines,
+    // Diagnostics read lines freely; only failures pay for the full array.
+    get lines() {
+      return whole ? whole.lines : array;
+    },
     index,
     tiers,
     path: options.path,
@@ -183,7 +196,11 @@ export function locateChunks(lines: readonly string[], chunks: readonly Chunk[],
     let eofNote: string | undefined;
     if (hit === undefined && chunk.endOfFile) {
       let end = n;
-      while (end > 0 && contentStart(lines[end - 1]!) === lines[end - 1]!.length) end--;
+      while (end > 0) {
+        const last = lineAt(end - 1);
+        if (contentStart(last) !== last.length) break;
+        end--;
+      }
       if (end < n) {
         const beforeBlank: Finder = (t, p) => (matchesAt(t, p, end - p.length) ? [end - p.length] : []);
         hit = searchForms(index, tiers, form, beforeBlank);
@@ -221,7 +238,7 @@ export function locateChunks(lines: readonly string[], chunks: readonly Chunk[],
     const m = hit.variant.oldTexts.length;
     let body = hit.variant.body.slice();
     if (hit.lineTier >= 3 && hasTextInserts(body)) {
-      const delta = indentDelta(lines, s, body);
+      const delta = indentDelta(lineAt, s, body);
       const reindented = delta.kind === "uneven" ? undefined : reindentInserts(body, delta);
       if (reindented === undefined) {
         if (options.indentationSensitive) {

@@ -8,9 +8,10 @@
  *
  * @module
  */
+import { EOL_CHARS, type EolCode } from "./line_scan.ts";
 import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
 import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
-import { passExact, passTrimmed, TierKeyer } from "./tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passTrimmed, TierKeyer } from "./tier_pass.ts";
 
 /** What the caller knows about the file, to skip work (all optional). */
 export interface FileHints {
@@ -19,14 +20,15 @@ export interface FileHints {
   /**
    * The decoded text the lines were split from, with each line's ending
    * (`TextFile.text` and `eols`). Scanning one flat string is much cheaper
-   * than reading a million lazily split substrings; lines are then only
-   * read when their signature says they may match.
+   * than reading a million line strings; lines are then only read when
+   * their signature says they may match. Without it the lines are joined.
    */
   text?: string;
   eols?: Uint8Array;
+  /** `TextFile.lineStarts`: with `text` and `eols`, the line strings are never read. */
+  starts?: Int32Array;
 }
 
-const EOL_CHARS = [0, 1, 2, 1] as const;
 /** Shorter keys (`}`, `end`) are in almost every file: searching for them tells nothing. */
 const MIN_PROBE_KEY = 6;
 /** Native substring searches allowed per file (each may scan the whole text). */
@@ -49,20 +51,26 @@ const MAX_PROBES = 8;
  * ```
  */
 export class MatchIndex {
-  /** The file's lines. */
-  readonly lines: readonly string[];
   /** Work counters. */
   readonly stats: MatchStats;
+  readonly #source: readonly string[] | FlatLines;
   readonly #hints: FileHints;
   readonly #queries = new Set<string>();
   readonly #tiers = new Map<LineTier, TierIndex>();
-  #starts: Int32Array | null | undefined;
+  #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
 
-  constructor(lines: readonly string[], stats?: MatchStats, hints: FileHints = {}) {
-    this.lines = lines;
+  /** `lines`: the file's lines, or their flat form (then `hints.text`, `eols` and `starts` are not needed). */
+  constructor(lines: readonly string[] | FlatLines, stats?: MatchStats, hints: FileHints = {}) {
+    this.#source = lines;
     this.stats = stats ?? newMatchStats();
     this.#hints = hints;
+  }
+
+  /** How many lines the file has. */
+  get lineCount(): number {
+    const source = this.#source;
+    return Array.isArray(source) ? source.length : (source as FlatLines).eols.length;
   }
 
   /** Register a text that some chunk will search for. Must precede building any tier. */
@@ -81,12 +89,11 @@ export class MatchIndex {
    * at `tier` 2–4, judged without building the tier: a line equal to the
    * longest text at that tier contains its trimmed (and, in an ASCII file,
    * folded) form, so if the flat text lacks it, nothing matches. `true`
-   * when it cannot tell (no flat text, short keys, or the few native
-   * searches this allows are used up).
+   * when it cannot tell (tier 4 in a file not known to be ASCII, short
+   * keys, or the few native searches this allows are used up).
    */
   mayMatch(texts: readonly string[], tier: LineTier): boolean {
-    const text = this.#hints.text;
-    if (tier === 1 || text === undefined || this.#tiers.has(tier)) return true;
+    if (tier === 1 || this.#tiers.has(tier)) return true;
     if (tier === 4 && this.#hints.ascii !== true) return true;
     let key = "";
     for (const t of texts) {
@@ -97,7 +104,7 @@ export class MatchIndex {
     let known = this.#probes.get(key);
     if (known === undefined) {
       if (this.#probes.size >= MAX_PROBES) return true;
-      known = text.includes(key);
+      known = this.#flatLines().text.includes(key);
       this.#probes.set(key, known);
       this.stats.textProbes++;
     }
@@ -118,38 +125,44 @@ export class MatchIndex {
     return this.#tiers.get(tier)!;
   }
 
-  /** Char offset of every line in the flat text (null: no usable text). */
-  #lineStarts(): Int32Array | null {
-    if (this.#starts !== undefined) return this.#starts;
-    const { text, eols } = this.#hints;
-    const lines = this.lines;
-    this.#starts = null;
-    if (text === undefined || eols === undefined || eols.length !== lines.length || text.length >= 0x7fffffff) return null;
-    const starts = new Int32Array(lines.length + 1);
-    let offset = 0;
-    for (let i = 0; i < lines.length; i++) {
-      starts[i] = offset;
-      offset += lines[i]!.length + EOL_CHARS[eols[i] as 0 | 1 | 2 | 3];
+  /**
+   * The lines as offsets into one flat text: the decoded file's own when
+   * the hints carry it (and the lines add up to it), else the lines joined.
+   */
+  #flatLines(): FlatLines {
+    if (this.#flat !== undefined) return this.#flat;
+    const source = this.#source;
+    if (!Array.isArray(source)) return (this.#flat = source as FlatLines);
+    const lines = source as readonly string[];
+    const { text, eols, starts } = this.#hints;
+    if (text !== undefined && eols !== undefined && eols.length === lines.length) {
+      if (starts !== undefined && starts.length === lines.length + 1 && starts[lines.length] === text.length) {
+        return (this.#flat = { text, starts, eols });
+      }
+      const counted = new Int32Array(lines.length + 1);
+      let offset = 0;
+      for (let i = 0; i < lines.length; i++) {
+        counted[i] = offset;
+        offset += lines[i]!.length + EOL_CHARS[eols[i] as EolCode];
+      }
+      counted[lines.length] = offset;
+      // Lines that do not add up to the text did not come from it.
+      if (offset === text.length) return (this.#flat = { text, starts: counted, eols });
     }
-    starts[lines.length] = offset;
-    // Lines that do not add up to the text did not come from it.
-    if (offset !== text.length) return null;
-    this.#starts = starts;
-    return starts;
+    return (this.#flat = flatLinesOf(lines));
   }
 
   #build(tiers: readonly LineTier[]): void {
-    const starts = this.#lineStarts();
-    const flat = starts !== null;
-    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, this.lines.length, flat));
-    const text = this.#hints.text ?? "";
-    if (tiers.length === 1) passExact(this.lines, text, starts, keyers[0]!);
-    else passTrimmed(this.lines, text, starts, keyers[0]!, keyers[1]!, keyers[2]);
+    const flat = this.#flatLines();
+    const n = flat.eols.length;
+    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n));
+    if (tiers.length === 1) passExact(flat, keyers[0]!);
+    else passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2]);
     for (const keyer of keyers) {
       this.#tiers.set(keyer.tier, keyer.finish());
       this.stats.linesKeyed += keyer.keyed;
     }
     this.stats.indexBuilds++;
-    this.stats.linesScanned += this.lines.length;
+    this.stats.linesScanned += n;
   }
 }

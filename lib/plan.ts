@@ -14,7 +14,7 @@ import { locateChunks } from "./locate.ts";
 import { isIndentationSensitive } from "./normalize.ts";
 import { parentOf, validatePath } from "./paths.ts";
 import { isSha256Hex, sha256Hex } from "./sha256.ts";
-import { decodeText, newFileBytes, renderText, type TextFile } from "./text.ts";
+import { decodeText, lineOf, newFileBytes, renderText, type TextFile } from "./text.ts";
 import type {
   AddFileOp,
   DeleteFileOp,
@@ -406,15 +406,14 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
     };
   }
   const file = decoded.file;
-  const located = locateChunks(file.lines, op.chunks, {
+  // The decoded file, not its lines: the matcher scans the flat text, and
+  // only the lines chunks touch are ever made into strings.
+  const located = locateChunks(file, op.chunks, {
     matching: ctx.matching,
     path: op.path,
     indentationSensitive: isIndentationSensitive(op.moveTo ?? op.path),
     excerptLines: ctx.excerptLines,
     excerptBytes: ctx.excerptBytes,
-    // The decoded text lets the matcher scan one flat string instead of a
-    // million line strings, and rule out fuzzy tiers with a substring probe.
-    file,
   });
   if (located.errors.length > 0) return { ok: false, errors: located.errors };
 
@@ -452,7 +451,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
       diff: unifiedDiff({
         oldPath: op.path,
         newPath: op.moveTo ?? op.path,
-        oldLines: file.lines,
+        oldLines: { length: file.eols.length, at: (i: number) => lineOf(file, i) },
         oldFinalNewline: file.finalNewline,
         edits,
         newFinalNewline: endsWithNewline(newBytes, file),

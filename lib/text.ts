@@ -16,16 +16,21 @@
  *
  * @module
  */
+import { EOL_CHARS, type EolCode, scanLines, type ScannedLines, scannedLine, splitScannedLines } from "./line_scan.ts";
 import type { LineEdit } from "./types.ts";
 
-/** A line's ending: 0 none (last line without final newline), 1 LF, 2 CRLF, 3 lone CR. */
-export type EolCode = 0 | 1 | 2 | 3;
+export type { EolCode } from "./line_scan.ts";
 
 /** A decoded UTF-8 text file, split into logical lines. */
 export interface TextFile {
-  /** Logical lines without endings; a file ending in a newline has no trailing `""` line; empty file → `[]`. */
+  /**
+   * Logical lines without endings; a file ending in a newline has no
+   * trailing `""` line; empty file → `[]`. Made on first read (a million
+   * line strings cost more than decoding): code that only needs a few lines
+   * uses {@linkcode lineOf}, and the line count is `eols.length`.
+   */
   readonly lines: string[];
-  /** {@linkcode EolCode} per line. */
+  /** {@linkcode EolCode} per line (its length is the line count). */
   readonly eols: Uint8Array;
   /** A UTF-8 BOM was present (it is not part of `lines[0]`). */
   readonly bom: boolean;
@@ -38,11 +43,15 @@ export interface TextFile {
   /** Every character is ASCII, so character offsets equal byte offsets (after the BOM). */
   readonly ascii?: boolean;
   /**
-   * The decoded text (without the BOM) the lines were split from. It costs
-   * no memory (the lines are slices of it) and lets the matcher scan one flat
+   * The decoded text (without the BOM). The matcher scans this one flat
    * string instead of reading every line.
    */
-  readonly text?: string;
+  readonly text: string;
+  /**
+   * Offset in `text` (UTF-16 code units) where each line starts, then
+   * `text.length`: one entry more than there are lines.
+   */
+  readonly lineStarts: Int32Array;
 }
 
 /** The result of {@linkcode decodeText}. */
@@ -54,13 +63,62 @@ const BOM_LENGTH = 3;
 const LF = 0x0a;
 const CR = 0x0d;
 const EOL_TEXT = ["", "\n", "\r\n", "\r"] as const;
-const EOL_LENGTH = [0, 1, 2, 1] as const;
 
 const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
 
 function hasBom(bytes: Uint8Array): boolean {
   return bytes.length >= BOM_LENGTH && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+/** A {@linkcode TextFile} whose `lines` array is made on first read. */
+class DecodedTextFile implements TextFile {
+  readonly eols: Uint8Array;
+  readonly bom: boolean;
+  readonly finalNewline: boolean;
+  readonly dominantEol: "\n" | "\r\n" | "\r";
+  readonly bytes: Uint8Array;
+  readonly ascii: boolean;
+  readonly text: string;
+  readonly lineStarts: Int32Array;
+  readonly #scan: ScannedLines;
+  #lines: string[] | undefined;
+
+  constructor(bytes: Uint8Array, bom: boolean, ascii: boolean, text: string, scan: ScannedLines) {
+    this.eols = scan.eols;
+    this.bom = bom;
+    this.finalNewline = scan.eols.length > 0 && scan.eols[scan.eols.length - 1] !== 0;
+    this.dominantEol = scan.dominant;
+    this.bytes = bytes;
+    this.ascii = ascii;
+    this.text = text;
+    this.lineStarts = scan.starts;
+    this.#scan = scan;
+  }
+
+  get lines(): string[] {
+    this.#lines ??= splitScannedLines(this.text, this.#scan);
+    return this.#lines;
+  }
+
+  /** Line `i`, from the array when it exists, else sliced from the text. */
+  line(i: number): string {
+    return this.#lines !== undefined ? this.#lines[i]! : scannedLine(this.text, this.#scan, i);
+  }
+}
+
+/**
+ * Line `i` of a decoded file (0-based) without materialising `file.lines`.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\r\nb"));
+ * if (r.ok) lineOf(r.file, 1); // "b"
+ * ```
+ */
+export function lineOf(file: TextFile, i: number): string {
+  if (file instanceof DecodedTextFile) return file.line(i);
+  return scannedLine(file.text, { starts: file.lineStarts, eols: file.eols }, i);
 }
 
 /**
@@ -85,93 +143,7 @@ export function decodeText(bytes: Uint8Array): DecodeResult {
     return { ok: false, line: lineNumberAt(bytes, offset), byteOffset: offset };
   }
   const ascii = text.length === body.length;
-  if (text.length === 0) {
-    return {
-      ok: true,
-      file: { lines: [], eols: new Uint8Array(0), bom, finalNewline: false, dominantEol: "\n", bytes, ascii, text },
-    };
-  }
-  const split = !text.includes("\r")
-    ? splitUniform(text, "\n")
-    : STRAY_LF_OR_CR.test(text)
-    ? splitMixed(text)
-    : splitUniform(text, "\r\n");
-  return {
-    ok: true,
-    file: {
-      lines: split.lines,
-      eols: split.eols,
-      bom,
-      finalNewline: split.eols[split.eols.length - 1] !== 0,
-      dominantEol: split.dominant,
-      bytes,
-      ascii,
-      text,
-    },
-  };
-}
-
-interface SplitLines {
-  lines: string[];
-  eols: Uint8Array;
-  dominant: "\n" | "\r\n" | "\r";
-}
-
-// An LF not preceded by CR, or a CR not followed by LF: the file is not pure CRLF.
-const STRAY_LF_OR_CR = /\r(?!\n)|(?<!\r)\n/;
-
-// The common cases, all-LF or all-CRLF: one native split, no per-line work
-// (the lines stay lazy substrings until someone reads them).
-function splitUniform(text: string, eol: "\n" | "\r\n"): SplitLines {
-  const lines = text.split(eol);
-  let finalNewline = false;
-  if (lines[lines.length - 1]!.length === 0) {
-    lines.pop();
-    finalNewline = true;
-  }
-  const eols = new Uint8Array(lines.length).fill(eol === "\n" ? 1 : 2);
-  if (!finalNewline) eols[lines.length - 1] = 0;
-  return { lines, eols, dominant: eol };
-}
-
-// Files holding a CR: split on LF first, then cut each piece at its CRs.
-function splitMixed(text: string): SplitLines {
-  const pieces = text.split("\n");
-  const lines: string[] = [];
-  let eols = new Uint8Array(pieces.length + 16);
-  const counts = [0, 0, 0, 0];
-  const push = (line: string, eol: EolCode): void => {
-    if (lines.length === eols.length) {
-      const grown = new Uint8Array(eols.length * 2);
-      grown.set(eols);
-      eols = grown;
-    }
-    eols[lines.length] = eol;
-    lines.push(line);
-    counts[eol]!++;
-  };
-  const last = pieces.length - 1;
-  for (let p = 0; p <= last; p++) {
-    const piece = pieces[p]!;
-    const isLast = p === last;
-    if (piece.indexOf("\r") < 0) {
-      if (!isLast) push(piece, 1);
-      else if (piece.length > 0) push(piece, 0);
-      continue;
-    }
-    const parts = piece.split("\r");
-    const endsWithCr = parts[parts.length - 1]!.length === 0;
-    const count = endsWithCr ? parts.length - 1 : parts.length;
-    for (let i = 0; i < count; i++) {
-      const lastOfPiece = i === count - 1;
-      if (!lastOfPiece) push(parts[i]!, 3);
-      else if (endsWithCr) push(parts[i]!, isLast ? 3 : 2);
-      else push(parts[i]!, isLast ? 0 : 1);
-    }
-  }
-  const [, lf, crlf, cr] = counts as [number, number, number, number];
-  const dominant = lf >= crlf && lf >= cr ? "\n" : crlf >= cr ? "\r\n" : "\r";
-  return { lines, eols: eols.subarray(0, lines.length), dominant };
+  return { ok: true, file: new DecodedTextFile(bytes, bom, ascii, text, scanLines(text)) };
 }
 
 /**
@@ -224,33 +196,33 @@ function lineNumberAt(bytes: Uint8Array, offset: number): number {
 }
 
 /**
- * Walks byte offsets of line starts forward. ASCII files add lengths; other
- * files find each ending with a native byte search.
+ * Byte offsets of line starts. In an ASCII file they are the character
+ * offsets (after the BOM); other files walk forward from the last answer,
+ * finding each ending with a native byte search.
  */
 class LineOffsets {
   #line = 0;
   #pos: number;
   readonly #file: TextFile;
+  readonly #base: number;
   readonly #ascii: boolean;
 
   constructor(file: TextFile) {
     this.#file = file;
-    this.#pos = file.bom ? BOM_LENGTH : 0;
+    this.#base = file.bom ? BOM_LENGTH : 0;
+    this.#pos = this.#base;
     this.#ascii = file.ascii === true;
   }
 
-  /** Byte offset where line `k` starts (`k === lines.length`: end of the bytes). `k` never decreases. */
+  /** Byte offset where line `k` starts (`k` = line count: end of the bytes). `k` never decreases. */
   startOf(k: number): number {
-    const { lines, eols, bytes } = this.#file;
-    if (k >= lines.length) return bytes.length;
+    const { eols, bytes } = this.#file;
+    if (k >= eols.length) return bytes.length;
+    if (this.#ascii) return this.#base + this.#file.lineStarts[k]!;
     let pos = this.#pos;
-    if (this.#ascii) {
-      for (let i = this.#line; i < k; i++) pos += lines[i]!.length + EOL_LENGTH[eols[i] as EolCode];
-    } else {
-      for (let i = this.#line; i < k; i++) {
-        const eol = eols[i]!;
-        pos = bytes.indexOf(eol === 3 ? CR : LF, pos) + 1;
-      }
+    for (let i = this.#line; i < k; i++) {
+      const eol = eols[i]!;
+      pos = bytes.indexOf(eol === 3 ? CR : LF, pos) + 1;
     }
     this.#line = k;
     this.#pos = pos;
@@ -261,7 +233,7 @@ class LineOffsets {
 function checkEdits(file: TextFile, edits: readonly LineEdit[]): void {
   let previousEnd = 0;
   for (const edit of edits) {
-    if (!(edit.start >= previousEnd && edit.end >= edit.start && edit.end <= file.lines.length)) {
+    if (!(edit.start >= previousEnd && edit.end >= edit.start && edit.end <= file.eols.length)) {
       throw new RangeError(`renderText: edits must be sorted, non-overlapping and within the file (edit ${edit.start}-${edit.end})`);
     }
     let previousKeep = edit.start - 1;
@@ -314,7 +286,7 @@ export function renderText(file: TextFile, edits: readonly LineEdit[]): Uint8Arr
     parts.push(bytes.subarray(a, b));
     const eol = eols[to - 1] as EolCode;
     pendingNoEnding = eol === 0;
-    lastEndingLength = EOL_LENGTH[eol];
+    lastEndingLength = EOL_CHARS[eol];
     emittedAny = true;
   };
   const emitText = (text: string): void => {
@@ -350,10 +322,10 @@ export function renderText(file: TextFile, edits: readonly LineEdit[]): Uint8Arr
     emitOriginal(runStart, runEnd);
     cursor = edit.end;
   }
-  emitOriginal(cursor, file.lines.length);
+  emitOriginal(cursor, file.eols.length);
   flushText();
 
-  const wantsFinalNewline = file.lines.length === 0 || file.finalNewline;
+  const wantsFinalNewline = file.eols.length === 0 || file.finalNewline;
   if (emittedAny && !wantsFinalNewline && !pendingNoEnding) {
     const lastPart = parts[parts.length - 1]!;
     parts[parts.length - 1] = lastPart.subarray(0, lastPart.length - lastEndingLength);

@@ -1,13 +1,14 @@
 /**
  * The passes that key every file line at a tier (SPEC §5.5): tier 1 alone,
- * tiers 2–4 together, reading each line's text at most once and, when the
- * flat decoded text is available, without touching the lazily split lines.
+ * tiers 2–4 together, reading each line's text at most once, in the flat
+ * text by offsets: no line string is made for a line that cannot match.
  * A length filter, then a signature of four sampled code units, reject most
  * lines; repeated lines hit a per-signature cache; only the rest are sliced
  * and looked up.
  *
  * @module
  */
+import { EOL_CHARS, type EolCode } from "./line_scan.ts";
 import { foldCode, isWhitespaceCode, type LineTier, normalizeLine } from "./normalize.ts";
 import { TierIndex } from "./tier_index.ts";
 
@@ -48,26 +49,66 @@ function isBlankCode(c: number): boolean {
 }
 
 /**
- * The tier-1 pass. The length alone rejects most lines without reading
- * their text; the signature (read from the flat text when there is one)
- * rejects most others; only the rest are compared or looked up.
+ * The lines of a text as offsets: line `i` is
+ * `text.slice(starts[i], starts[i + 1] - EOL_CHARS[eols[i]])`
+ * (see `line_scan.ts`). The passes read the text only through these.
+ */
+export interface FlatLines {
+  readonly text: string;
+  /** One entry more than there are lines; the last is `text.length`. */
+  readonly starts: Int32Array;
+  readonly eols: Uint8Array;
+}
+
+/**
+ * The flat form of a line array: joined with LF, the offsets counted from
+ * the lines themselves (so a line holding a line break stays one line).
  *
  * @example
  * ```ts
- * const k = new TierKeyer(1, new Set(["b"]), 2, false);
- * passExact(["a", "b"], "", null, k);
+ * [...flatLinesOf(["a", "bc"]).starts]; // [0, 2, 4]
+ * ```
+ */
+export function flatLinesOf(lines: readonly string[]): FlatLines {
+  const n = lines.length;
+  const starts = new Int32Array(n + 1);
+  const eols = new Uint8Array(n).fill(1);
+  let offset = 0;
+  for (let i = 0; i < n; i++) {
+    starts[i] = offset;
+    offset += lines[i]!.length + 1;
+  }
+  if (n > 0) {
+    eols[n - 1] = 0;
+    offset--;
+  }
+  starts[n] = offset;
+  return { text: lines.join("\n"), starts, eols };
+}
+
+/**
+ * The tier-1 pass. The length alone (from the offsets) rejects most lines
+ * without reading their text; a signature of the text rejects most others;
+ * only the rest are compared or looked up.
+ *
+ * @example
+ * ```ts
+ * const k = new TierKeyer(1, new Set(["b"]), 2);
+ * passExact(flatLinesOf(["a", "b"]), k);
  * k.finish().ids; // Int32Array [0, 1]
  * ```
  */
-export function passExact(lines: readonly string[], text: string, starts: Int32Array | null, k: TierKeyer): void {
+export function passExact(flat: FlatLines, k: TierKeyer): void {
+  const { text, starts, eols } = flat;
   const { lengths, sigs, ids, counts } = k;
   const longLengths = k.longLengths;
-  const n = lines.length;
+  const n = eols.length;
   for (let i = 0; i < n; i++) {
-    const line = lines[i]!;
-    const length = line.length;
+    const start = starts[i]!;
+    const end = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
+    const length = end - start;
     if (length <= MAX_TRACKED_LENGTH ? lengths[length] === 0 : !longLengths) continue;
-    if (i > 0 && sameAsPrevious(lines, text, starts, i, length)) {
+    if (i > 0 && sameAsPrevious(flat, i, start, length)) {
       const previous = ids[i - 1]!;
       if (previous !== 0) {
         ids[i] = previous;
@@ -78,11 +119,9 @@ export function passExact(lines: readonly string[], text: string, starts: Int32A
     let id: number;
     if (length === 0) id = k.emptyId;
     else {
-      const source = starts !== null ? text : line;
-      const base = starts !== null ? starts[i]! : 0;
-      const sig = signature(source, base, base + length, false);
+      const sig = signature(text, start, end, false);
       if (sigs[sig] === 0) continue;
-      id = k.resolve(line, source, base, base + length, sig);
+      id = k.resolve(text, start, end, start, end, sig);
     }
     if (id !== 0) {
       ids[i] = id;
@@ -98,32 +137,31 @@ export function passExact(lines: readonly string[], text: string, starts: Int32A
  * @example
  * ```ts
  * const queries = new Set(["b"]);
- * const [k2, k3] = [new TierKeyer(2, queries, 2, false), new TierKeyer(3, queries, 2, false)];
- * passTrimmed(["b  ", "  b"], "", null, k2, k3, undefined);
+ * const [k2, k3] = [new TierKeyer(2, queries, 2), new TierKeyer(3, queries, 2)];
+ * passTrimmed(flatLinesOf(["b  ", "  b"]), k2, k3, undefined);
  * [k2.finish().ids, k3.finish().ids]; // [Int32Array [1, 0], Int32Array [1, 1]]
  * ```
  */
-export function passTrimmed(lines: readonly string[], text: string, starts: Int32Array | null, k2: TierKeyer, k3: TierKeyer, k4: TierKeyer | undefined): void {
-  const n = lines.length;
+export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: TierKeyer | undefined): void {
+  const { text, starts, eols } = flat;
+  const n = eols.length;
   for (let i = 0; i < n; i++) {
-    const line = lines[i]!;
-    if (i > 0 && sameAsPrevious(lines, text, starts, i, line.length)) {
+    const lineStart = starts[i]!;
+    const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
+    if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) {
       repeatPrevious(k2, i);
       repeatPrevious(k3, i);
       if (k4 !== undefined) repeatPrevious(k4, i);
       continue;
     }
-    const source = starts !== null ? text : line;
-    const base = starts !== null ? starts[i]! : 0;
-    const limit = base + line.length;
-    let start = base;
-    while (start < limit && isBlankCode(source.charCodeAt(start))) start++;
-    let end = limit;
-    while (end > start && isBlankCode(source.charCodeAt(end - 1))) end--;
+    let start = lineStart;
+    while (start < lineEnd && isBlankCode(text.charCodeAt(start))) start++;
+    let end = lineEnd;
+    while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
     // Tier 2 keeps leading whitespace; a blank line's tier-2 key is "" too.
-    probe(k2, i, line, source, base, start === limit ? base : end, false);
-    probe(k3, i, line, source, start, end, false);
-    if (k4 !== undefined) probe(k4, i, line, source, start, end, true);
+    probe(k2, i, text, lineStart, lineEnd, lineStart, start === lineEnd ? lineStart : end, false);
+    probe(k3, i, text, lineStart, lineEnd, start, end, false);
+    if (k4 !== undefined) probe(k4, i, text, lineStart, lineEnd, start, end, true);
   }
 }
 
@@ -132,12 +170,12 @@ export function passTrimmed(lines: readonly string[], text: string, starts: Int3
  * blank lines): its ids are copied without any other work. Longer lines are
  * left to the signature cache, so this never reads most lines.
  */
-function sameAsPrevious(lines: readonly string[], text: string, starts: Int32Array | null, i: number, length: number): boolean {
-  if (length > 16 || lines[i - 1]!.length !== length) return false;
-  if (starts === null) return lines[i] === lines[i - 1];
-  const a = starts[i]!;
-  const b = starts[i - 1]!;
-  for (let j = 0; j < length; j++) if (text.charCodeAt(a + j) !== text.charCodeAt(b + j)) return false;
+function sameAsPrevious(flat: FlatLines, i: number, start: number, length: number): boolean {
+  if (length > 16) return false;
+  const { text, starts, eols } = flat;
+  const previous = starts[i - 1]!;
+  if (start - EOL_CHARS[eols[i - 1] as EolCode] - previous !== length) return false;
+  for (let j = 0; j < length; j++) if (text.charCodeAt(start + j) !== text.charCodeAt(previous + j)) return false;
   return true;
 }
 
@@ -149,16 +187,16 @@ function repeatPrevious(k: TierKeyer, i: number): void {
   }
 }
 
-/** Key line `i` at one tier: its region after trimming is `source[start, end)`. */
-function probe(k: TierKeyer, i: number, line: string, source: string, start: number, end: number, fold: boolean): void {
+/** Key line `i` (`text[lineStart, lineEnd)`) at one tier: its region after trimming is `text[start, end)`. */
+function probe(k: TierKeyer, i: number, text: string, lineStart: number, lineEnd: number, start: number, end: number, fold: boolean): void {
   const length = end - start;
   if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return;
   let id: number;
   if (length === 0) id = k.emptyId;
   else {
-    const sig = signature(source, start, end, fold);
+    const sig = signature(text, start, end, fold);
     if (k.sigs[sig] === 0) return;
-    id = k.resolve(line, source, start, end, sig);
+    id = k.resolve(text, lineStart, lineEnd, start, end, sig);
   }
   if (id !== 0) {
     k.ids[i] = id;
@@ -166,18 +204,15 @@ function probe(k: TierKeyer, i: number, line: string, source: string, start: num
   }
 }
 
-/** Whether `source[start, end)` equals `key` (same length already checked). */
-function sameText(key: string, line: string, source: string, start: number, end: number, flat: boolean): boolean {
+/** Whether `text[start, end)` equals `key` (same length already checked). */
+function sameText(key: string, text: string, start: number, end: number): boolean {
   // Short regions (`}`, `end`, `});`) compare faster code unit by code unit
   // than through a native call.
   if (end - start <= 16) {
-    for (let j = 0; start + j < end; j++) if (source.charCodeAt(start + j) !== key.charCodeAt(j)) return false;
+    for (let j = 0; start + j < end; j++) if (text.charCodeAt(start + j) !== key.charCodeAt(j)) return false;
     return true;
   }
-  // In the flat text the line itself is never read; otherwise `===` is far
-  // cheaper than `startsWith` when nothing was trimmed.
-  if (flat) return source.startsWith(key, start);
-  return start === 0 && end === line.length ? line === key : line.startsWith(key, start);
+  return text.startsWith(key, start);
 }
 
 /**
@@ -186,14 +221,12 @@ function sameText(key: string, line: string, source: string, start: number, end:
  *
  * @example
  * ```ts
- * const k = new TierKeyer(3, new Set(["  x"]), 1, false);
+ * const k = new TierKeyer(3, new Set(["  x"]), 1);
  * k.dict.get("x"); // 1
  * ```
  */
 export class TierKeyer {
   readonly tier: LineTier;
-  /** Offsets are into the flat text (else into the line itself). */
-  readonly flat: boolean;
   keyed = 0;
   readonly dict: Map<string, number> = new Map();
   readonly sigs: Uint8Array = new Uint8Array(SIG_MASK + 1);
@@ -209,9 +242,8 @@ export class TierKeyer {
   readonly ids: Int32Array;
   readonly counts: Int32Array;
 
-  constructor(tier: LineTier, queries: ReadonlySet<string>, lineCount: number, flat: boolean) {
+  constructor(tier: LineTier, queries: ReadonlySet<string>, lineCount: number) {
     this.tier = tier;
-    this.flat = flat;
     for (const query of queries) {
       const key = normalizeLine(query, tier);
       if (this.dict.has(key)) continue;
@@ -225,19 +257,21 @@ export class TierKeyer {
     this.counts = new Int32Array(this.dict.size + 2);
   }
 
-  /** The id of a line whose region `source[start, end)` passed the filters with signature `sig`. */
-  resolve(line: string, source: string, start: number, end: number, sig: number): number {
-    // A cached key equal to the raw text is also its folded key (folded keys
-    // hold no foldable character). Comparing in the flat text never reads
-    // the line; otherwise `===` is far cheaper than `startsWith`.
+  /**
+   * The id of line `text[lineStart, lineEnd)` whose region
+   * `text[start, end)` passed the filters with signature `sig`.
+   */
+  resolve(text: string, lineStart: number, lineEnd: number, start: number, end: number, sig: number): number {
+    // A cached key equal to the raw region is also its folded key (folded
+    // keys hold no foldable character); comparing in place slices nothing.
     const slot = sig & CACHE_MASK;
     const cached = this.cacheKeys[slot]!;
     // ("" never matches here: empty regions are resolved before.)
-    if (cached.length === end - start && sameText(cached, line, source, start, end, this.flat)) {
+    if (cached.length === end - start && sameText(cached, text, start, end)) {
       return this.cacheIds[slot]!;
     }
     this.keyed++;
-    const key = normalizeLine(line, this.tier);
+    const key = normalizeLine(text.slice(lineStart, lineEnd), this.tier);
     const id = this.dict.get(key) ?? 0;
     this.cacheKeys[slot] = key;
     this.cacheIds[slot] = id;

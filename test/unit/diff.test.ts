@@ -326,3 +326,30 @@ describe("unifiedDiff: cost follows the edits, not the file", () => {
     expect(out).toContain("@@ -8,7 +8,7 @@");
   });
 });
+
+describe("unifiedDiff: old lines as a list read one line at a time", () => {
+  test("200 random cases: a list that hands out lines gives the same diff, reading only lines near the edits", () => {
+    const rand = prng(13);
+    for (let i = 0; i < 200; i++) {
+      const input = randomCase(rand);
+      const read = new Set<number>();
+      const lines = input.oldLines;
+      const list = {
+        length: lines.length,
+        at: (index: number): string | undefined => {
+          read.add(index);
+          return lines[index];
+        },
+      };
+      expect(unifiedDiff({ ...input, oldLines: list })).toBe(unifiedDiff(input));
+      // Every line read is in an edit or within 2 × context of one (hunks
+      // merge across such gaps), or near the old last line (a change of the
+      // final newline alone is a hunk of its own).
+      const reach = 2 * (input.context ?? 3);
+      for (const index of read) {
+        const near = input.edits.some((e) => index >= e.start - reach && index < e.end + reach) || index >= lines.length - 1 - reach;
+        expect(near).toBe(true);
+      }
+    }
+  });
+});

@@ -16,21 +16,25 @@ function fileOf(text: string): TextFile {
 }
 
 /**
- * Locate with and without the flat-text fast path; both must agree exactly,
- * so every case below checks both implementations of the scan.
+ * Locate from the line array alone, from the lines with the decoded file as
+ * a hint, and from the decoded file itself (lines made only when read); all
+ * must agree exactly, so every case below checks each way in.
  */
 function locate(lines: readonly string[] | string, chunks: Chunk[], overrides: Partial<LocateOptions> = {}): LocateResult {
-  const file = fileOf(typeof lines === "string" ? lines : lines.join("\n") + "\n");
+  const text = typeof lines === "string" ? lines : lines.join("\n") + "\n";
+  const file = fileOf(text);
   const slow = locateChunks(file.lines, chunks, options(overrides));
   const fast = locateChunks(file.lines, chunks, options({ ...overrides, file }));
+  const whole = locateChunks(fileOf(text), chunks, options(overrides));
   expect(fast).toEqual(slow);
+  expect(whole).toEqual(slow);
   return fast;
 }
 
 /** Apply placements the way planPatch does, and render. */
 function apply(text: string, chunks: Chunk[], overrides: Partial<LocateOptions> = {}): { out: string; result: LocateResult } {
   const file = fileOf(text);
-  const result = locateChunks(file.lines, chunks, options({ ...overrides, file }));
+  const result = locateChunks(file, chunks, options(overrides));
   const edits: LineEdit[] = result.placements.map((p) => {
     const replacement: OutputLine[] = [];
     let at = p.start;
@@ -169,7 +173,9 @@ describe("the tier ladder", () => {
     const chunks = [chunk([' "two" -', "-three", "+3"]), chunk(["-five", "+5"]), chunk([" six", "+7"], { eof: true })];
     const slow = locateChunks(file.lines, chunks, options());
     const fast = locateChunks(file.lines, chunks, options({ file }));
+    const whole = locateChunks(fileOf(text), chunks, options());
     expect(fast).toEqual(slow);
+    expect(whole).toEqual(slow);
     expect(fast.placements.map((p) => [p.start, p.end, p.tier])).toEqual([[1, 3, 4], [5, 6, 3], [6, 7, 1]]);
   });
 
@@ -461,7 +467,7 @@ describe("bounded work on adversarial inputs (counted, not timed)", () => {
   const run = (lines: string[], chunks: Chunk[]): { stats: MatchStats; result: LocateResult } => {
     const stats = newMatchStats();
     const file = fileOf(lines.join("\n") + "\n");
-    const result = locateChunks(file.lines, chunks, options({ stats, file }));
+    const result = locateChunks(file, chunks, options({ stats }));
     return { stats, result };
   };
   const braces = (n: number): string[] => new Array<string>(n).fill("}");

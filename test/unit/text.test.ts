@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { decodeText, eolText, newFileBytes, renderText, type TextFile } from "../../lib/text.ts";
+import { decodeText, eolText, lineOf, newFileBytes, renderText, type TextFile } from "../../lib/text.ts";
 import type { LineEdit } from "../../lib/types.ts";
 
 const enc = new TextEncoder();
@@ -47,6 +47,10 @@ describe("decodeText splits lines and records endings", () => {
   for (const c of cases) {
     test(c.name, () => {
       const f = decode(c.text);
+      // Single lines and offsets first, before anything makes the array.
+      expect(c.lines.map((_, i) => lineOf(f, i))).toEqual(c.lines);
+      expect(f.lineStarts.length).toBe(c.lines.length + 1);
+      expect(f.lineStarts[c.lines.length]).toBe(f.text.length);
       expect(f.lines).toEqual(c.lines);
       expect([...f.eols]).toEqual(c.eols);
       expect(f.finalNewline).toBe(c.finalNewline);
@@ -60,6 +64,20 @@ describe("decodeText splits lines and records endings", () => {
     expect(f.bom).toBe(true);
     expect(f.lines).toEqual(["héllo"]);
     expect(f.ascii).toBe(false);
+  });
+
+  test("lines are made once, on first read, and lineOf agrees with them after", () => {
+    const f = decode("a\r\nb\nc\rd");
+    expect(lineOf(f, 3)).toBe("d");
+    const first = f.lines;
+    expect(f.lines).toBe(first);
+    expect(first.map((_, i) => lineOf(f, i))).toEqual(["a", "b", "c", "d"]);
+  });
+
+  test("lineStarts are offsets into the text (after the BOM)", () => {
+    const f = decode(withBom("é\r\nxy\n"));
+    expect(f.text).toBe("é\r\nxy\n");
+    expect([...f.lineStarts]).toEqual([0, 3, 6]);
   });
 
   test("a BOM in the middle is text, not a marker", () => {
