@@ -24,13 +24,13 @@ sap_mkparents() {
     while :; do
       case $sap_t in */*) sap_q=$((sap_q + 1)) sap_t=$\{sap_t#*/} ;; *) break ;; esac
     done
-    printf 'C %s %s\n' $1 $sap_q >> "$SAP_J" 2>/dev/null
+    printf 'C %s %s\n' $1 $sap_q >&8 2>/dev/null
     if ( sap_cd "$sap_b" && umask "$SAP_UMASK" && mkdir "./$sap_c" ) 2>/dev/null; then
       sap_nc=$((sap_nc + 1))
       sap_set C_$1_$sap_nc "$sap_e"
       sap_set C_n_$1 $sap_nc
     else
-      printf 'N %s %s\n' $1 $sap_q >> "$SAP_J" 2>/dev/null
+      printf 'N %s %s\n' $1 $sap_q >&8 2>/dev/null
     fi
     sap_cd "$sap_e" || return 1
     sap_b=$PWD
@@ -42,11 +42,17 @@ sap_rmdirs() {
   sap_nc=$\{SAP_V:-0}
   while [ "$sap_nc" -gt 0 ]; do
     sap_get C_$1_$sap_nc
-    rmdir "$SAP_V" 2>/dev/null
+    sap_p=$\{SAP_V%/*}
+    [ -n "$sap_p" ] || sap_p=/
+    sap_cd "$sap_p" && rmdir "./$\{SAP_V##*/}" 2>/dev/null
     sap_nc=$((sap_nc - 1))
   done
 }
 sap_place() {
+  # $4 is the stage's name in its directory (S_dir, where step 1 put it,
+  # an ancestor of or the final directory): it is linked by a path relative
+  # to the final directory ("../" per level), so the link never goes
+  # through a path that could have been swapped meanwhile.
   sap_pd=$2 sap_pr=$3
   case $sap_pr in
   */*)
@@ -55,12 +61,22 @@ sap_place() {
   esac
   sap_set T_dir_$1 "$sap_pd"
   sap_set T_name_$1 "$sap_pr"
-  if ! { sap_cd "$sap_pd" && sap_link "$4" "./$sap_pr"; } 2>/dev/null; then
+  sap_get S_dir_$1
+  sap_up= sap_t=
+  if [ "$sap_pd" != "$SAP_V" ]; then
+    case $SAP_V in /) sap_t=$\{sap_pd#/} ;; *) case $sap_pd in "$SAP_V"/*) sap_t=$\{sap_pd#"$SAP_V"/} ;; esac ;; esac
+    [ -n "$sap_t" ] || { SAP_FAIL_DETAIL=link; return 1; }
+    sap_up=../
+    while :; do
+      case $sap_t in */*) sap_up=../$sap_up sap_t=$\{sap_t#*/} ;; *) break ;; esac
+    done
+  fi
+  if ! { sap_cd "$sap_pd" && sap_link "./$sap_up$4" "./$sap_pr"; } 2>/dev/null; then
     if sap_exists "$sap_pd" "$sap_pr"; then SAP_FAIL_DETAIL=exists; else SAP_FAIL_DETAIL=link; fi
     return 1
   fi
   sap_set L_$1 1
-  printf 'L %s\n' $1 >> "$SAP_J" 2>/dev/null
+  printf 'L %s\n' $1 >&8 2>/dev/null
   # the stage (now a second name of the new file) goes in step 7
   return 0
 }
@@ -80,9 +96,6 @@ sap_finalize_one() {
   sap_get F_src_$1
   sap_get R_name_$SAP_V
   sap_sn=$SAP_V
-  sap_get S_dir_$1
-  sap_join "$SAP_V" ".sap-$SAP_OP-$1.stage"
-  sap_stp=$SAP_J1
   sap_st=.sap-$SAP_OP-$1.stage
   sap_bk=.sap-$SAP_OP-$1.bak
   case $sap_op in
@@ -98,7 +111,7 @@ sap_finalize_one() {
       return 1
     fi ;;
   add)
-    sap_place $1 "$sap_sd" "$sap_sn" "$sap_stp" || return 1 ;;
+    sap_place $1 "$sap_sd" "$sap_sn" "$sap_st" || return 1 ;;
   delete)
     sap_aside $1 "$sap_sd" "$sap_sn" "$sap_bk" || { SAP_FAIL_DETAIL=rename; return 1; } ;;
   move)
@@ -107,25 +120,28 @@ sap_finalize_one() {
     sap_get R_dir_$sap_kd
     sap_dd=$SAP_V
     sap_get R_name_$sap_kd
-    sap_place $1 "$sap_dd" "$SAP_V" "$sap_stp" || return 1
+    sap_place $1 "$sap_dd" "$SAP_V" "$sap_st" || return 1
     sap_aside $1 "$sap_sd" "$sap_sn" "$sap_bk" || { SAP_FAIL_DETAIL=rename; return 1; } ;;
   esac
   return 0
 }
 sap_commit_journal() {
-  # Created before the content re-check, so step 5 starts without a process.
+  # Created before the content re-check, so step 5 starts without a
+  # process, and opened once on fd 8 from inside the verified directory:
+  # every journal line goes through that descriptor.
   SAP_J=$SAP_W/.sap-$SAP_OP.journal
-  if ! ( sap_cd "$SAP_W" && set -C && : > "./.sap-$SAP_OP.journal" ) 2>/dev/null; then
+  if ! { sap_cd "$SAP_W" && ( set -C && : > "./.sap-$SAP_OP.journal" ); } 2>/dev/null; then
     SAP_J=
     sap_write_fail "$SAP_WK" "$SAP_W" journal
   fi
+  { command exec 8>> "./.sap-$SAP_OP.journal"; } 2>/dev/null || sap_write_fail "$SAP_WK" "$SAP_W" journal
 }
 sap_commit_finalize() {
   SAP_PHASE=5
   sap_out "STEP 5"
   i=0
   while [ $i -lt $SAP_N ]; do
-    if ! printf 'B %s\n' $i >> "$SAP_J" 2>/dev/null; then
+    if ! printf 'B %s\n' $i >&8 2>/dev/null; then
       sap_out "FAILED $i journal"
       exit 0
     fi
@@ -139,7 +155,7 @@ sap_commit_finalize() {
     sap_hook after_finalize $i
     i=$((i + 1))
   done
-  printf 'D\n' >> "$SAP_J" 2>/dev/null
+  printf 'D\n' >&8 2>/dev/null
   SAP_DONE=1 SAP_STATUS=ok
   sap_out "DONE"
   sap_hook done
@@ -212,28 +228,27 @@ sap_commit_rollback() {
   sap_report_states
 }
 sap_commit_cleanup() {
-  # One rm for everything, in dependency order: stages, backups, blob, and
-  # the journal last (a journal must never outlive what it describes); then
-  # the locks.
-  set --
+  # Stages, backups and blob (one rm per directory, each run inside its
+  # directory after sap_cd: a directory swapped for a symlink meanwhile is
+  # left alone and reported), then the journal (it must never outlive what
+  # it describes), then the locks.
   i=0
   while [ $i -lt $SAP_N ]; do
     sap_get S_made_$i
     if [ -n "$SAP_V" ]; then
       sap_get S_dir_$i
-      sap_join "$SAP_V" ".sap-$SAP_OP-$i.stage"
-      [ -e "$SAP_J1" ] && set -- "$@" "$SAP_J1"
+      sap_clean_add "$SAP_V" ".sap-$SAP_OP-$i.stage"
+      sap_clean_add "$SAP_V" ".sap-$SAP_OP-$i.d"
     fi
     sap_get K_dir_$i
     if [ -n "$SAP_V" ] && [ "$SAP_STATUS" != partial ]; then
-      sap_join "$SAP_V" ".sap-$SAP_OP-$i.bak"
-      { [ -e "$SAP_J1" ] || [ -L "$SAP_J1" ]; } && set -- "$@" "$SAP_J1"
+      sap_clean_add "$SAP_V" ".sap-$SAP_OP-$i.bak"
     fi
     i=$((i + 1))
   done
-  [ -n "$SAP_BLOB" ] && [ -e "$SAP_BLOB" ] && set -- "$@" "$SAP_BLOB"
-  [ -n "$SAP_J" ] && [ "$SAP_STATUS" != partial ] && set -- "$@" "$SAP_J"
-  if [ $# -gt 0 ]; then rm -f "$@" 2>/dev/null || SAP_CLEAN_FAIL=1; fi
+  [ -n "$SAP_BLOB" ] && sap_clean_add "$SAP_W" ".sap-$SAP_OP.blob"
+  sap_clean_run
+  if [ -n "$SAP_J" ] && [ "$SAP_STATUS" != partial ]; then sap_rm_path "$SAP_J" || SAP_CLEAN_FAIL=1; fi
   sap_lock_release_all
   [ -z "$SAP_CLEAN_FAIL" ] || sap_out "WARN cleanup_incomplete - -"
 }

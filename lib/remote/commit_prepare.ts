@@ -67,24 +67,26 @@ sap_commit_stage() {
       sap_len=$SAP_V
       sap_get S_k_$i
       sap_k=$SAP_V
-      sap_st=.sap-$SAP_OP-$i.stage
+      # The stage starts as "s" in a private directory (0700, ours) next
+      # to its destination, where step 4 copies mode and owner onto it.
+      sap_pv=.sap-$SAP_OP-$i.d
       sap_set S_made_$i 1
       if [ "$sap_off" = 0 ] && [ "$sap_len" = "$SAP_TOTAL" ] && [ "$sap_d" = "$SAP_W" ]; then
         # the only content: the blob itself becomes the stage (same directory)
-        ( sap_cd "$sap_d" && [ ! -e "./$sap_st" ] && mv "./.sap-$SAP_OP.blob" "./$sap_st" ) 2>/dev/null ||
+        ( sap_cd "$sap_d" && mkdir "./$sap_pv" && mv "./.sap-$SAP_OP.blob" "./$sap_pv/s" ) 2>/dev/null ||
           sap_write_fail $sap_k "$sap_d" stage
         SAP_BLOB=
       else
-        ( sap_cd "$sap_d" && set -C && sap_extract "$SAP_BLOB" "$sap_off" "$sap_len" > "./$sap_st" ) 2>/dev/null ||
+        ( sap_cd "$sap_d" && mkdir "./$sap_pv" && cd "./$sap_pv" && set -C && sap_extract "$SAP_BLOB" "$sap_off" "$sap_len" > ./s ) 2>/dev/null ||
           sap_write_fail $sap_k "$sap_d" stage
       fi
-      sap_join "$sap_d" "$sap_st"
+      sap_join "$sap_d" "$sap_pv/s"
       set -- "$@" "$SAP_J1"
       sap_set SC_$# $i
     fi
     i=$((i + 1))
   done
-  [ -z "$SAP_BLOB" ] || rm -f "$SAP_BLOB" 2>/dev/null
+  [ -z "$SAP_BLOB" ] || sap_rm_path "$SAP_BLOB"
   SAP_BLOB=
   sap_sha_list "$@" || sap_sha_each "$@"
   sap_j=0
@@ -243,12 +245,39 @@ sap_acl_scan() {
     fi
   done
 }
+sap_stage_enter() {
+  # Enter a stage's private directory ($1) and make sure it is still the
+  # one this program made (ours, so nobody else can have put anything in
+  # it) holding a regular file "s". chmod and chown follow symlinks: run
+  # by path in a directory someone else may write, a stage swapped for a
+  # symlink would hand them the mode and owner of whatever it points to.
+  sap_cd "$1" && [ -O . ] && [ -f ./s ] && [ ! -L ./s ] || { SAP_STAGE_BAD=1; return 1; }
+}
 sap_owner_mode() {
-  # $1 stage, $2 uid, $3 gid, $4 octal mode: chown first (it clears setuid
-  # and setgid bits), then chmod. chgrp alone keeps at least the group when
-  # the owner may not be changed.
-  chown "$2:$3" "$1" 2>/dev/null || chgrp "$3" "$1" 2>/dev/null
-  chmod "$4" "$1" 2>/dev/null
+  # $1 stage's private directory, $2 uid, $3 gid, $4 octal mode: chown
+  # first (it clears setuid and setgid bits), then chmod. chgrp alone keeps
+  # at least the group when the owner may not be changed.
+  sap_stage_enter "$1" || return 1
+  chown "$2:$3" ./s 2>/dev/null || chgrp "$3" ./s 2>/dev/null
+  chmod "$4" ./s 2>/dev/null
+}
+sap_commit_publish() {
+  # After step 4 each stage leaves its private directory for its working
+  # name next to its destination (only renames and links touch it from
+  # here on, and they never follow a symlink).
+  i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get S_made_$i
+    if [ -n "$SAP_V" ]; then
+      sap_get S_dir_$i
+      sap_d=$SAP_V
+      if ! { sap_cd "$sap_d" && [ ! -e "./.sap-$SAP_OP-$i.stage" ] && mv "./.sap-$SAP_OP-$i.d/s" "./.sap-$SAP_OP-$i.stage"; } 2>/dev/null; then
+        sap_get S_k_$i
+        sap_write_fail "$SAP_V" "$sap_d" stage
+      fi
+    fi
+    i=$((i + 1))
+  done
 }
 sap_commit_meta() {
   # Step 4, batched: one stat for all sources, one for all stages.
@@ -263,11 +292,11 @@ sap_commit_meta() {
   while [ $i -lt $SAP_N ]; do
     sap_get S_dir_$i
     if [ -n "$SAP_V" ]; then
-      sap_join "$SAP_V" ".sap-$SAP_OP-$i.stage"
+      sap_join "$SAP_V" ".sap-$SAP_OP-$i.d"
       sap_sp=$SAP_J1
       sap_get F_op_$i
       if [ "$SAP_V" = add ]; then
-        chmod "$sap_addmode" "$sap_sp" 2>/dev/null
+        sap_stage_enter "$sap_sp" && chmod "$sap_addmode" ./s 2>/dev/null
       else
         sap_get F_src_$i
         sap_k=$SAP_V
@@ -283,7 +312,7 @@ sap_commit_meta() {
     fi
     i=$((i + 1))
   done
-  [ $# -gt 0 ] || return 0
+  [ $# -gt 0 ] || { sap_commit_meta_verdict; return 0; }
   sap_nm=$#
   sap_stat_list "$@" || sap_stat_each "$@"
   sap_acl_scan "$@"
@@ -293,7 +322,7 @@ sap_commit_meta() {
     sap_j=$((sap_j + 1))
     sap_get MP_$sap_j
     sap_sp=$SAP_V
-    set -- "$@" "$sap_sp"
+    set -- "$@" "$sap_sp/s"
     sap_get STM_$sap_j
     sap_set WM_$sap_j "$SAP_V"
     [ -n "$SAP_V" ] || continue
@@ -311,7 +340,7 @@ sap_commit_meta() {
       sap_set WT_$sap_j 1
       sap_owner_mode "$sap_sp" "$sap_u" "$sap_g" "$SAP_OCT"
     else
-      chmod "$SAP_OCT" "$sap_sp" 2>/dev/null
+      sap_stage_enter "$sap_sp" && chmod "$SAP_OCT" ./s 2>/dev/null
     fi
   done
   sap_stat_list "$@" || sap_stat_each "$@"
@@ -341,7 +370,7 @@ sap_commit_meta() {
       sap_get MP_$sap_j
       sap_owner_mode "$SAP_V" "$sap_u" "$sap_g" "$sap_o"
       ST_MODE= ST_UID= ST_GID=
-      sap_stat "$SAP_V"
+      sap_stat "$SAP_V/s"
       sap_stat_keep $sap_j
     fi
     sap_get STM_$sap_j
@@ -357,6 +386,12 @@ sap_commit_meta() {
     sap_get WN_$sap_j
     [ "$SAP_V" -gt 1 ] && sap_out "WARN hard_link_broken $sap_k $SAP_V"
   done
-  return 0
+  sap_commit_meta_verdict
+}
+sap_commit_meta_verdict() {
+  [ -z "$SAP_STAGE_BAD" ] && return 0
+  sap_out "FAIL remote_error - stage_changed"
+  SAP_STATUS=failed
+  exit 0
 }
 `;

@@ -10,18 +10,27 @@
  * - `.sap-<op>.blob`      all contents as received, in the work directory
  *                         (the first file's existing directory); removed
  *                         right after the stages are cut from it;
- * - `.sap-<op>-<i>.stage` file i's new content, next to its destination (or
- *                         in the deepest existing ancestor when parents are
- *                         missing: the final `link` works across those
- *                         directories, which share a filesystem);
+ * - `.sap-<op>-<i>.d/s`   file i's new content during steps 1–4, in a
+ *                         private directory (0700, ours) next to its
+ *                         destination (or in the deepest existing ancestor
+ *                         when parents are missing: the final `link` works
+ *                         across those directories, which share a
+ *                         filesystem) — mode and owner are copied onto it
+ *                         there, where nobody else can swap it for a symlink;
+ * - `.sap-<op>-<i>.stage` the same file under its working name in that
+ *                         directory, from after step 4 until step 5 uses it;
  * - `.sap-<op>-<i>.bak`   file i's old content (hard link, else a copy) in
  *                         its directory;
- * - `.sap-<op>.journal`   the finalize journal in the work directory;
+ * - `.sap-<op>.journal`   the finalize journal in the work directory, kept
+ *                         open on fd 8 from its creation: it is written
+ *                         through the descriptor, never by path again, so a
+ *                         work directory swapped for a symlink meanwhile
+ *                         cannot make it appear elsewhere;
  * - `.sap-lock-…`         locks (lib/remote/sh_locks.ts).
  *
  * Order of work: stage (1), lock (2), check every path's kind (3), copy
- * metadata onto the stages (4), hard-link the backups of updated files,
- * create the journal, and only then compare every source's content with
+ * metadata onto the stages (4), give the stages their working names,
+ * hard-link the backups of updated files, create the journal, and only then compare every source's content with
  * the plan (the rest of 3) and finalize (5). The content comparison comes
  * last so that between it and each rename only shell builtins and the
  * earlier files' renames run: that is the whole window in which a writer
@@ -72,7 +81,7 @@ import { SH_COMMIT_FINALIZE } from "./commit_finalize.ts";
 
 /** The main sequence. */
 const SH_COMMIT_MAIN: string = sh`
-SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_WK=- SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL=
+SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_WK=- SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL= SAP_STAGE_BAD=
 trap 'sap_commit_exit' EXIT
 trap 'SAP_SIG=HUP; exit 129' HUP
 trap 'SAP_SIG=INT; exit 130' INT
@@ -101,6 +110,7 @@ sap_hook locked
 sap_commit_check
 sap_hook checked
 sap_commit_meta
+sap_commit_publish
 sap_commit_backups
 sap_commit_journal
 sap_commit_compare

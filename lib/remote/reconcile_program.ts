@@ -25,7 +25,8 @@
  * 5. Report `PSTATE k kind sha|-` for every path (the caller turns that into
  *    applied / not_applied / diverged per file).
  * 6. Remove the operation's leftovers in every candidate directory: its
- *    stages, backups (except kept ones) and blob; then the journal; then
+ *    stages (private `.sap-<op>-<i>.d` directories included), backups
+ *    (except kept ones) and blob; then the journal; then
  *    stale-lock asides, its private lock directories (`.sap-lock-tmp-<op>-*`:
  *    a lock being built when it died) and every lock whose owner names this
  *    operation id (its own included). A crash inside this step leaves either
@@ -152,8 +153,14 @@ sap_rec_rmdirs() {
   done
 }
 sap_rec_cleanup_files() {
+  # Inside the directory (sap_cd), so a directory swapped for a symlink
+  # since it was resolved is not followed.
+  sap_cd "$1" || { SAP_CLEAN_FAIL=1; return 0; }
   set +f
-  for sap_f in "$1"/.sap-"$SAP_OP"-*.stage "$1"/.sap-"$SAP_OP"-*.bak "$1"/.sap-"$SAP_OP".blob; do
+  for sap_f in ./.sap-"$SAP_OP"-*.d; do
+    [ -d "$sap_f" ] && [ ! -L "$sap_f" ] && { rm -rf "$sap_f" 2>/dev/null || SAP_CLEAN_FAIL=1; }
+  done
+  for sap_f in ./.sap-"$SAP_OP"-*.stage ./.sap-"$SAP_OP"-*.bak ./.sap-"$SAP_OP".blob; do
     [ -f "$sap_f" ] || continue
     sap_b=$\{sap_f##*/}
     case $sap_b in
@@ -174,8 +181,9 @@ sap_rec_cleanup_files() {
   set -f
 }
 sap_rec_cleanup_locks() {
+  sap_cd "$1" || { SAP_CLEAN_FAIL=1; return 0; }
   set +f
-  for sap_f in "$1"/.sap-lock-*; do
+  for sap_f in ./.sap-lock-*; do
     [ -d "$sap_f" ] || continue
     case $\{sap_f##*/} in
     .sap-lock-stale-"$SAP_OP"-*|.sap-lock-tmp-"$SAP_OP"-*) rm -rf "$sap_f" 2>/dev/null || SAP_CLEAN_FAIL=1; continue ;;
@@ -253,7 +261,7 @@ while [ $d -lt $SAP_DN ]; do
   sap_rec_cleanup_files "$SAP_V"
   d=$((d + 1))
 done
-[ -n "$SAP_J" ] && { rm -f "$SAP_J" 2>/dev/null || SAP_CLEAN_FAIL=1; }
+[ -n "$SAP_J" ] && { sap_rm_path "$SAP_J" || SAP_CLEAN_FAIL=1; }
 d=0
 while [ $d -lt $SAP_DN ]; do
   sap_get DIR_$d

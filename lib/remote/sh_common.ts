@@ -37,6 +37,7 @@ export const HOOK_DEFINITION = "sap_hook() { :; }";
 /** Shell state, output helpers, indexed variables and the hook. */
 export const SH_PRELUDE: string = sh`
 set -f
+SAP_CLN=0
 unset CDPATH ENV BASH_ENV 2>/dev/null
 LC_ALL=C
 export LC_ALL
@@ -255,6 +256,48 @@ sap_read_first() {
   return 0
 }
 sap_join() { case $1 in /) SAP_J1=/$2 ;; *) SAP_J1=$1/$2 ;; esac; }
+sap_rm_path() {
+  # Remove the file or directory at the absolute path $1, entering its
+  # directory with sap_cd: never through a directory that was swapped for
+  # a symlink since it was checked (that could remove a file outside the
+  # root). 1 when the directory can no longer be entered.
+  sap_rd=$\{1%/*}
+  [ -n "$sap_rd" ] || sap_rd=/
+  sap_cd "$sap_rd" || return 1
+  rm -rf "./$\{1##*/}" 2>/dev/null
+}
+sap_clean_add() {
+  # Queue directory $1, name $2 for sap_clean_run.
+  sap_set CL_d_$SAP_CLN "$1"
+  sap_set CL_n_$SAP_CLN "$2"
+  SAP_CLN=$((SAP_CLN + 1))
+}
+sap_clean_run() {
+  # Remove everything queued: one rm per distinct directory, run inside it
+  # after sap_cd (see sap_rm_path). A directory that cannot be entered
+  # (gone, or swapped for a symlink) sets SAP_CLEAN_FAIL.
+  sap_a=0
+  while [ "$sap_a" -lt "$SAP_CLN" ]; do
+    sap_get CL_d_$sap_a
+    sap_dir=$SAP_V
+    if [ -n "$sap_dir" ]; then
+      set --
+      sap_b=$sap_a
+      while [ "$sap_b" -lt "$SAP_CLN" ]; do
+        sap_get CL_d_$sap_b
+        if [ "$SAP_V" = "$sap_dir" ]; then
+          sap_get CL_n_$sap_b
+          set -- "$@" "./$SAP_V"
+          sap_set CL_d_$sap_b ""
+        fi
+        sap_b=$((sap_b + 1))
+      done
+      if sap_cd "$sap_dir"; then rm -rf "$@" 2>/dev/null || SAP_CLEAN_FAIL=1; else SAP_CLEAN_FAIL=1; fi
+    fi
+    sap_a=$((sap_a + 1))
+  done
+  SAP_CLN=0
+}
 sap_resolve() {
   RJ= RD=0 RK= RX=1 RP= RN=
   sap_rest=$1 sap_cur=$SAP_B sap_depth=0

@@ -165,23 +165,24 @@ sap_lock_acquire() {
 }
 sap_lock_release_all() {
   # Only locks still carrying our owner line are removed (a lock broken as
-  # stale and re-taken by someone else is theirs now), all in one rm.
-  set --
+  # stale and re-taken by someone else is theirs now); each is read and
+  # removed from inside its directory (sap_cd), one rm per directory.
   # a private lock directory being built when the program was interrupted
-  if [ -n "$SAP_LT_DIR" ]; then
-    sap_join "$SAP_LT_DIR" "$SAP_LT_NAME"
-    [ -e "$SAP_J1" ] && set -- "$@" "$SAP_J1"
-  fi
+  [ -n "$SAP_LT_DIR" ] && sap_clean_add "$SAP_LT_DIR" "$SAP_LT_NAME"
   while [ "$SAP_HN" -gt 0 ]; do
     SAP_HN=$((SAP_HN - 1))
     sap_get H_d_$SAP_HN
     sap_ld=$SAP_V
     sap_get H_l_$SAP_HN
-    sap_join "$sap_ld" "$SAP_V"
-    sap_read_first "$SAP_J1/owner"
-    if [ "$SAP_O" = "$SAP_OWNER" ] || { [ -z "$SAP_O" ] && [ -d "$SAP_J1" ]; }; then set -- "$@" "$SAP_J1"; fi
+    sap_ln=$SAP_V
+    if sap_cd "$sap_ld"; then
+      sap_read_first "./$sap_ln/owner"
+      if [ "$SAP_O" = "$SAP_OWNER" ] || { [ -z "$SAP_O" ] && [ -d "./$sap_ln" ]; }; then sap_clean_add "$sap_ld" "$sap_ln"; fi
+    else
+      SAP_CLEAN_FAIL=1
+    fi
   done
-  if [ $# -gt 0 ]; then rm -rf "$@" 2>/dev/null || SAP_CLEAN_FAIL=1; fi
+  sap_clean_run
 }
 sap_lock_all() {
   k=0

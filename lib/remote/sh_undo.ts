@@ -58,7 +58,7 @@ sap_undo_replaced() {
   sap_state "$U_sd" "$U_sn"
   if sap_exists "$U_sd" "$U_bak"; then
     if [ "$PS_KIND" != missing ] && sap_same_file "$U_sd/$U_sn" "$U_sd/$U_bak"; then
-      rm -f "$U_sd/$U_bak" 2>/dev/null || return 1
+      { sap_cd "$U_sd" && rm -f "./$U_bak"; } 2>/dev/null || return 1
       return 0
     fi
     case $PS_KIND:$PS_SHA in
@@ -69,7 +69,7 @@ sap_undo_replaced() {
       sap_put_back || return 1
       return 0 ;;
     esac
-    rm -f "$U_sd/$U_bak" 2>/dev/null
+    { sap_cd "$U_sd" && rm -f "./$U_bak"; } 2>/dev/null
     return 2
   fi
   [ "$PS_KIND:$PS_SHA" = "file:$U_exp" ] && return 0
@@ -100,7 +100,7 @@ sap_undo_removed() {
     return 0
   fi
   if sap_same_file "$U_sd/$U_sn" "$U_sd/$U_bak"; then
-    rm -f "$U_sd/$U_bak" 2>/dev/null || return 1
+    { sap_cd "$U_sd" && rm -f "./$U_bak"; } 2>/dev/null || return 1
     return 0
   fi
   U_KEEP=1
@@ -120,7 +120,7 @@ sap_undo() {
     sap_undo_created; sap_undo_worst $?
     sap_undo_removed; sap_undo_worst $? ;;
   esac
-  if [ -n "$U_sdir" ]; then rm -f "$U_sdir/$U_st" 2>/dev/null; fi
+  if [ -n "$U_sdir" ]; then { sap_cd "$U_sdir" && rm -f "./$U_st"; } 2>/dev/null; fi
   return $sap_ur
 }
 `;
