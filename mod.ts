@@ -39,8 +39,8 @@ export type { EolStyle, ReadWindowOptions, ReadWindowResult } from "./lib/read_w
 export type * from "./lib/types.ts";
 
 // Remote layer.
-export { RemoteShellError, shQuote } from "./lib/shell.ts";
-export type { ExecOptions, ExecResult, RemoteShell } from "./lib/shell.ts";
+export { NEVER_STARTED_CODES, programMayHaveRun, RemoteShellError, shQuote } from "./lib/shell.ts";
+export type { ExecOptions, ExecResult, RemoteShell, RemoteShellErrorOptions } from "./lib/shell.ts";
 export { LocalShell } from "./lib/local_shell.ts";
 export type { LocalShellOptions } from "./lib/local_shell.ts";
 export { readSnapshots } from "./lib/snapshot.ts";
