@@ -1,0 +1,174 @@
+/**
+ * `npm run hardening`: the long versions of the hardening campaigns (the
+ * same code as the short versions in `npm test`, bigger parameters), then
+ * one table of figures in Markdown (ready for the README). Progress goes to
+ * stderr, the table to stdout. Exit status 1 when any invariant broke.
+ *
+ * Flags: `--quick` (a smoke run with the short parameters), `--only=a,b`
+ * with campaign names cuts, kills, concurrency, writer, fuzz, attacks.
+ *
+ * @module
+ */
+import { LocalShell } from "../../lib/local_shell.ts";
+import { cleanupTemps, tempDir } from "../support/local_trees.ts";
+import { sshdAvailable } from "../support/sshd.ts";
+import { runAttacks } from "./attacks.ts";
+import type { AttackFigures } from "./attacks.ts";
+import { runOppositeOrders, runSharedFileEditors } from "./concurrency.ts";
+import { runCutSweep } from "./cuts.ts";
+import { runExternalWriter } from "./external_writer.ts";
+import { writeBefore } from "./fixture.ts";
+import { runFuzz, scalingProbes } from "./fuzz.ts";
+import { runKillCampaign } from "./kills.ts";
+import type { KillFigures } from "./kills.ts";
+import { startSshEnv } from "./ssh_env.ts";
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const only = args.find((a) => a.startsWith("--only="))?.slice(7).split(",");
+const wanted = (name: string): boolean => only === undefined || only.includes(name);
+
+/** Long parameters (the short ones live in the *.test.ts files). */
+const P = quick
+  ? { cutsPerDirection: 4, kills: 24, sshKills: 4, rounds: 2, oppositeRounds: 6, writerTrials: 20, fuzzInputs: 4000, fuzzScale: 0.5 }
+  : { cutsPerDirection: 40, kills: 300, sshKills: 30, rounds: 50, oppositeRounds: 100, writerTrials: 300, fuzzInputs: 100_000, fuzzScale: 1 };
+
+const rows: [string, string, string][] = [];
+const violations: string[] = [];
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+const local = (): LocalShell => new LocalShell({ cwd: tempDir("sap-hardening-cwd-") });
+const hist = (counts: Record<string, number>): string =>
+  Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ");
+const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1)) + " ms";
+const collect = (name: string, list: string[]): void => {
+  for (const v of list) violations.push(`[${name}] ${v}`);
+};
+const started = performance.now();
+
+const ssh = sshdAvailable() ? await startSshEnv() : null;
+if (ssh === null) log("!!! sshd is not available: the SSH campaigns are left out (apt-get install -y openssh-server)");
+
+try {
+  if (wanted("cuts") && ssh) {
+    log(`cuts: ${P.cutsPerDirection} points per direction over a real sshd …`);
+    const f = await runCutSweep({
+      sshd: ssh.sshd,
+      workDir: ssh.workDir,
+      pointsPerDirection: P.cutsPerDirection,
+      makeRoot: () => tempDir("sap-cut-"),
+      owner: ssh.owner,
+      onTrial: (i, n) => (i + 1) % 10 === 0 && log(`  cut ${i + 1}/${n}`),
+    });
+    collect("cuts", f.violations);
+    const up = f.trials.filter((t) => t.direction === "up").length;
+    rows.push([
+      "1. Connection cut by a TCP proxy (real sshd, 3-file commit)",
+      "cut points survived",
+      `**${f.survived}/${f.cuts}** (${up} client→server over ${f.clean.totalUp - f.clean.handshakeUp} B, ${f.cuts - up} server→client over ${f.clean.totalDown - f.clean.handshakeDown} B); results: ${hist(f.results)}; reconcile settled: ${hist(f.settled)}; commit still running after the drop: ${f.orphans}`,
+    ]);
+  }
+
+  if (wanted("kills")) {
+    log(`kills: ${P.kills} SIGKILLs (LocalShell) …`);
+    const f = await runKillCampaign({ trials: P.kills, seed: 20261130, shell: local(), onTrial: (i) => (i + 1) % 50 === 0 && log(`  kill ${i + 1}/${P.kills}`) });
+    collect("kills", f.violations);
+    let sshF: KillFigures | null = null;
+    if (ssh) {
+      log(`kills: ${P.sshKills} SIGKILLs over SSH …`);
+      const shell = await ssh.connect();
+      try {
+        sshF = await runKillCampaign({ trials: P.sshKills, seed: 7, shell, makeRoot: () => tempDir("sap-sshkill-"), prepare: (root, fx) => writeBefore(root, fx, ssh.owner) });
+      } finally {
+        await shell.close();
+      }
+      collect("kills over ssh", sshF.violations);
+    }
+    rows.push([
+      "2. Commit program SIGKILLed (process group) at random moments, 4-op commit",
+      "kills survived",
+      `**${f.survived}/${f.trials}** LocalShell${sshF ? ` + **${sshF.survived}/${sshF.trials}** SSH` : ""}; died in: ${hist(f.phases)}; results: ${hist(f.results)}; reconcile settled: ${hist(f.settled)}; stray directories after reconcile: ${f.strayDirectoryTrials}`,
+    ]);
+  }
+
+  if (wanted("concurrency")) {
+    log(`concurrency: 8 callers × ${P.rounds} rounds …`);
+    const a = await runSharedFileEditors({ callers: 8, rounds: P.rounds, seed: 31, shell: local() });
+    collect("concurrency", a.violations);
+    log(`concurrency: opposite orders × ${P.oppositeRounds} rounds …`);
+    const b = await runOppositeOrders({ rounds: P.oppositeRounds, seed: 32, shell: local() });
+    collect("opposite orders", b.violations);
+    rows.push([
+      "3. 8 concurrent applyPatch callers, one file, disjoint chunks (retry on conflict/locked)",
+      "rounds with zero lost updates",
+      `**${a.cleanRounds}/${a.rounds}** (lost updates: ${a.lostUpdates}; ${a.attempts} attempts, ${a.conflicts} conflicts, ${a.locked} locked; slowest round ${ms(a.slowestRoundMs)})`,
+    ]);
+    rows.push([
+      "3. Two multi-file patches in opposite file orders, concurrently",
+      "rounds without deadlock, both applied",
+      `**${b.cleanRounds}/${b.rounds}** (${b.conflicts} conflicts retried, ${b.locked} locked; slowest round ${ms(b.slowestRoundMs)})`,
+    ]);
+  }
+
+  if (wanted("writer")) {
+    log(`external writer: ${P.writerTrials} patch attempts …`);
+    const f = await runExternalWriter({ trials: P.writerTrials, seed: 41, meanGapMs: 40, windowSamples: 11, shell: local() });
+    collect("external writer", f.violations);
+    rows.push([
+      "4. External writer appending without our locks (LocalShell)",
+      "external writes lost",
+      `**${f.lost} of ${f.appends}** appends, over ${f.committed} successful commits (${f.conflicts} attempts refused \`conflict\`: the re-check saw the writer); unguarded window (re-check → last of 3 renames): median ${ms(f.windowMs.median)}, max ${ms(f.windowMs.max)}`,
+    ]);
+  }
+
+  if (wanted("fuzz")) {
+    log(`fuzz: ${P.fuzzInputs} inputs …`);
+    const f = runFuzz({ inputs: P.fuzzInputs, seed: 51 });
+    collect("fuzz", f.violations);
+    log("fuzz: scaling probes …");
+    const probes = scalingProbes(P.fuzzScale);
+    const big = f.slowestBig;
+    rows.push([
+      "5. Fuzzing parsePatch + planPatch",
+      "inputs with zero crashes",
+      `**${f.inputs - f.crashes}/${f.inputs}** (${f.parsedOk} parsed, ${f.plannedOk} planned, ${f.planFailed} typed plan failures; ${Object.keys(f.codes).length} distinct codes); slowest input ${ms(f.slowest.ms)} (${f.slowest.kind}, ${(f.slowest.bytes / 1024).toFixed(0)} KiB, ${f.slowest.msPerMiB.toFixed(0)} ms/MiB; best of 3 re-runs of the 10 slowest, the slowest single run with GC pauses: ${ms(f.slowestRawMs)})${big ? `; slowest ≥ 1 MiB: ${ms(big.ms)} for ${(big.bytes / 1048576).toFixed(1)} MiB (${big.msPerMiB.toFixed(0)} ms/MiB)` : ""}; doubling the input: ${probes.map((p) => `${p.name} ×${p.ratio.toFixed(2)}`).join(", ")}`,
+    ]);
+  }
+
+  if (wanted("attacks")) {
+    log("attacks: LocalShell …");
+    const a = await runAttacks({ shell: local() });
+    collect("attacks", a.violations);
+    let b: AttackFigures | null = null;
+    if (ssh) {
+      log("attacks: over SSH …");
+      const shell = await ssh.connect();
+      try {
+        b = await runAttacks({ shell, owner: ssh.owner, canaryDirs: [ssh.home] });
+      } finally {
+        await shell.close();
+      }
+      collect("attacks over ssh", b.violations);
+    }
+    rows.push([
+      "6. Attack corpus (`..`, absolute, control chars, long names, symlinks incl. swaps mid-commit, hard links, shell syntax, option-like names, odd roots)",
+      "cases with zero escapes",
+      `**${a.cases - a.escapes}/${a.cases}** LocalShell${b ? `, **${b.cases - b.escapes}/${b.cases}** SSH` : ""}; executions: ${a.executions + (b?.executions ?? 0)}; every expectation held: ${a.held}/${a.cases}${b ? `, ${b.held}/${b.cases}` : ""}`,
+    ]);
+  }
+} finally {
+  await ssh?.stop();
+  cleanupTemps();
+}
+
+const minutes = ((performance.now() - started) / 60000).toFixed(1);
+console.log(`Hardening figures (${quick ? "quick" : "long"} run, ${new Date().toISOString().slice(0, 10)}, ${minutes} min):\n`);
+console.log("| Campaign | Figure | Result |");
+console.log("|---|---|---|");
+for (const [a, b, c] of rows) console.log(`| ${a} | ${b} | ${c} |`);
+if (violations.length > 0) {
+  console.log(`\n${violations.length} invariant violation(s):`);
+  for (const v of violations.slice(0, 100)) console.log(`- ${v}`);
+  process.exitCode = 1;
+} else {
+  console.log("\nEvery invariant held.");
+}
