@@ -15,7 +15,7 @@ export interface MatchStats {
   indexBuilds: number;
   /** File lines visited by index builds. */
   linesScanned: number;
-  /** File lines whose full key was computed and looked up (prefilter hits). */
+  /** Line regions that passed the prefilter and were compared in place with the keys of their signature (per tier). */
   linesKeyed: number;
   /** Candidate start positions verified from occurrence lists. */
   candidatesVerified: number;

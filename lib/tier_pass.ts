@@ -3,8 +3,8 @@
  * tiers 2–4 together, reading each line's text at most once, in the flat
  * text by offsets: no line string is made for a line that cannot match.
  * A length filter, then a signature of four sampled code units, reject most
- * lines; repeated lines hit a per-signature cache; only the rest are sliced
- * and looked up.
+ * lines; the rest are compared in place with the keys of their signature
+ * (usually one), so no line is sliced or hashed.
  *
  * @module
  */
@@ -15,8 +15,6 @@ import { TierIndex } from "./tier_index.ts";
 const SIG_BITS = 16;
 const SIG_MASK = (1 << SIG_BITS) - 1;
 const MAX_TRACKED_LENGTH = 4096;
-/** Slots of the per-tier cache of recently seen keys. */
-const CACHE_MASK = 4095;
 
 /**
  * A cheap signature of `line[start, end)`: its length and four sampled code
@@ -40,7 +38,7 @@ function signature(line: string, start: number, end: number, fold: boolean): num
   h ^= h >>> 15;
   h = Math.imul(h, 0x2c1b3c6d);
   h ^= h >>> 13;
-  return (h & SIG_MASK) | 1;
+  return h & SIG_MASK;
 }
 
 
@@ -121,7 +119,7 @@ export function passExact(flat: FlatLines, k: TierKeyer): void {
     else {
       const sig = signature(text, start, end, false);
       if (sigs[sig] === 0) continue;
-      id = k.resolve(text, start, end, start, end, sig);
+      id = k.resolve(text, start, end, sig);
     }
     if (id !== 0) {
       ids[i] = id;
@@ -159,9 +157,9 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
     let end = lineEnd;
     while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
     // Tier 2 keeps leading whitespace; a blank line's tier-2 key is "" too.
-    probe(k2, i, text, lineStart, lineEnd, lineStart, start === lineEnd ? lineStart : end, false);
-    probe(k3, i, text, lineStart, lineEnd, start, end, false);
-    if (k4 !== undefined) probe(k4, i, text, lineStart, lineEnd, start, end, true);
+    probe(k2, i, text, lineStart, start === lineEnd ? lineStart : end, false);
+    probe(k3, i, text, start, end, false);
+    if (k4 !== undefined) probe(k4, i, text, start, end, true);
   }
 }
 
@@ -187,8 +185,8 @@ function repeatPrevious(k: TierKeyer, i: number): void {
   }
 }
 
-/** Key line `i` (`text[lineStart, lineEnd)`) at one tier: its region after trimming is `text[start, end)`. */
-function probe(k: TierKeyer, i: number, text: string, lineStart: number, lineEnd: number, start: number, end: number, fold: boolean): void {
+/** Key line `i` at one tier: its region after trimming is `text[start, end)`. */
+function probe(k: TierKeyer, i: number, text: string, start: number, end: number, fold: boolean): void {
   const length = end - start;
   if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return;
   let id: number;
@@ -196,12 +194,18 @@ function probe(k: TierKeyer, i: number, text: string, lineStart: number, lineEnd
   else {
     const sig = signature(text, start, end, fold);
     if (k.sigs[sig] === 0) return;
-    id = k.resolve(text, lineStart, lineEnd, start, end, sig);
+    id = k.resolve(text, start, end, sig);
   }
   if (id !== 0) {
     k.ids[i] = id;
     k.counts[id]!++;
   }
+}
+
+/** Whether `text[start, end)` folded at tier 4 equals `key` (same length already checked). */
+function sameFolded(key: string, text: string, start: number, end: number): boolean {
+  for (let j = 0; start + j < end; j++) if (foldCode(text.charCodeAt(start + j)) !== key.charCodeAt(j)) return false;
+  return true;
 }
 
 /** Whether `text[start, end)` equals `key` (same length already checked). */
@@ -227,18 +231,22 @@ function sameText(key: string, text: string, start: number, end: number): boolea
  */
 export class TierKeyer {
   readonly tier: LineTier;
+  /** Lines compared with a key in place (their signature is some key's). */
   keyed = 0;
   readonly dict: Map<string, number> = new Map();
+  /** Key text by id (index 0 unused). */
+  readonly keys: string[] = [""];
+  /** 1 for each signature some key has: the filter (small, so it stays in cache). */
   readonly sigs: Uint8Array = new Uint8Array(SIG_MASK + 1);
+  // Keys by signature, as chains of ids: a line that passes the filter is
+  // compared in place with the few keys sharing its signature, so no line
+  // is ever sliced or hashed.
+  readonly sigHead: Int32Array = new Int32Array(SIG_MASK + 1);
+  readonly sigNext: number[] = [0];
   readonly lengths: Uint8Array = new Uint8Array(MAX_TRACKED_LENGTH + 1);
   longLengths = false;
   /** The id of the empty key (blank lines), 0 when no query is blank. */
   readonly emptyId: number;
-  // The last key seen per signature: repeated lines (`}`, `return;`) compare
-  // against it in place instead of slicing, hashing and probing the map.
-  // (Filled, not `new Array(n)`: a large holey array is slow to index.)
-  readonly cacheKeys: string[] = new Array<string>(CACHE_MASK + 1).fill("");
-  readonly cacheIds: Int32Array = new Int32Array(CACHE_MASK + 1);
   readonly ids: Int32Array;
   readonly counts: Int32Array;
 
@@ -247,8 +255,17 @@ export class TierKeyer {
     for (const query of queries) {
       const key = normalizeLine(query, tier);
       if (this.dict.has(key)) continue;
-      this.dict.set(key, this.dict.size + 1);
-      this.sigs[signature(key, 0, key.length, tier === 4)] = 1;
+      const id = this.dict.size + 1;
+      this.dict.set(key, id);
+      this.keys.push(key);
+      if (key.length > 0) {
+        const sig = signature(key, 0, key.length, tier === 4);
+        this.sigNext.push(this.sigHead[sig]!);
+        this.sigHead[sig] = id;
+        this.sigs[sig] = 1;
+      } else {
+        this.sigNext.push(0);
+      }
       if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
       else this.longLengths = true;
     }
@@ -258,24 +275,19 @@ export class TierKeyer {
   }
 
   /**
-   * The id of line `text[lineStart, lineEnd)` whose region
-   * `text[start, end)` passed the filters with signature `sig`.
+   * The id of the key equal to the (non-empty) region `text[start, end)`
+   * with signature `sig`, or 0. At tier 4 the region is folded as it is
+   * compared (folding keeps lengths).
    */
-  resolve(text: string, lineStart: number, lineEnd: number, start: number, end: number, sig: number): number {
-    // A cached key equal to the raw region is also its folded key (folded
-    // keys hold no foldable character); comparing in place slices nothing.
-    const slot = sig & CACHE_MASK;
-    const cached = this.cacheKeys[slot]!;
-    // ("" never matches here: empty regions are resolved before.)
-    if (cached.length === end - start && sameText(cached, text, start, end)) {
-      return this.cacheIds[slot]!;
-    }
+  resolve(text: string, start: number, end: number, sig: number): number {
     this.keyed++;
-    const key = normalizeLine(text.slice(lineStart, lineEnd), this.tier);
-    const id = this.dict.get(key) ?? 0;
-    this.cacheKeys[slot] = key;
-    this.cacheIds[slot] = id;
-    return id;
+    const length = end - start;
+    const fold = this.tier === 4;
+    for (let id = this.sigHead[sig]!; id !== 0; id = this.sigNext[id]!) {
+      const key = this.keys[id]!;
+      if (key.length === length && (fold ? sameFolded(key, text, start, end) : sameText(key, text, start, end))) return id;
+    }
+    return 0;
   }
 
   /** The finished index. */
