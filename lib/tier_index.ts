@@ -15,7 +15,7 @@ export interface MatchStats {
   indexBuilds: number;
   /** File lines visited by index builds. */
   linesScanned: number;
-  /** Line regions that passed the prefilter and were compared in place with the keys of their signature (per tier). */
+  /** Key comparisons of line regions that passed the prefilter (per tier; one per key of their signature, or one lookup when it is crowded). */
   linesKeyed: number;
   /** Candidate start positions verified from occurrence lists. */
   candidatesVerified: number;

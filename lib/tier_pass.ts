@@ -15,6 +15,14 @@ import { TierIndex } from "./tier_index.ts";
 const SIG_BITS = 16;
 const SIG_MASK = (1 << SIG_BITS) - 1;
 const MAX_TRACKED_LENGTH = 4096;
+/**
+ * Keys sharing one signature beyond which a line is looked up in the
+ * dictionary instead of compared with each of them: keys that agree on
+ * every sampled code unit (`K00001M00N1Z`, `K00002M00N2Z`, … — easy to
+ * make on purpose) would otherwise turn each line into a scan of them all,
+ * quadratic work (SPEC §5.5: near-linear for any input).
+ */
+const CHAIN_LIMIT = 8;
 
 /**
  * A cheap signature of `line[start, end)`: its length and four sampled code
@@ -202,6 +210,13 @@ function probe(k: TierKeyer, i: number, text: string, start: number, end: number
   }
 }
 
+/** `text[start, end)` folded at tier 4, code unit by code unit as {@linkcode sameFolded} compares. */
+function foldRegion(text: string, start: number, end: number): string {
+  let out = "";
+  for (let j = start; j < end; j++) out += String.fromCharCode(foldCode(text.charCodeAt(j)));
+  return out;
+}
+
 /** Whether `text[start, end)` folded at tier 4 equals `key` (same length already checked). */
 function sameFolded(key: string, text: string, start: number, end: number): boolean {
   for (let j = 0; start + j < end; j++) if (foldCode(text.charCodeAt(start + j)) !== key.charCodeAt(j)) return false;
@@ -231,7 +246,11 @@ function sameText(key: string, text: string, start: number, end: number): boolea
  */
 export class TierKeyer {
   readonly tier: LineTier;
-  /** Lines compared with a key in place (their signature is some key's). */
+  /**
+   * Key comparisons made: one per key of the line's signature compared in
+   * place, or one dictionary lookup for a crowded signature. The work
+   * counters of the tests bound it (MatchStats.linesKeyed).
+   */
   keyed = 0;
   readonly dict: Map<string, number> = new Map();
   /** Key text by id (index 0 unused). */
@@ -243,6 +262,8 @@ export class TierKeyer {
   // is ever sliced or hashed.
   readonly sigHead: Int32Array = new Int32Array(SIG_MASK + 1);
   readonly sigNext: number[] = [0];
+  /** Keys per signature, saturating at 255 (above CHAIN_LIMIT: look up, do not walk). */
+  readonly sigCount: Uint8Array = new Uint8Array(SIG_MASK + 1);
   readonly lengths: Uint8Array = new Uint8Array(MAX_TRACKED_LENGTH + 1);
   longLengths = false;
   /** The id of the empty key (blank lines), 0 when no query is blank. */
@@ -263,6 +284,7 @@ export class TierKeyer {
         this.sigNext.push(this.sigHead[sig]!);
         this.sigHead[sig] = id;
         this.sigs[sig] = 1;
+        if (this.sigCount[sig]! < 255) this.sigCount[sig]!++;
       } else {
         this.sigNext.push(0);
       }
@@ -280,10 +302,16 @@ export class TierKeyer {
    * compared (folding keeps lengths).
    */
   resolve(text: string, start: number, end: number, sig: number): number {
-    this.keyed++;
-    const length = end - start;
     const fold = this.tier === 4;
+    if (this.sigCount[sig]! > CHAIN_LIMIT) {
+      // A crowded signature: one slice and one hash lookup, whatever the
+      // number of keys sharing it.
+      this.keyed++;
+      return this.dict.get(fold ? foldRegion(text, start, end) : text.slice(start, end)) ?? 0;
+    }
+    const length = end - start;
     for (let id = this.sigHead[sig]!; id !== 0; id = this.sigNext[id]!) {
+      this.keyed++;
       const key = this.keys[id]!;
       if (key.length === length && (fold ? sameFolded(key, text, start, end) : sameText(key, text, start, end))) return id;
     }
