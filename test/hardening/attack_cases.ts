@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { FailureCode } from "../../lib/types.ts";
+import type { FailureCode, WarningCode } from "../../lib/types.ts";
 
 /** What the root holds before the attack. */
 export type Entry =
@@ -56,6 +56,8 @@ export interface AttackCase {
    * `cleanup_incomplete`); anywhere else they must be gone.
    */
   movedAway?: string;
+  /** Warning codes the report must carry. */
+  warns?: WarningCode[];
   expect: Expectation;
 }
 
@@ -167,7 +169,7 @@ export const ATTACKS: readonly AttackCase[] = [
     expect: { refused: ["conflict", "symlink_rejected"] },
   },
   // --- hard links ---------------------------------------------------------
-  { name: "hard link to an outside file: update replaces the inside name only", inside: { "hl.txt": { hardlinkTo: "secret.txt" } }, patch: update("hl.txt", "TOP SECRET", "inside only"), expect: { applied: { "hl.txt": "inside only\n" } } },
+  { name: "hard link to an outside file: update replaces the inside name only", inside: { "hl.txt": { hardlinkTo: "secret.txt" } }, patch: update("hl.txt", "TOP SECRET", "inside only"), expect: { applied: { "hl.txt": "inside only\n" } }, warns: ["hard_link_broken"] },
   { name: "hard link to an outside file: delete removes the inside name only", inside: { "hl.txt": { hardlinkTo: "secret.txt" } }, patch: del("hl.txt"), expect: { applied: { "hl.txt": null } } },
   // --- shell syntax in names and contents ---------------------------------
   ...INJECTIONS.map((name): AttackCase => ({ name: `name ${JSON.stringify(name)} is created literally`, patch: add(name, "x"), expect: { applied: { [name]: "x\n" } } })),

@@ -221,6 +221,10 @@ async function runOne(c: AttackCase, options: AttackOptions, figures: AttackFigu
   // sentinel's own decoys are not leftovers.
   const decoys = new Set(Object.keys(c.outside ?? {}).map((p) => join(outside, p)));
   const movedAway = c.movedAway === undefined ? null : join(realRoot, c.movedAway) + "/";
+  for (const code of c.warns ?? []) {
+    const all = [...report.warnings, ...report.files.flatMap((f) => f.warnings)];
+    if (!all.some((w) => w.code === code)) problems.push(`the report lacks the warning ${code}`);
+  }
   const left = leftovers(base).filter((p) => !decoys.has(p));
   const stray = left.filter((p) => movedAway === null || !p.startsWith(movedAway));
   if (stray.length > 0) problems.push(`leftovers: ${stray.join(", ")}`);
