@@ -26,7 +26,9 @@
  *                         through the descriptor, never by path again, so a
  *                         work directory swapped for a symlink meanwhile
  *                         cannot make it appear elsewhere;
- * - `.sap-lock-…`         locks (lib/remote/sh_locks.ts).
+ * - `.sap-lock-…`         locks (lib/remote/sh_locks.ts), including the
+ *                         operation's own `.sap-lock-op-<op>` in the root,
+ *                         held from the program's start to its end.
  *
  * Order of work: stage (1), lock (2), check every path's kind (3), copy
  * metadata onto the stages (4), give the stages their working names,
@@ -97,6 +99,7 @@ SAP_UMASK=$(umask)
 case $SAP_UMASK in ''|*[!0-7]*) SAP_UMASK=022 ;; esac
 umask 077
 sap_identity
+sap_op_lock
 sap_read_manifest SAP-COMMIT-1
 [ $SAP_N -gt 0 ] || { SAP_STATUS=ok; exit 0; }
 sap_read_line

@@ -12,9 +12,11 @@
  *    `L i` (file i's new name created by us), `C i q` / `N i q` (file i's
  *    parent directory followed by q more components is being created by us
  *    / existed after all), `D` (commit point reached).
- * 3. Take the locks of all paths like a commit does. A lock left by this
- *    operation id whose process is gone is adopted; one whose process still
- *    runs means the commit is still going: wait (bounded), else `LOCKED`.
+ * 3. Take the operation's own lock, then the locks of all paths, like a
+ *    commit does. A lock left by this operation id whose process is gone is
+ *    adopted; one whose process still runs means the commit is still going
+ *    (the operation lock catches it even before it reached its path locks):
+ *    wait (bounded), else `LOCKED`.
  * 4. Journal without `D`: the commit died inside step 5 — undo every begun
  *    file in reverse order (lib/remote/sh_undo.ts); the parent directories
  *    its commit created for those files are removed at the very end (after
@@ -224,6 +226,7 @@ done
 [ -n "$SAP_J" ] && sap_rec_journal "$SAP_J"
 if [ -n "$SAP_J" ]; then sap_out "JOURNAL $\{SAP_JDONE:-0}"; else sap_out "JOURNAL none"; fi
 SAP_LOCK_SKIP_REFUSED=1
+sap_op_lock
 sap_lock_all
 sap_hook locked
 if [ -n "$SAP_J" ] && [ -z "$SAP_JDONE" ]; then

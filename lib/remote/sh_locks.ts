@@ -48,6 +48,11 @@
  * A lock left by this very operation id and no longer held by a live
  * process (a killed commit, now being reconciled) is adopted.
  *
+ * Besides the path locks, each commit and reconcile holds its operation's
+ * own lock `.sap-lock-op-<op>` in the root from its start (sap_op_lock):
+ * reconcile can then never settle an operation whose commit is still
+ * running but has not reached its path locks.
+ *
  * @module
  */
 import { sh } from "./sh_text.ts";
@@ -183,6 +188,20 @@ sap_lock_release_all() {
     fi
   done
   sap_clean_run
+}
+sap_op_lock() {
+  # The operation's own lock in the root, taken before anything else and
+  # held to the end: reconcile takes it first, so it waits for a commit of
+  # the same operation that still runs (a dropped connection does not stop
+  # the remote program) even before that commit holds any path lock, and
+  # adopts it once that process is gone. Best effort: a root the user
+  # cannot write has none (then only the path locks and the stages guard).
+  [ -w "$SAP_R" ] || return 0
+  sap_lock_acquire "$SAP_R" ".sap-lock-op-$SAP_OP" 0
+  case $? in
+  1) sap_out "LOCKED 0 $SAP_LOCK_AGE"; SAP_STATUS=locked; exit 0 ;;
+  esac
+  return 0
 }
 sap_lock_all() {
   k=0
