@@ -50,7 +50,7 @@ export interface ScannedLines {
  * ```
  */
 export function scanLines(text: string): ScannedLines {
-  return text.indexOf("\r") < 0 ? scanLf(text) : scanMixed(text);
+  return text.indexOf("\r") < 0 ? scanLfLines(text) : scanMixed(text);
 }
 
 function grow<T extends Int32Array | Uint8Array>(array: T, make: (size: number) => T): T {
@@ -59,38 +59,77 @@ function grow<T extends Int32Array | Uint8Array>(array: T, make: (size: number) 
   return grown;
 }
 
-/** A first guess of the line count, so that growing is rare (lines of ~32 characters). */
-function initialCapacity(length: number): number {
+/**
+ * A first guess of the line count of a text of `length` code units, so
+ * that growing the offset arrays is rare (lines of ~32 characters).
+ *
+ * @example
+ * ```ts
+ * lineCapacityFor(3200) >= 100; // true
+ * ```
+ */
+export function lineCapacityFor(length: number): number {
   return (length >>> 5) + 64;
 }
 
-// No CR anywhere: every ending is LF, so only the starts need recording.
-function scanLf(text: string): ScannedLines {
+/**
+ * Double an offset array, keeping its contents.
+ *
+ * @example
+ * ```ts
+ * grownInt32(new Int32Array([1, 2])).length; // 4
+ * ```
+ */
+export function grownInt32(array: Int32Array): Int32Array {
+  return grow(array, (size) => new Int32Array(size));
+}
+
+/**
+ * {@linkcode scanLines} for a text known to hold no CR: every ending is
+ * LF, so only the starts need recording.
+ *
+ * @example
+ * ```ts
+ * [...scanLfLines("a\nb").starts]; // [0, 2, 3]
+ * ```
+ */
+export function scanLfLines(text: string): ScannedLines {
   const length = text.length;
-  let starts = new Int32Array(initialCapacity(length));
+  let starts: Int32Array = new Int32Array(lineCapacityFor(length));
   let count = 0;
   let pos = 0;
-  let finalNewline = true;
   while (pos < length) {
-    if (count + 1 >= starts.length) starts = grow(starts, (size) => new Int32Array(size));
+    if (count + 1 >= starts.length) starts = grownInt32(starts);
     starts[count++] = pos;
     const lf = text.indexOf("\n", pos);
-    if (lf < 0) {
-      finalNewline = false;
-      break;
-    }
+    if (lf < 0) break;
     pos = lf + 1;
   }
   starts[count] = length;
+  return lfScanOf(text, starts.subarray(0, count + 1));
+}
+
+/**
+ * The scan of a text without any CR from its line starts (found by a
+ * caller that read every line anyway): every ending is LF, except that the
+ * last line has none when the text does not end with one.
+ *
+ * @example
+ * ```ts
+ * [...lfScanOf("a\nb", new Int32Array([0, 2, 3])).eols]; // [1, 0]
+ * ```
+ */
+export function lfScanOf(text: string, starts: Int32Array): ScannedLines {
+  const count = starts.length - 1;
   const eols = new Uint8Array(count).fill(1);
-  if (!finalNewline) eols[count - 1] = 0;
-  return { starts: starts.subarray(0, count + 1), eols, dominant: "\n", uniform: true };
+  if (count > 0 && text.charCodeAt(text.length - 1) !== 0x0a) eols[count - 1] = 0;
+  return { starts, eols, dominant: "\n", uniform: true };
 }
 
 // Some CR: two native cursors, the next CR and the next LF, decide each ending.
 function scanMixed(text: string): ScannedLines {
   const length = text.length;
-  let starts = new Int32Array(initialCapacity(length));
+  let starts: Int32Array = new Int32Array(lineCapacityFor(length));
   let eols = new Uint8Array(starts.length);
   const counts = [0, 0, 0, 0];
   let count = 0;
@@ -99,7 +138,7 @@ function scanMixed(text: string): ScannedLines {
   let nextLf = text.indexOf("\n");
   while (pos < length) {
     if (count + 1 >= starts.length) {
-      starts = grow(starts, (size) => new Int32Array(size));
+      starts = grownInt32(starts);
       eols = grow(eols, (size) => new Uint8Array(size));
     }
     starts[count] = pos;

@@ -115,17 +115,21 @@ type Finder = (index: TierIndex, pattern: Int32Array) => number[];
  */
 export function locateChunks(lines: readonly string[] | TextFile, chunks: readonly Chunk[], options: LocateOptions): LocateResult {
   const whole = Array.isArray(lines) ? undefined : (lines as TextFile);
-  if ((whole === undefined ? !Array.isArray(lines) : !(whole.lineStarts instanceof Int32Array)) || !Array.isArray(chunks)) {
+  if ((whole === undefined ? !Array.isArray(lines) : typeof whole.text !== "string" || !("lineStarts" in whole)) || !Array.isArray(chunks)) {
     throw new TypeError("locateChunks: lines must be an array or a decoded TextFile, chunks an array");
   }
   const array = lines as readonly string[];
   const tiers = tiersFor(options.matching);
   const lenient = tiers.includes(5);
   const file = whole ?? options.file;
-  const hints = file ? { ascii: file.ascii === true, text: file.text, eols: file.eols, ...(file.lineStarts ? { starts: file.lineStarts } : {}) } : {};
-  const index = new MatchIndex(whole ? { text: whole.text, starts: whole.lineStarts, eols: whole.eols } : array, options.stats, hints);
+  // (A whole file is its own hint; reading its offsets here would find its lines early.)
+  const hints = whole ? { ascii: whole.ascii === true } : file ? { ascii: file.ascii === true, text: file.text, eols: file.eols, ...(file.lineStarts ? { starts: file.lineStarts } : {}) } : {};
+  const index = new MatchIndex(whole ?? array, options.stats, hints);
   const forms = chunks.map((chunk) => chunkForms(chunk, lenient));
   for (const form of forms) registerQueries(index, form);
+  // Any anchor or old line needs tier 1; building it before anything counts
+  // the lines lets a decoded file find its lines in that same pass.
+  if (forms.some((form) => form.anchors.length > 0 || form.full.oldTexts.length > 0)) index.tier(1);
 
   const n = index.lineCount;
   const lineAt = whole ? (i: number): string => lineOf(whole, i) : (i: number): string => array[i]!;

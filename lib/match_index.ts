@@ -11,7 +11,12 @@
 import { EOL_CHARS, type EolCode } from "./line_scan.ts";
 import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
 import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
-import { type FlatLines, flatLinesOf, passExact, passTrimmed, TierKeyer } from "./tier_pass.ts";
+import { adoptLfLineStarts, type TextFile, unscannedLfText } from "./text.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passTrimmed, TierKeyer } from "./tier_pass.ts";
+
+function isTextFile(source: readonly string[] | FlatLines | TextFile): source is TextFile {
+  return !Array.isArray(source) && "lineStarts" in source;
+}
 
 /** What the caller knows about the file, to skip work (all optional). */
 export interface FileHints {
@@ -53,15 +58,20 @@ const MAX_PROBES = 8;
 export class MatchIndex {
   /** Work counters. */
   readonly stats: MatchStats;
-  readonly #source: readonly string[] | FlatLines;
+  readonly #source: readonly string[] | FlatLines | TextFile;
   readonly #hints: FileHints;
   readonly #queries = new Set<string>();
   readonly #tiers = new Map<LineTier, TierIndex>();
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
 
-  /** `lines`: the file's lines, or their flat form (then `hints.text`, `eols` and `starts` are not needed). */
-  constructor(lines: readonly string[] | FlatLines, stats?: MatchStats, hints: FileHints = {}) {
+  /**
+   * `lines`: the file's lines, their flat form, or the decoded file itself
+   * (then `hints.text`, `eols` and `starts` are not needed, and a file whose
+   * lines were not found yet has them found by the tier-1 pass, in the same
+   * pass).
+   */
+  constructor(lines: readonly string[] | FlatLines | TextFile, stats?: MatchStats, hints: FileHints = {}) {
     this.#source = lines;
     this.stats = stats ?? newMatchStats();
     this.#hints = hints;
@@ -70,7 +80,13 @@ export class MatchIndex {
   /** How many lines the file has. */
   get lineCount(): number {
     const source = this.#source;
-    return Array.isArray(source) ? source.length : (source as FlatLines).eols.length;
+    return Array.isArray(source) ? source.length : (source as FlatLines | TextFile).eols.length;
+  }
+
+  /** The flat text (the lines joined when only they were given). */
+  #text(): string {
+    const source = this.#source;
+    return Array.isArray(source) ? this.#flatLines().text : (source as FlatLines | TextFile).text;
   }
 
   /** Register a text that some chunk will search for. Must precede building any tier. */
@@ -104,7 +120,7 @@ export class MatchIndex {
     let known = this.#probes.get(key);
     if (known === undefined) {
       if (this.#probes.size >= MAX_PROBES) return true;
-      known = this.#flatLines().text.includes(key);
+      known = this.#text().includes(key);
       this.#probes.set(key, known);
       this.stats.textProbes++;
     }
@@ -132,6 +148,7 @@ export class MatchIndex {
   #flatLines(): FlatLines {
     if (this.#flat !== undefined) return this.#flat;
     const source = this.#source;
+    if (isTextFile(source)) return (this.#flat = { text: source.text, starts: source.lineStarts, eols: source.eols });
     if (!Array.isArray(source)) return (this.#flat = source as FlatLines);
     const lines = source as readonly string[];
     const { text, eols, starts } = this.#hints;
@@ -153,11 +170,25 @@ export class MatchIndex {
   }
 
   #build(tiers: readonly LineTier[]): void {
+    const source = this.#source;
+    const unscanned = tiers.length === 1 && isTextFile(source) ? unscannedLfText(source) : undefined;
+    if (unscanned !== undefined) {
+      // Find the lines and key them in one pass (the file keeps the starts).
+      const keyer = new TierKeyer(1, this.#queries, 0);
+      adoptLfLineStarts(source as TextFile, passExactScanning(unscanned, keyer));
+      this.#finish([keyer]);
+      return;
+    }
     const flat = this.#flatLines();
     const n = flat.eols.length;
     const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n));
     if (tiers.length === 1) passExact(flat, keyers[0]!);
     else passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2]);
+    this.#finish(keyers);
+  }
+
+  #finish(keyers: readonly TierKeyer[]): void {
+    const n = keyers[0]!.ids.length;
     for (const keyer of keyers) {
       this.#tiers.set(keyer.tier, keyer.finish());
       this.stats.linesKeyed += keyer.keyed;

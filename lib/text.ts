@@ -16,8 +16,18 @@
  *
  * @module
  */
-import { EOL_CHARS, type EolCode, scanLines, type ScannedLines, scannedLine, splitScannedLines } from "./line_scan.ts";
+import {
+  EOL_CHARS,
+  type EolCode,
+  lfScanOf,
+  scanLfLines,
+  scanLines,
+  type ScannedLines,
+  scannedLine,
+  splitScannedLines,
+} from "./line_scan.ts";
 import type { LineEdit } from "./types.ts";
+import { firstInvalidUtf8, lineNumberAt } from "./utf8_errors.ts";
 
 export type { EolCode } from "./line_scan.ts";
 
@@ -71,39 +81,77 @@ function hasBom(bytes: Uint8Array): boolean {
   return bytes.length >= BOM_LENGTH && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }
 
-/** A {@linkcode TextFile} whose `lines` array is made on first read. */
+/**
+ * A {@linkcode TextFile} whose lines are found on first use and whose
+ * `lines` array is made on first read. A text without CR can hand its
+ * scanning to a caller that reads every line anyway (the matcher), which
+ * then gives the line starts back ({@linkcode adoptLfLineStarts}).
+ */
 class DecodedTextFile implements TextFile {
-  readonly eols: Uint8Array;
   readonly bom: boolean;
   readonly finalNewline: boolean;
   readonly dominantEol: "\n" | "\r\n" | "\r";
   readonly bytes: Uint8Array;
   readonly ascii: boolean;
   readonly text: string;
-  readonly lineStarts: Int32Array;
-  readonly #scan: ScannedLines;
+  /** No CR anywhere: every line ends with LF (or, the last, with nothing). */
+  readonly lfOnly: boolean;
+  #scan: ScannedLines | undefined;
   #lines: string[] | undefined;
 
-  constructor(bytes: Uint8Array, bom: boolean, ascii: boolean, text: string, scan: ScannedLines) {
-    this.eols = scan.eols;
+  constructor(bytes: Uint8Array, bom: boolean, ascii: boolean, text: string) {
     this.bom = bom;
-    this.finalNewline = scan.eols.length > 0 && scan.eols[scan.eols.length - 1] !== 0;
-    this.dominantEol = scan.dominant;
     this.bytes = bytes;
     this.ascii = ascii;
     this.text = text;
-    this.lineStarts = scan.starts;
-    this.#scan = scan;
+    this.lfOnly = text.indexOf("\r") < 0;
+    if (this.lfOnly) {
+      // Known without finding the lines.
+      this.dominantEol = "\n";
+      this.finalNewline = text.length > 0 && text.charCodeAt(text.length - 1) === 0x0a;
+    } else {
+      const scan = scanLines(text);
+      this.#scan = scan;
+      this.dominantEol = scan.dominant;
+      this.finalNewline = scan.eols.length > 0 && scan.eols[scan.eols.length - 1] !== 0;
+    }
+  }
+
+  /** The lines have been found. */
+  get scanned(): boolean {
+    return this.#scan !== undefined;
+  }
+
+  #scanned(): ScannedLines {
+    this.#scan ??= scanLfLines(this.text);
+    return this.#scan;
+  }
+
+  get eols(): Uint8Array {
+    return this.#scanned().eols;
+  }
+
+  get lineStarts(): Int32Array {
+    return this.#scanned().starts;
   }
 
   get lines(): string[] {
-    this.#lines ??= splitScannedLines(this.text, this.#scan);
+    this.#lines ??= splitScannedLines(this.text, this.#scanned());
     return this.#lines;
   }
 
   /** Line `i`, from the array when it exists, else sliced from the text. */
   line(i: number): string {
-    return this.#lines !== undefined ? this.#lines[i]! : scannedLine(this.text, this.#scan, i);
+    return this.#lines !== undefined ? this.#lines[i]! : scannedLine(this.text, this.#scanned(), i);
+  }
+
+  /** Take the line starts a caller found in the text (LF-only texts, before they are scanned here). */
+  adopt(starts: Int32Array): void {
+    if (this.#scan !== undefined || !this.lfOnly) throw new Error("adoptLfLineStarts: the file's lines are already known or it holds a CR");
+    if (starts.length === 0 || starts[starts.length - 1] !== this.text.length) {
+      throw new RangeError("adoptLfLineStarts: the starts must end with the text length");
+    }
+    this.#scan = lfScanOf(this.text, starts);
   }
 }
 
@@ -119,6 +167,38 @@ class DecodedTextFile implements TextFile {
 export function lineOf(file: TextFile, i: number): string {
   if (file instanceof DecodedTextFile) return file.line(i);
   return scannedLine(file.text, { starts: file.lineStarts, eols: file.eols }, i);
+}
+
+/**
+ * The text of a decoded file whose lines all end with LF and have not been
+ * found yet (`undefined` otherwise): a caller that reads every line anyway
+ * can find their starts as it goes, in the same pass, and hand them over
+ * with {@linkcode adoptLfLineStarts} instead of the file scanning again.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\n"));
+ * if (r.ok) unscannedLfText(r.file); // "a\nb\n"
+ * ```
+ */
+export function unscannedLfText(file: TextFile): string | undefined {
+  return file instanceof DecodedTextFile && file.lfOnly && !file.scanned ? file.text : undefined;
+}
+
+/**
+ * Give a file from {@linkcode unscannedLfText} the starts of its lines
+ * (one entry per line, then the text length). Throws if its lines are
+ * already known (a programmer error).
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\n"));
+ * if (r.ok) adoptLfLineStarts(r.file, new Int32Array([0, 2, 4]));
+ * ```
+ */
+export function adoptLfLineStarts(file: TextFile, starts: Int32Array): void {
+  if (!(file instanceof DecodedTextFile)) throw new TypeError("adoptLfLineStarts: not a file from decodeText");
+  file.adopt(starts);
 }
 
 /**
@@ -143,56 +223,7 @@ export function decodeText(bytes: Uint8Array): DecodeResult {
     return { ok: false, line: lineNumberAt(bytes, offset), byteOffset: offset };
   }
   const ascii = text.length === body.length;
-  return { ok: true, file: new DecodedTextFile(bytes, bom, ascii, text, scanLines(text)) };
-}
-
-/**
- * Offset of the first byte of the first ill-formed UTF-8 sequence at or
- * after `start` (Unicode Table 3-7), or `bytes.length` if there is none.
- */
-function firstInvalidUtf8(bytes: Uint8Array, start: number): number {
-  const n = bytes.length;
-  let i = start;
-  while (i < n) {
-    const b = bytes[i]!;
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    let need: number;
-    let lo = 0x80;
-    let hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) need = 1;
-    else if (b >= 0xe0 && b <= 0xef) {
-      need = 2;
-      if (b === 0xe0) lo = 0xa0;
-      if (b === 0xed) hi = 0x9f;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      need = 3;
-      if (b === 0xf0) lo = 0x90;
-      if (b === 0xf4) hi = 0x8f;
-    } else return i;
-    if (i + need >= n) return i;
-    const second = bytes[i + 1]!;
-    if (second < lo || second > hi) return i;
-    for (let k = 2; k <= need; k++) {
-      const c = bytes[i + k]!;
-      if (c < 0x80 || c > 0xbf) return i;
-    }
-    i += need + 1;
-  }
-  return n;
-}
-
-/** 1-based line of byte `offset`: line breaks before it (CRLF counts once). */
-function lineNumberAt(bytes: Uint8Array, offset: number): number {
-  let line = 1;
-  for (let i = 0; i < offset; i++) {
-    const b = bytes[i];
-    if (b === LF) line++;
-    else if (b === CR && bytes[i + 1] !== LF) line++;
-  }
-  return line;
+  return { ok: true, file: new DecodedTextFile(bytes, bom, ascii, text) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { decodeText, eolText, lineOf, newFileBytes, renderText, type TextFile } from "../../lib/text.ts";
+import { adoptLfLineStarts, decodeText, eolText, lineOf, newFileBytes, renderText, type TextFile, unscannedLfText } from "../../lib/text.ts";
 import type { LineEdit } from "../../lib/types.ts";
 
 const enc = new TextEncoder();
@@ -78,6 +78,27 @@ describe("decodeText splits lines and records endings", () => {
     const f = decode(withBom("é\r\nxy\n"));
     expect(f.text).toBe("é\r\nxy\n");
     expect([...f.lineStarts]).toEqual([0, 3, 6]);
+  });
+
+  test("an LF-only file finds its lines on first use, or takes them from a caller that found them", () => {
+    const lazy = decode("a\nbc\n");
+    expect(unscannedLfText(lazy)).toBe("a\nbc\n");
+    expect(lazy.finalNewline).toBe(true);
+    expect(lazy.dominantEol).toBe("\n");
+    expect(unscannedLfText(lazy)).toBe("a\nbc\n"); // the fields above did not need the lines
+    expect([...lazy.eols]).toEqual([1, 1]);
+    expect(unscannedLfText(lazy)).toBeUndefined();
+    expect(() => adoptLfLineStarts(lazy, new Int32Array([0, 2, 5]))).toThrow();
+
+    const adopted = decode("a\nbc");
+    adoptLfLineStarts(adopted, new Int32Array([0, 2, 4]));
+    expect(unscannedLfText(adopted)).toBeUndefined();
+    expect([...adopted.eols]).toEqual([1, 0]);
+    expect(adopted.lines).toEqual(["a", "bc"]);
+    expect(adopted.finalNewline).toBe(false);
+    expect(() => adoptLfLineStarts(decode("a\nb"), new Int32Array([0, 2]))).toThrow(RangeError);
+    // A file with a CR finds its lines at once: nothing to hand over.
+    expect(unscannedLfText(decode("a\r\nb"))).toBeUndefined();
   });
 
   test("a BOM in the middle is text, not a marker", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { normalizeLine, type LineTier } from "../../lib/normalize.ts";
 import { scanLines } from "../../lib/line_scan.ts";
-import { type FlatLines, flatLinesOf, passExact, passTrimmed, TierKeyer } from "../../lib/tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passTrimmed, TierKeyer } from "../../lib/tier_pass.ts";
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
@@ -63,5 +63,49 @@ describe("tier passes: in-place comparison gives exactly the dictionary's ids", 
     expect(flat.eols.length).toBe(lines.length);
     const got = passAll(flat, queries);
     for (const tier of [1, 2, 3, 4] as const) expect(got.get(tier)).toEqual(referenceIds(lines, queries, tier));
+  });
+});
+
+describe("passExactScanning: finding the lines and keying them in one pass", () => {
+  const cases: { name: string; text: string }[] = [
+    { name: "empty", text: "" },
+    { name: "one line without ending", text: "x = 1" },
+    { name: "final newline", text: "a\nx = 1\n" },
+    { name: "blank lines and repeats", text: "\n\n}\n}\n}\nx = 1\n\n" },
+    { name: "no final newline after repeats", text: "}\n}\n}" },
+    { name: "long lines", text: "const somethingLong = computeIt(a, b);\nconst somethingLong = computeIt(a, c);\n" },
+  ];
+  const queries = ["x = 1", "}", "", "const somethingLong = computeIt(a, b);"];
+  for (const c of cases) {
+    test(c.name, () => {
+      const scan = scanLines(c.text);
+      const reference = new TierKeyer(1, new Set(queries), scan.eols.length);
+      passExact({ text: c.text, starts: scan.starts, eols: scan.eols }, reference);
+      const fused = new TierKeyer(1, new Set(queries), 0);
+      expect([...passExactScanning(c.text, fused)]).toEqual([...scan.starts]);
+      expect([...fused.finish().ids]).toEqual([...reference.finish().ids]);
+      expect(fused.keyed).toBe(reference.keyed);
+    });
+  }
+
+  test("3000 random LF texts (short lines, repeats, so the offset arrays grow) agree with scan + pass", () => {
+    const rand = prng(23);
+    const pool = ["}", "", "x = 1", "  x = 1", "return;", "const somethingLong = computeIt(a, b);", "é"];
+    for (let k = 0; k < 3000; k++) {
+      const n = Math.floor(rand() * 200);
+      let text = "";
+      for (let i = 0; i < n; i++) text += pool[Math.floor(rand() * pool.length)] + "\n";
+      if (rand() < 0.3) text += pool[Math.floor(rand() * pool.length)];
+      const q = new Set(pool.filter(() => rand() < 0.5));
+      const scan = scanLines(text);
+      const reference = new TierKeyer(1, q, scan.eols.length);
+      passExact({ text, starts: scan.starts, eols: scan.eols }, reference);
+      const fused = new TierKeyer(1, q, 0);
+      expect([...passExactScanning(text, fused)]).toEqual([...scan.starts]);
+      const a = fused.finish();
+      const b = reference.finish();
+      expect([...a.ids]).toEqual([...b.ids]);
+      for (const key of q) expect(a.count(a.idOf(key))).toBe(b.count(b.idOf(key)));
+    }
   });
 });
