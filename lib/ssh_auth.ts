@@ -9,8 +9,8 @@
  *
  * @module
  */
-import ssh2 from "ssh2";
 import type { AnyAuthMethod, ParsedKey } from "ssh2";
+import { loadSsh2 } from "./ssh2_module.ts";
 
 /** A passphrase, or a callback asked once per encrypted key file. */
 export type PassphraseSource = string | ((keyPath: string) => Promise<string>);
@@ -102,15 +102,16 @@ async function loadKey(
   passphrase: PassphraseSource | undefined,
   plan: AuthPlan,
 ): Promise<ParsedKey | null> {
+  const { utils } = await loadSsh2();
   const input = typeof data === "string" ? data : Buffer.from(data);
-  let parsed = ssh2.utils.parseKey(input);
+  let parsed = utils.parseKey(input);
   if (parsed instanceof Error && /passphrase|encrypted/i.test(parsed.message)) {
     if (passphrase === undefined) {
       plan.problems.push(`${label} is encrypted and no passphrase (or passphrase callback) was given`);
       return null;
     }
     const secret = typeof passphrase === "string" ? passphrase : await passphrase(label);
-    parsed = ssh2.utils.parseKey(input, secret);
+    parsed = utils.parseKey(input, secret);
     if (parsed instanceof Error) {
       plan.problems.push(`the passphrase for ${label} is wrong (the key could not be decrypted)`);
       return null;

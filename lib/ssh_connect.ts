@@ -5,8 +5,7 @@
  *
  * @module
  */
-import ssh2 from "ssh2";
-import type { Client, ServerHostKeyAlgorithm } from "ssh2";
+import type { Client, ConnectConfig, ServerHostKeyAlgorithm } from "ssh2";
 import type { Duplex } from "node:stream";
 import { failure, warning } from "./failure.ts";
 import {
@@ -21,6 +20,7 @@ import {
 import type { KnownHostEntry } from "./known_hosts.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { AuthPlan } from "./ssh_auth.ts";
+import { loadSsh2, type Ssh2Module } from "./ssh2_module.ts";
 import type { PatchFailure, Warning } from "./types.ts";
 
 /** What to do with a host key that known_hosts does not vouch for. */
@@ -93,12 +93,13 @@ const ALGORITHMS_FOR_TYPE: Record<string, ServerHostKeyAlgorithm[]> = {
  */
 export async function connectChain(hops: readonly HopConfig[], context: ConnectContext): Promise<Client[]> {
   const clients: Client[] = [];
+  const ssh2 = await loadSsh2();
   try {
     for (let i = 0; i < hops.length; i++) {
       const hop = hops[i]!;
       const previous = clients[i - 1];
       const sock = previous ? await forward(previous, hops[i - 1]!, hop, context.readyTimeoutMs) : undefined;
-      clients.push(await connectHop(hop, context, sock, i < hops.length - 1 ? "jump host" : "host"));
+      clients.push(await connectHop(ssh2, hop, context, sock, i < hops.length - 1 ? "jump host" : "host"));
     }
     return clients;
   } catch (error) {
@@ -149,7 +150,7 @@ function loadEntries(store: KnownHostsStore): KnownHostEntry[] {
   return entries;
 }
 
-function connectHop(hop: HopConfig, context: ConnectContext, sock: Duplex | undefined, role: string): Promise<Client> {
+function connectHop(ssh2: Ssh2Module, hop: HopConfig, context: ConnectContext, sock: Duplex | undefined, role: string): Promise<Client> {
   const entries = loadEntries(context.knownHosts);
   // As OpenSSH: with HostKeyAlias the alias alone is the known_hosts name.
   const khHost = hop.hostKeyAlias ?? hop.hostName;
@@ -233,7 +234,7 @@ function connectHop(hop: HopConfig, context: ConnectContext, sock: Duplex | unde
           ),
       );
     });
-    const config: ssh2.ConnectConfig = {
+    const config: ConnectConfig = {
       host: hop.hostName,
       port: hop.port,
       username: hop.username,
