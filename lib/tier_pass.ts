@@ -116,7 +116,7 @@ export function passExact(flat: FlatLines, k: TierKeyer): void {
  */
 export function passExactScanning(text: string, k: TierKeyer): Int32Array {
   const total = text.length;
-  let starts: Int32Array = new Int32Array(Math.max(lineCapacityFor(total), k.ids.length + 1));
+  let starts: Int32Array = new Int32Array(Math.max(lineCapacityFor(text), k.ids.length + 1));
   let ids = k.growIds(starts.length);
   const { lengths, sigs, counts } = k;
   const longLengths = k.longLengths;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { EOL_CHARS, type EolCode, scanLines, scannedLine, splitScannedLines } from "../../lib/line_scan.ts";
+import { EOL_CHARS, type EolCode, lineCapacityFor, scanLines, scannedLine, splitScannedLines } from "../../lib/line_scan.ts";
 
 /** The reference: a regex split that keeps each ending, as SPEC §5.3 defines them. */
 function reference(text: string): { lines: string[]; eols: number[] } {
@@ -76,16 +76,29 @@ describe("scanLines: offsets and endings without a string per line", () => {
     }
   });
 
-  test("a long file grows the offset arrays past their first guess", () => {
-    const text = "}\n".repeat(10_000) + "x";
+  test("a file whose short lines come after the sampled start grows the offset arrays past their first guess", () => {
+    // The first 64 Ki characters hold long lines, so the guess is far too small.
+    const head = ("x".repeat(99) + "\n").repeat(700);
+    const text = head + "}\n".repeat(50_000) + "x";
     const s = scanLines(text);
-    expect(s.eols.length).toBe(10_001);
-    expect(s.starts[10_000]).toBe(20_000);
-    expect(s.eols[10_000]).toBe(0);
-    const crlf = "}\r\n".repeat(5_000) + "\r";
+    expect(lineCapacityFor(text)).toBeLessThan(20_000);
+    expect(s.eols.length).toBe(50_701);
+    expect(s.starts[700]).toBe(70_000);
+    expect(s.starts[50_700]).toBe(170_000);
+    expect(s.eols[50_700]).toBe(0);
+    const crlf = head + "}\r\n".repeat(30_000) + "\r";
     const m = scanLines(crlf);
-    expect(m.eols.length).toBe(5_001);
-    expect(m.eols[5_000]).toBe(3);
+    expect(m.eols.length).toBe(30_701);
+    expect(m.eols[30_700]).toBe(3);
     expect(splitScannedLines(crlf, m)).toEqual(reference(crlf).lines);
+  });
+
+  test("the capacity guess is exact for short texts and close for long uniform ones", () => {
+    expect(lineCapacityFor("")).toBe(2);
+    expect(lineCapacityFor("a\nb")).toBe(3);
+    const uniform = "}\n".repeat(100_000);
+    const guess = lineCapacityFor(uniform);
+    expect(guess).toBeGreaterThanOrEqual(100_001);
+    expect(guess).toBeLessThan(120_000);
   });
 });

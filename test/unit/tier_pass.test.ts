@@ -88,7 +88,18 @@ describe("passExactScanning: finding the lines and keying them in one pass", () 
     });
   }
 
-  test("3000 random LF texts (short lines, repeats, so the offset arrays grow) agree with scan + pass", () => {
+  test("a text whose short lines follow a sampled start of long ones: the arrays grow mid-pass", () => {
+    const text = ("x = 1" + " ".repeat(95) + "\n").repeat(700) + "}\n".repeat(40_000) + "x = 1";
+    const queries = new Set(["}", "x = 1"]);
+    const scan = scanLines(text);
+    const reference = new TierKeyer(1, queries, scan.eols.length);
+    passExact({ text, starts: scan.starts, eols: scan.eols }, reference);
+    const fused = new TierKeyer(1, queries, 0);
+    expect([...passExactScanning(text, fused)]).toEqual([...scan.starts]);
+    expect([...fused.finish().ids]).toEqual([...reference.finish().ids]);
+  });
+
+  test("3000 random LF texts (short lines, repeats) agree with scan + pass", () => {
     const rand = prng(23);
     const pool = ["}", "", "x = 1", "  x = 1", "return;", "const somethingLong = computeIt(a, b);", "é"];
     for (let k = 0; k < 3000; k++) {
