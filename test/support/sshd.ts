@@ -6,9 +6,11 @@
  * As root it also (idempotently) creates two non-root users that accept the
  * same throwaway key, with sudoers rules in /etc/sudoers.d/ssh-apply-patch-test:
  * - `sapuser`: `NOPASSWD: ALL` (for `sudo: true` tests);
- * - `sappass`: `ALL` with a password set per test process (for `sudo -S`).
- * Both accounts have no usable login password ("*" for sapuser); they are left
- * in place (idempotent) — the key that opens them lives only in the temp dir.
+ * - `sappass`: `ALL` with a password (for `sudo -S`), random once per machine
+ *   and kept in a root-only file, so concurrent test processes agree on it.
+ * sapuser has no usable password ("*"); sappass's is known only to root. They
+ * are left in place (idempotent) — the key that opens them lives only in the
+ * temp dir.
  *
  * Suites call {@linkcode sshdReady} to be skipped with a loud banner when
  * sshd is missing, or to fail instead when `REQUIRE_SSHD=1`.
@@ -17,10 +19,10 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 
 const SSHD = "/usr/sbin/sshd";
@@ -119,9 +121,34 @@ function run(command: string, args: string[], input?: string): string {
 
 let testUsers: TestUsers | null = null;
 
+/** Root-only file holding the password of `sappass` on this machine. */
+const PASSWORD_FILE = "/var/lib/ssh-apply-patch-test/sappass.password";
+
+/**
+ * The password of `sappass`: random once per machine, kept in a root-only
+ * file, so that several test processes running at once agree on it (a
+ * password reset per process made a concurrent process's sudo fail). Never
+ * a constant: the account has `sudo ALL`.
+ */
+function testUserPassword(): string {
+  mkdirSync(dirname(PASSWORD_FILE), { recursive: true, mode: 0o700 });
+  if (!existsSync(PASSWORD_FILE)) {
+    const staged = `${PASSWORD_FILE}.${process.pid}`;
+    writeFileSync(staged, "sap-" + randomBytes(9).toString("base64url"), { mode: 0o600 });
+    try {
+      linkSync(staged, PASSWORD_FILE); // no-replace: the first process wins, the others read its file
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(staged);
+    }
+  }
+  return readFileSync(PASSWORD_FILE, "utf8").trim();
+}
+
 /**
  * Create (idempotently) the non-root test users and their sudoers rules.
- * Root only; the password of `sappass` is reset once per process.
+ * Root only; the password of `sappass` is random once per machine (see testUserPassword).
  *
  * @example
  * ```ts
@@ -142,7 +169,7 @@ export function ensureTestUsers(): TestUsers {
   run("usermod", ["--shell", "/bin/bash", users.nopasswdUser]);
   // An account with "!" in shadow is locked and sshd (UsePAM no) refuses it.
   run("usermod", ["-p", "*", users.nopasswdUser]);
-  const password = "sap-" + randomBytes(9).toString("base64url");
+  const password = testUserPassword();
   run("chpasswd", [], `${users.passwordUser}:${password}\n`);
   const rules = [
     "# Created by ssh-apply-patch's test harness (test/support/sshd.ts); safe to delete.",
@@ -152,7 +179,7 @@ export function ensureTestUsers(): TestUsers {
     "",
   ].join("\n");
   const sudoers = "/etc/sudoers.d/ssh-apply-patch-test";
-  const staged = `${sudoers}.tmp`;
+  const staged = `${sudoers}.${process.pid}.tmp`; // sudoers.d ignores names with a dot
   writeFileSync(staged, rules, { mode: 0o440 });
   run("visudo", ["-c", "-q", "-f", staged]);
   run("mv", [staged, sudoers]);
