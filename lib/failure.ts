@@ -37,6 +37,7 @@ export function isRetryable(code: FailureCode): boolean {
  * @example
  * ```ts
  * const f = failure("not_found", "src/a.ts does not exist. Use *** Add File: to create it.", { path: "src/a.ts" });
+ * f.message; // "not_found: src/a.ts does not exist. …"
  * ```
  */
 export function failure(
@@ -44,7 +45,10 @@ export function failure(
   message: string,
   fields: Omit<Partial<PatchFailure>, "code" | "message"> = {},
 ): PatchFailure {
-  return { code, message, retryable: isRetryable(code), ...fields };
+  // Every message starts with its code, so a model reading only the text
+  // (an MCP text block, a CLI line) still sees which failure it is.
+  const text = message.startsWith(`${code}: `) ? message : `${code}: ${message}`;
+  return { code, message: text, retryable: isRetryable(code), ...fields };
 }
 
 /**

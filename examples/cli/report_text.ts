@@ -87,7 +87,9 @@ export function formatFailure(failure: PatchFailure, index: number): string {
   const where = [failure.code, failure.path, failure.hunk !== undefined ? `chunk ${failure.hunk}` : undefined]
     .filter((part) => part !== undefined)
     .join(" · ");
-  const lines = [`[${index}] ${where}`, indent(failure.message, "    ")];
+  // The header already names the code; the message starts with it too.
+  const message = failure.message.startsWith(`${failure.code}: `) ? failure.message.slice(failure.code.length + 2) : failure.message;
+  const lines = [`[${index}] ${where}`, indent(message, "    ")];
   if (failure.planned && failure.planned.length > 0) {
     lines.push("    Planned result (SHA-256 of each path once applied):");
     for (const p of failure.planned) lines.push(`      ${p.path}  ${p.sha256 ?? "(removed)"}`);

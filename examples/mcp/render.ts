@@ -50,8 +50,8 @@ export function readBlocks(root: string, path: string, w: ReadWindowResult, line
  * ```
  */
 export function failureBlocks(errors: readonly PatchFailure[], warnings: readonly Warning[] = []): TextBlock[] {
-  // Library messages usually start with their code; the others get it here.
-  const items = errors.map((e) => (e.message.startsWith(`${e.code}:`) ? e.message : `${e.code}: ${e.message}`));
+  // Library messages start with their code (lib/failure.ts), so the text alone says which failure it is.
+  const items = errors.map((e) => e.message);
   if (errors.some((e) => e.code === "outcome_unknown" || e.code === "partial_apply")) {
     items.push(
       "This server has no reconcile tool: read_file each file of the patch to see its real state before sending anything else, and tell the user the operation id.",

@@ -41,7 +41,7 @@ class RejectingShell implements RemoteShell {
 }
 
 const rejection = (code: FailureCode, started: boolean | undefined): RemoteShellError =>
-  new RemoteShellError(failure(code, `${code} from the adapter`), started === undefined ? {} : { started });
+  new RemoteShellError(failure(code, "refused by the adapter"), started === undefined ? {} : { started });
 
 describe("programMayHaveRun", () => {
   const table: [FailureCode, boolean | undefined, boolean][] = [
@@ -100,7 +100,7 @@ describe("commitRemote and a rejected exec (fault-injected adapters that run not
         expect(report.errors![0]!.planned).toEqual([{ path: "a.txt", sha256: sha256Hex("a2\n") }]);
         expect(report.errors![0]!.message).toContain("reconcile");
       } else {
-        expect(report.errors![0]!.message).toBe(`${code} from the adapter`);
+        expect(report.errors![0]!.message).toBe(`${code}: refused by the adapter`);
       }
       expect(read(root, "a.txt")).toBe("a1\n");
     });
