@@ -14,7 +14,7 @@ import { locateChunks } from "./locate.ts";
 import { isIndentationSensitive } from "./normalize.ts";
 import { parentOf, validatePath } from "./paths.ts";
 import { isSha256Hex, sha256Hex } from "./sha256.ts";
-import { decodeText, lineOf, newFileBytes, renderText, type TextFile } from "./text.ts";
+import { decodeText, lineOf, newFileBytes, renderTextPieces, type TextFile } from "./text.ts";
 import type {
   AddFileOp,
   DeleteFileOp,
@@ -432,7 +432,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
   });
   edits.sort((a, b) => a.start - b.start || a.end - b.end);
 
-  const newBytes = renderText(file, edits);
+  const { bytes: newBytes, pieces } = renderTextPieces(file, edits);
   const newTooLarge = fileTooLarge(ctx, op.moveTo ?? op.path, newBytes.length, "the patched file");
   if (newTooLarge) return { ok: false, errors: [newTooLarge] };
   const warnings = [...located.warnings];
@@ -448,6 +448,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
       expected: { state: "sha256", sha256: sha },
       newBytes,
       newSha256: sha256Hex(newBytes),
+      pieces,
       diff: unifiedDiff({
         oldPath: op.path,
         newPath: op.moveTo ?? op.path,

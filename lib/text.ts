@@ -26,7 +26,7 @@ import {
   scannedLine,
   splitScannedLines,
 } from "./line_scan.ts";
-import type { LineEdit } from "./types.ts";
+import type { ContentPiece, LineEdit } from "./types.ts";
 import { firstInvalidUtf8, lineNumberAt } from "./utf8_errors.ts";
 
 export type { EolCode } from "./line_scan.ts";
@@ -293,11 +293,41 @@ function checkEdits(file: TextFile, edits: readonly LineEdit[]): void {
  * ```
  */
 export function renderText(file: TextFile, edits: readonly LineEdit[]): Uint8Array {
+  return renderTextPieces(file, edits).bytes;
+}
+
+/** The result of {@linkcode renderTextPieces}. */
+export interface RenderedText {
+  /** The new content. */
+  bytes: Uint8Array;
+  /**
+   * How `bytes` is made: byte ranges of `file.bytes` and of `bytes` itself,
+   * in order, adjacent ranges of the same kind merged.
+   */
+  pieces: ContentPiece[];
+}
+
+/**
+ * {@linkcode renderText}, also telling which stretches of the result are
+ * byte ranges of the old file and which are new. The slices renderText
+ * copies are those ranges already, so recording them costs one entry per
+ * slice and no pass over the bytes.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\nc\n"));
+ * if (r.ok) renderTextPieces(r.file, [{ start: 1, end: 2, replacement: [{ text: "B" }] }]).pieces;
+ * // [{ source: [0, 2] }, { fresh: [2, 4] }, { source: [4, 6] }]
+ * ```
+ */
+export function renderTextPieces(file: TextFile, edits: readonly LineEdit[]): RenderedText {
   checkEdits(file, edits);
   const { bytes, eols } = file;
   const offsets = new LineOffsets(file);
   const dominant = encoder.encode(file.dominantEol);
   const parts: Uint8Array[] = [];
+  // Per part: where it starts in the old bytes, or -1 for new bytes.
+  const origins: number[] = [];
   let pendingText = "";
   // The last emitted line has no ending yet (it was the old last line).
   let pendingNoEnding = false;
@@ -305,16 +335,23 @@ export function renderText(file: TextFile, edits: readonly LineEdit[]): Uint8Arr
   let emittedAny = false;
 
   const flushText = (): void => {
-    if (pendingText.length > 0) parts.push(encoder.encode(pendingText));
+    if (pendingText.length > 0) {
+      parts.push(encoder.encode(pendingText));
+      origins.push(-1);
+    }
     pendingText = "";
   };
   const emitOriginal = (from: number, to: number): void => {
     if (from >= to) return;
     flushText();
-    if (pendingNoEnding) parts.push(dominant);
+    if (pendingNoEnding) {
+      parts.push(dominant);
+      origins.push(-1);
+    }
     const a = offsets.startOf(from);
     const b = offsets.startOf(to);
     parts.push(bytes.subarray(a, b));
+    origins.push(a);
     const eol = eols[to - 1] as EolCode;
     pendingNoEnding = eol === 0;
     lastEndingLength = EOL_CHARS[eol];
@@ -330,7 +367,10 @@ export function renderText(file: TextFile, edits: readonly LineEdit[]): Uint8Arr
     emittedAny = true;
   };
 
-  if (file.bom) parts.push(bytes.subarray(0, BOM_LENGTH));
+  if (file.bom) {
+    parts.push(bytes.subarray(0, BOM_LENGTH));
+    origins.push(0);
+  }
   let cursor = 0;
   for (const edit of edits) {
     emitOriginal(cursor, edit.start);
@@ -364,12 +404,30 @@ export function renderText(file: TextFile, edits: readonly LineEdit[]): Uint8Arr
   let total = 0;
   for (const part of parts) total += part.length;
   const out = new Uint8Array(total);
+  const pieces: ContentPiece[] = [];
+  let last: [number, number] | null = null;
+  let lastIsSource = false;
   let at = 0;
-  for (const part of parts) {
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
     out.set(part, at);
+    if (part.length > 0) {
+      const origin = origins[i]!;
+      const isSource = origin >= 0;
+      // Merge with the previous piece when it continues it: new bytes
+      // always do (they are contiguous in the output), old bytes only when
+      // they follow on in the old file (a BOM and the first lines).
+      if (last !== null && lastIsSource === isSource && (!isSource || last[1] === origin)) {
+        last[1] += part.length;
+      } else {
+        last = isSource ? [origin, origin + part.length] : [at, at + part.length];
+        lastIsSource = isSource;
+        pieces.push(isSource ? { source: last } : { fresh: last });
+      }
+    }
     at += part.length;
   }
-  return out;
+  return { bytes: out, pieces };
 }
 
 /**

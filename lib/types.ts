@@ -309,6 +309,32 @@ export interface HunkPlacement {
   tier: MatchTier;
 }
 
+/**
+ * A byte range `[start, end)` of the source file as the plan read it (the
+ * snapshot whose SHA-256 is the file's `expected.sha256`).
+ */
+export interface SourcePiece {
+  source: [start: number, end: number];
+}
+
+/** A byte range `[start, end)` of the new content itself (`newBytes`): bytes the old file does not supply. */
+export interface FreshPiece {
+  fresh: [start: number, end: number];
+}
+
+/**
+ * One stretch of a planned file's new content. The pieces of a file, in
+ * order, concatenate exactly to its `newBytes`: a fresh piece's range starts
+ * where the pieces before it end, source ranges ascend and never overlap.
+ *
+ * @example
+ * ```ts
+ * // old "a\nb\nc\n", new "a\nB\nc\n":
+ * const pieces: ContentPiece[] = [{ source: [0, 2] }, { fresh: [2, 4] }, { source: [4, 6] }];
+ * ```
+ */
+export type ContentPiece = SourcePiece | FreshPiece;
+
 /** One planned file change. */
 export interface PlannedFile {
   op: "add" | "update" | "delete" | "move";
@@ -324,6 +350,15 @@ export interface PlannedFile {
   newBytes?: Uint8Array;
   /** Lowercase hex SHA-256 of `newBytes`. */
   newSha256?: string;
+  /**
+   * For update and move: how `newBytes` is made of byte ranges of the
+   * source's snapshot and new stretches (planPatch records them while it
+   * renders, at no extra pass over the file). commitRemote uses them to
+   * upload only the new stretches and rebuild the rest on the host from the
+   * current source, accepting the result only when its SHA-256 is
+   * `newSha256`. Optional: without it the whole content is uploaded.
+   */
+  pieces?: ContentPiece[];
   /** Unified diff of the change (git-style `a/` `b/` headers). */
   diff: string;
   hunks: HunkPlacement[];
@@ -404,6 +439,13 @@ export interface FileReport {
   bytes_written: number;
   /** `null` when nothing was replaced (add, delete, dry run). */
   metadata_preserved: MetadataPreserved | null;
+  /**
+   * Bytes of this file's content sent to the host by a commit: the whole
+   * content, or with a delta upload only the new stretches and the lines
+   * describing the pieces rebuilt from the current file (see
+   * `CommitOptions.delta`). Absent in dry-run and reconcile reports.
+   */
+  bytes_uploaded?: number;
   diff: string;
   warnings: Warning[];
   /** Set by reconcile: what the disk shows now. */
