@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { failure } from "./failure.ts";
 import { commitProgram } from "./remote_script.ts";
-import { transactionInput, transactionLayout } from "./remote/manifest.ts";
+import { transactionInput, transactionLayout, uploadedBytes } from "./remote/manifest.ts";
 import type { TransactionLayout } from "./remote/manifest.ts";
 import { parseProgramOutput } from "./remote/protocol.ts";
 import { plannedShas, shasOf } from "./remote/plan_shas.ts";
@@ -34,6 +34,17 @@ export interface CommitOptions {
   timeoutMs?: number;
   /** Upload progress (bytes of stdin handed to the transport). */
   onProgress?: (sent: number, total: number) => void;
+  /**
+   * Delta upload, default true: for an update or move of 64 KiB or more
+   * whose plan records its pieces (planPatch does), send only the new
+   * stretches and let the host copy the rest from the current source file
+   * (lib/remote/delta.ts decides per file; `bytes_uploaded` in each file's
+   * report shows what was sent). The rebuilt content must have the plan's
+   * SHA-256, so the result is the same as a whole upload; a source that
+   * changed since the snapshot is a `conflict`. `false` uploads every
+   * content whole.
+   */
+  delta?: boolean;
 }
 
 /**
@@ -85,7 +96,7 @@ export async function commitRemote(
   const operationId = options.operationId ?? newOperationId();
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
-  const layout = transactionLayout(plan);
+  const layout = transactionLayout(plan, { delta: options.delta !== false });
   const command = commitProgram(root, operationId, lockWaitMs, staleSeconds, plan.createParents !== false);
   const base = {
     operation_id: operationId,
@@ -216,6 +227,13 @@ function programFailures(ctx: Context, fallback = true): PatchFailure[] {
         { ...(path ? { path } : {}), operation_id: operationId },
       );
     }
+    if (f.detail === "delta" && path) {
+      return remoteError(
+        `the new content of ${path}, rebuilt on the host from the current file and the uploaded changes, did not have the planned SHA-256, although the file has its expected content again: it changed while it was being read; nothing was changed: retry (commit with delta: false if it keeps happening)`,
+        stderr,
+        operationId,
+      );
+    }
     const what = f.detail === "truncated"
       ? "the new contents arrived incomplete"
       : f.detail === "stage_sha"
@@ -298,6 +316,7 @@ function fileReports(ctx: Context, byPath: Map<number, Warning[]>): FileReport[]
       previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
       new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
       bytes_written: file.newBytes?.length ?? 0,
+      bytes_uploaded: uploadedBytes(plan, layout, i),
       metadata_preserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
       diff: file.diff,
       warnings: [...file.warnings, ...(byPath.get(src) ?? []), ...(dst === null ? [] : byPath.get(dst) ?? [])],

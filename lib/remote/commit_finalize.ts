@@ -228,7 +228,7 @@ sap_commit_rollback() {
   sap_report_states
 }
 sap_commit_cleanup() {
-  # Stages, backups and blob (one rm per directory, each run inside its
+  # Stages, pins, backups and blob (one rm per directory, each run inside its
   # directory after sap_cd: a directory swapped for a symlink meanwhile is
   # left alone and reported), then the journal (it must never outlive what
   # it describes), then the locks.
@@ -240,6 +240,8 @@ sap_commit_cleanup() {
       sap_clean_add "$SAP_V" ".sap-$SAP_OP-$i.stage"
       sap_clean_add "$SAP_V" ".sap-$SAP_OP-$i.d"
     fi
+    sap_get PIN_$i
+    [ -n "$SAP_V" ] && sap_clean_add "$SAP_V" ".sap-$SAP_OP-$i-src.d"
     sap_get K_dir_$i
     if [ -n "$SAP_V" ] && [ "$SAP_STATUS" != partial ]; then
       sap_clean_add "$SAP_V" ".sap-$SAP_OP-$i.bak"

@@ -16,11 +16,6 @@ import { sh } from "./sh_text.ts";
 
 /** Steps 1–4: stages, locks, re-check, metadata. */
 export const SH_COMMIT_PREPARE: string = sh`
-sap_extract() {
-  [ "$3" -gt 0 ] || return 0
-  dd if="$1" bs=4096 skip=$(( $2 / 4096 )) 2>/dev/null |
-    tail -c +$(( $2 % 4096 + 1 )) 2>/dev/null | head -c "$3"
-}
 sap_write_fail() {
   if [ -w "$2" ]; then sap_out "FAIL remote_error $1 $3"; else sap_out "FAIL permission_denied $1 $3"; fi
   SAP_STATUS=failed
@@ -39,6 +34,15 @@ sap_commit_stage() {
     if sap_resolve "$SAP_V"; then
       [ -n "$SAP_W" ] || { SAP_W=$RP; SAP_WK=$sap_k; }
       if [ "$sap_op" != delete ]; then sap_set S_dir_$i "$RP"; sap_set S_k_$i $sap_k; sap_content=1; fi
+      sap_get F_np_$i
+      if [ -n "$SAP_V" ]; then
+        # a delta upload reads its source in this step
+        sap_delta_source $i
+        case $? in
+        1) sap_bad=1 ;;
+        2) SAP_DELTA_BAD=1; sap_set DB_$i 1 ;;
+        esac
+      fi
     else
       sap_refusal $sap_k
       sap_bad=1
@@ -47,6 +51,8 @@ sap_commit_stage() {
   done
   if [ $sap_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
   [ $sap_content = 1 ] || return 0
+  # a delta source that is not a regular file: reported by sap_delta_refuse
+  [ -z "$SAP_DELTA_BAD" ] || return 0
   SAP_BLOB=$SAP_W/.sap-$SAP_OP.blob
   ( sap_cd "$SAP_W" && set -C && cat > "./.sap-$SAP_OP.blob" ) 2>/dev/null ||
     sap_write_fail "$SAP_WK" "$SAP_W" blob
@@ -71,7 +77,17 @@ sap_commit_stage() {
       # to its destination, where step 4 copies mode and owner onto it.
       sap_pv=.sap-$SAP_OP-$i.d
       sap_set S_made_$i 1
-      if [ "$sap_off" = 0 ] && [ "$sap_len" = "$SAP_TOTAL" ] && [ "$sap_d" = "$SAP_W" ]; then
+      sap_get F_np_$i
+      if [ -n "$SAP_V" ]; then
+        { sap_cd "$sap_d" && mkdir "./$sap_pv"; } 2>/dev/null || sap_write_fail $sap_k "$sap_d" stage
+        sap_join "$sap_d" "$sap_pv"
+        sap_delta_build $i "$SAP_J1"
+        case $? in
+        0) ;;
+        1) sap_write_fail $sap_k "$sap_d" stage ;;
+        *) SAP_DELTA_BAD=1; sap_set DB_$i 1; i=$((i + 1)); continue ;;
+        esac
+      elif [ "$sap_off" = 0 ] && [ "$sap_len" = "$SAP_TOTAL" ] && [ "$sap_d" = "$SAP_W" ]; then
         # the only content: the blob itself becomes the stage (same directory)
         ( sap_cd "$sap_d" && mkdir "./$sap_pv" && mv "./.sap-$SAP_OP.blob" "./$sap_pv/s" ) 2>/dev/null ||
           sap_write_fail $sap_k "$sap_d" stage
@@ -98,6 +114,9 @@ sap_commit_stage() {
     sap_h=$SAP_V
     sap_get F_new_$sap_i
     if [ "$sap_h" != "$SAP_V" ]; then
+      sap_get F_np_$sap_i
+      # a stage rebuilt from its source: the source is not as planned
+      if [ -n "$SAP_V" ]; then SAP_DELTA_BAD=1; sap_set DB_$sap_i 1; continue; fi
       sap_get S_k_$sap_i
       sap_out "FAIL remote_error $SAP_V stage_sha"
       SAP_STATUS=failed

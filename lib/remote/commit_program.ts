@@ -19,6 +19,10 @@
  *                         there, where nobody else can swap it for a symlink;
  * - `.sap-<op>-<i>.stage` the same file under its working name in that
  *                         directory, from after step 4 until step 5 uses it;
+ * - `.sap-<op>-<i>-src.d/src` a delta upload's pin: a hard link of file i's
+ *                         source, in a private directory (0700, ours) next
+ *                         to it, read while its stage is assembled in step
+ *                         1 and removed right after (lib/remote/commit_delta.ts);
  * - `.sap-<op>-<i>.bak`   file i's old content (hard link, else a copy) in
  *                         its directory;
  * - `.sap-<op>.journal`   the finalize journal in the work directory, kept
@@ -39,10 +43,19 @@
  * that ignores the locks can be lost (SPEC §7 "only the tiny window
  * between step 3 and 5").
  *
+ * Step 1 of a delta upload assembles the stage from ranges of the current
+ * source and the uploaded stretches; a stage that does not come out with
+ * the planned SHA-256 means the source changed since the snapshot: the
+ * program then reports every path as step 3 would (without locks, nothing
+ * will be written) and ends `refused` with `CONFLICT` lines — or, when the
+ * source is back as planned by then, `failed` with `FAIL remote_error k
+ * delta`.
+ *
  * State machine (what a crash leaves, and what reconcile does with it):
- * - steps 1–4 (no `B` line in the journal): stages, blob, backups (hard
- *   links of unchanged files), an empty journal and locks may remain, no
- *   file was touched → reconcile removes them; every file is `not_applied`.
+ * - steps 1–4 (no `B` line in the journal): stages, blob, pins, backups
+ *   (hard links of unchanged files), an empty journal and locks may
+ *   remain, no file was touched → reconcile removes them; every file is
+ *   `not_applied`.
  * - step 5: before the first change of file i the line `B i` is appended;
  *   an Add / Move destination appends `L i` right after its no-replace
  *   link. Per op:
@@ -78,12 +91,13 @@
  * @module
  */
 import { sh } from "./sh_text.ts";
+import { SH_COMMIT_DELTA } from "./commit_delta.ts";
 import { SH_COMMIT_PREPARE } from "./commit_prepare.ts";
 import { SH_COMMIT_FINALIZE } from "./commit_finalize.ts";
 
 /** The main sequence. */
 const SH_COMMIT_MAIN: string = sh`
-SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_WK=- SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL= SAP_STAGE_BAD=
+SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_WK=- SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL= SAP_STAGE_BAD= SAP_DELTA_BAD=
 trap 'sap_commit_exit' EXIT
 trap 'SAP_SIG=HUP; exit 129' HUP
 trap 'SAP_SIG=INT; exit 130' INT
@@ -106,6 +120,7 @@ sap_read_line
 [ "$SAP_L" = SAP-DATA ] || sap_bad_input data
 sap_commit_stage
 sap_hook staged
+[ -z "$SAP_DELTA_BAD" ] || sap_delta_refuse
 SAP_PHASE=2
 sap_out "STEP 2"
 sap_lock_all
@@ -125,4 +140,4 @@ exit 0
 `;
 
 /** The commit program body (after the common functions). */
-export const SH_COMMIT: string = SH_COMMIT_PREPARE + SH_COMMIT_FINALIZE + SH_COMMIT_MAIN;
+export const SH_COMMIT: string = SH_COMMIT_DELTA + SH_COMMIT_PREPARE + SH_COMMIT_FINALIZE + SH_COMMIT_MAIN;

@@ -8,6 +8,8 @@
 import { compareCanonicalPaths, validatePath } from "../paths.ts";
 import { sha256Hex } from "../sha256.ts";
 import type { Plan } from "../types.ts";
+import { deltaUpload, piecesProblem } from "./delta.ts";
+import type { DeltaUpload } from "./delta.ts";
 
 const encoder = new TextEncoder();
 const SHA = /^[0-9a-f]{64}$/;
@@ -39,10 +41,19 @@ export function remotePathProblem(path: string): string | null {
 export interface TransactionLayout {
   /** Every path of the plan (sources and move destinations), sorted by UTF-8 bytes. */
   paths: string[];
-  /** Per planned file, in plan order: index of its path and of its move destination. */
-  files: { src: number; dst: number | null }[];
-  /** Total bytes of new content. */
+  /**
+   * Per planned file, in plan order: index of its path and of its move
+   * destination; `delta` when only new stretches of its content are sent.
+   */
+  files: { src: number; dst: number | null; delta: DeltaUpload | null }[];
+  /** Total bytes of content in the blob after the manifest. */
   contentBytes: number;
+}
+
+/** Options of {@linkcode transactionLayout}. */
+export interface LayoutOptions {
+  /** Send only the new stretches of updates and moves where worth it (lib/remote/delta.ts). Default false. */
+  delta?: boolean;
 }
 
 /**
@@ -56,7 +67,7 @@ export interface TransactionLayout {
  * layout.paths; // sorted lock order
  * ```
  */
-export function transactionLayout(plan: Plan): TransactionLayout {
+export function transactionLayout(plan: Plan, options: LayoutOptions = {}): TransactionLayout {
   if (plan === null || typeof plan !== "object" || !Array.isArray(plan.files)) {
     throw new TypeError("plan must be a Plan");
   }
@@ -82,16 +93,32 @@ export function transactionLayout(plan: Plan): TransactionLayout {
       if (typeof file.newSha256 !== "string" || file.newSha256 !== sha256Hex(file.newBytes)) {
         throw new TypeError(`newSha256 of ${file.path} does not match its newBytes`);
       }
-      contentBytes += file.newBytes.length;
+      const problem = piecesProblem(file);
+      if (problem !== null) throw new TypeError(`the pieces of ${file.path} do not describe its newBytes: ${problem}`);
     }
   }
   const paths = [...seen].sort(compareCanonicalPaths);
   const index = new Map(paths.map((p, i) => [p, i]));
-  const files = plan.files.map((file) => ({
-    src: index.get(file.path)!,
-    dst: file.op === "move" ? index.get(file.moveTo!)! : null,
-  }));
+  const files = plan.files.map((file) => {
+    const delta = options.delta === true ? deltaUpload(file) : null;
+    contentBytes += delta !== null ? delta.blobBytes : file.newBytes?.length ?? 0;
+    return { src: index.get(file.path)!, dst: file.op === "move" ? index.get(file.moveTo!)! : null, delta };
+  });
   return { paths, files, contentBytes };
+}
+
+/**
+ * Bytes of file `i`'s content a commit sends: all of it, or for a delta
+ * upload the blob stretches and the manifest lines of its pieces.
+ *
+ * @example
+ * ```ts
+ * uploadedBytes(plan, layout, 0); // 212 for a 1-line change in a 10 MB file
+ * ```
+ */
+export function uploadedBytes(plan: Plan, layout: TransactionLayout, i: number): number {
+  const delta = layout.files[i]!.delta;
+  return delta !== null ? delta.blobBytes + delta.lineBytes : plan.files[i]!.newBytes?.length ?? 0;
 }
 
 function checkExpected(op: string, expected: Plan["files"][number]["expected"]): void {
@@ -123,17 +150,27 @@ export function transactionInput(
   let offset = 0;
   plan.files.forEach((file, i) => {
     const { src, dst } = layout.files[i]!;
+    const delta = withContent ? layout.files[i]!.delta : null;
     const bytes = file.newBytes;
+    const sent = delta !== null ? delta.blobBytes : bytes?.length;
     lines.push(
       file.op,
       String(src),
       dst === null ? "-" : String(dst),
       file.expected.state === "sha256" ? file.expected.sha256 : "-",
       file.newSha256 ?? "-",
-      bytes ? String(bytes.length) : "-",
+      bytes ? String(sent) : "-",
       bytes ? String(offset) : "-",
     );
-    if (bytes) offset += bytes.length;
+    if (delta === null) {
+      lines.push("-");
+    } else {
+      lines.push(String(delta.pieces.length));
+      for (const p of delta.pieces) {
+        lines.push(p.kind === "source" ? `S ${p.offset} ${p.length}` : p.kind === "blob" ? `B ${p.end - p.start}` : `I ${p.escaped}`);
+      }
+    }
+    if (bytes) offset += sent!;
   });
   lines.push(String(withContent ? layout.contentBytes : 0));
   if (withContent) lines.push("SAP-DATA");
@@ -142,12 +179,21 @@ export function transactionInput(
   const out = new Uint8Array(head.length + layout.contentBytes);
   out.set(head, 0);
   let at = head.length;
-  for (const file of plan.files) {
-    if (file.newBytes) {
-      out.set(file.newBytes, at);
-      at += file.newBytes.length;
+  plan.files.forEach((file, i) => {
+    const bytes = file.newBytes;
+    if (!bytes) return;
+    const delta = layout.files[i]!.delta;
+    if (delta === null) {
+      out.set(bytes, at);
+      at += bytes.length;
+      return;
     }
-  }
+    for (const p of delta.pieces) {
+      if (p.kind !== "blob") continue;
+      out.set(bytes.subarray(p.start, p.end), at);
+      at += p.end - p.start;
+    }
+  });
   return out;
 }
 
