@@ -43,6 +43,8 @@ export interface ApplyRequest {
   timeoutMs?: number;
   /** Upload progress of the commit's contents. */
   onProgress?: (sent: number, total: number) => void;
+  /** Upload only the new stretches of large updated files (default true; see `CommitOptions.delta`). */
+  delta?: boolean;
 }
 
 /**
@@ -122,6 +124,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     signal: request.signal,
     timeoutMs: request.timeoutMs,
     onProgress: request.onProgress,
+    delta: request.delta,
   });
   // A failed commit has no per-file reports, so the plan's per-file warnings
   // (fuzzy matches, …) move up rather than vanish.

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { commitRemote } from "../../lib/commit.ts";
 import { LocalShell } from "../../lib/local_shell.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
-import { asUser, busyboxBinary, cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
+import { shQuote } from "../../lib/shell.ts";
+import { asUser, busyboxBinary, cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, P, plan, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);
 noLeftoversAfterEach();
@@ -28,6 +29,26 @@ for (const c of shellCases()) {
       expect(read(root, "shared/root-owned.txt")).toBe("v2\n");
       expect(report.files[0]!.metadata_preserved).toEqual({ mode: true, owner: false });
       expect(report.files[0]!.warnings.map((w) => w.code)).toContain("owner_not_preserved");
+    });
+
+    rootTest("as a user who may read but not hard-link the file (fs.protected_hardlinks): the delta upload reads it by name in its directory; exact content", async () => {
+      const lines = Array.from({ length: 8000 }, (_, i) => `line ${i} ${"x".repeat(i % 50)}`);
+      const text = lines.join("\n") + "\n";
+      const root = makeTree({ "shared/big.txt": { content: text, mode: 0o644 } });
+      chmodSync(root, 0o755);
+      chownSync(join(root, "shared"), 65534, 65534);
+      const seen = tempDir();
+      chmodSync(seen, 0o777);
+      // which file the stage was read from (white box: the pin ./src, or the name)
+      const shell = new HookedShell(new LocalShell(asUser(c, 65534, 65534)), `case "$1" in delta_read) printf '%s' "$SAP_DSRC" > ${shQuote(join(seen, "source"))} ;; esac`);
+      const next = text.replace("line 4000 ", "line 4000 CHANGED ");
+      const [file] = plan([P.update("shared/big.txt", text, next)]).files;
+      const patched = { ...file!, pieces: [{ source: [0, text.indexOf("line 4000 ")] as [number, number] }, { fresh: [text.indexOf("line 4000 "), text.indexOf("line 4000 ") + 18] as [number, number] }, { source: [text.indexOf("line 4000 ") + 10, text.length] as [number, number] }] };
+      const report = await commitRemote(shell, root, plan([patched]));
+      expect(report.errors).toBeUndefined();
+      expect(read(root, "shared/big.txt")).toBe(next);
+      expect(report.files[0]!.bytes_uploaded!).toBeLessThan(100);
+      if (readFileSync("/proc/sys/fs/protected_hardlinks", "utf8").trim() === "1") expect(readFileSync(join(seen, "source"), "utf8")).toBe("./big.txt");
     });
 
     rootTest("as a user who may not write the directory: permission_denied, nothing changed", async () => {

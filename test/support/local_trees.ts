@@ -272,9 +272,11 @@ function toBytes(content: string | Uint8Array): Uint8Array {
   return typeof content === "string" ? encoder.encode(content) : content;
 }
 
-/** Counts execs, delegating to a real shell. */
+/** Counts execs and the stdin bytes of each, delegating to a real shell. */
 export class CountingShell implements RemoteShell {
   count = 0;
+  /** Stdin bytes handed to each exec, in call order. */
+  readonly stdinBytes: number[] = [];
   readonly label: string;
   readonly elevated: boolean;
   readonly #inner: RemoteShell;
@@ -285,6 +287,7 @@ export class CountingShell implements RemoteShell {
   }
   exec(command: string, options?: ExecOptions): Promise<ExecResult> {
     this.count++;
+    this.stdinBytes.push(options?.stdin?.length ?? 0);
     return this.#inner.exec(command, options);
   }
 }
