@@ -81,6 +81,9 @@ const INJECTIONS = [
 
 const long = (n: number, c = "n"): string => c.repeat(n);
 
+/** A file large enough to be uploaded as a delta (rebuilt on the host from its old bytes). */
+const BIG = Array.from({ length: 2500 }, (_, i) => `big line ${i}: ${"-".repeat(i % 40)}`).join("\n") + "\n";
+
 /** The corpus. */
 export const ATTACKS: readonly AttackCase[] = [
   // --- `..` and friends: refused before anything is read -------------------
@@ -166,6 +169,31 @@ export const ATTACKS: readonly AttackCase[] = [
     inside: { "f.txt": "same\n" },
     patch: update("f.txt", "same", "changed"),
     hook: { at: "staged:", code: "rm {ROOT}/f.txt && ln -s {OUT}/twin/f.txt {ROOT}/f.txt" },
+    expect: { refused: ["conflict", "symlink_rejected"] },
+  },
+  {
+    name: "delta upload: a large source swapped for a symlink to an identical outside copy just before it is pinned (hook)",
+    inside: { "big.txt": BIG },
+    outside: { "big.txt": BIG },
+    patch: update("big.txt", "big line 1200: " + "-".repeat(1200 % 40), "pwned"),
+    hook: { at: "delta_pin:0", code: "rm {ROOT}/big.txt && ln -s {OUT}/big.txt {ROOT}/big.txt" },
+    expect: { refused: ["conflict", "symlink_rejected"] },
+  },
+  {
+    name: "delta upload: a large source swapped for a symlink to an identical outside copy after its stage was rebuilt, under the locks (hook)",
+    inside: { "big.txt": BIG },
+    outside: { "big.txt": BIG },
+    patch: update("big.txt", "big line 1200: " + "-".repeat(1200 % 40), "pwned"),
+    hook: { at: "locked:", code: "rm {ROOT}/big.txt && ln -s {OUT}/big.txt {ROOT}/big.txt" },
+    expect: { refused: ["conflict", "symlink_rejected"] },
+  },
+  {
+    name: "delta upload: the source's directory swapped for a symlink to an identical outside copy just before the pin (hook)",
+    inside: { "sub/big.txt": BIG },
+    outside: { "twin2/big.txt": BIG },
+    patch: update("sub/big.txt", "big line 1200: " + "-".repeat(1200 % 40), "pwned"),
+    hook: { at: "delta_pin:0", code: "mv {ROOT}/sub {ROOT}/sub.real && ln -s {OUT}/twin2 {ROOT}/sub" },
+    movedAway: "sub.real",
     expect: { refused: ["conflict", "symlink_rejected"] },
   },
   // --- hard links ---------------------------------------------------------

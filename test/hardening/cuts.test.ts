@@ -11,7 +11,7 @@ import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { sshdReady } from "../support/sshd.ts";
 import { runCutSweep } from "./cuts.ts";
 import { runKillCampaign } from "./kills.ts";
-import { writeBefore } from "./fixture.ts";
+import { deltaFiles, threeFileFixture, writeBefore } from "./fixture.ts";
 import { startSshEnv } from "./ssh_env.ts";
 import type { SshEnv } from "./ssh_env.ts";
 
@@ -27,7 +27,8 @@ describe.skipIf(!ready)("faults over a real sshd", () => {
     cleanupTemps();
   });
 
-  test("connection cut at 4 points in each direction of a 3-file commit (TCP proxy): every invariant holds", async () => {
+  test("connection cut at 4 points in each direction of a 3-file commit with a delta upload (TCP proxy): every invariant holds", async () => {
+    expect(deltaFiles(threeFileFixture())).toBe(1);
     const f = await runCutSweep({ sshd: env.sshd, workDir: env.workDir, pointsPerDirection: 4, makeRoot: () => tempDir("sap-cut-"), owner: env.owner });
     expect(f.violations).toEqual([]);
     expect(f.survived).toBe(f.cuts);

@@ -12,6 +12,7 @@ import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, writeFileSync
 import { dirname, join } from "node:path";
 import { parsePatch } from "../../lib/parse.ts";
 import { planPatch } from "../../lib/plan.ts";
+import { transactionLayout } from "../../lib/remote/manifest.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
 import type { Plan } from "../../lib/types.ts";
 import { applyPlanInMemory, buildSnapshots, patchPaths } from "../support/scenarios.ts";
@@ -58,9 +59,16 @@ function build(name: string, before: Record<string, string>, patch: string): TxF
   return { name, patch, plan: planned.plan, before: tree, after: applyPlanInMemory(tree, planned.plan), paths, files };
 }
 
+/** `count` new lines for an insertion (long enough together to travel in the upload's blob, not inline). */
+function inserted(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `+${prefix} inserted ${i}: ${"=".repeat(30)}`);
+}
+
 /**
- * Three files, three kinds of change: a 20 KB update (several packets of
- * upload), a delete, and an add under a directory that does not exist yet.
+ * Three files, three kinds of change: a 70 KB update uploaded as a delta
+ * (the host rebuilds it from the old file; the upload still carries a
+ * 7.5 KB insertion, several packets), a delete, and an add under a
+ * directory that does not exist yet.
  *
  * @example
  * ```ts
@@ -69,8 +77,8 @@ function build(name: string, before: Record<string, string>, patch: string): TxF
  * ```
  */
 export function threeFileFixture(): TxFixture {
-  const a = numbered("alpha", 400);
-  return build("three files (update 20 KB, delete, add in a new directory)", { "a.txt": a, "b.txt": "bravo\nto be deleted\n" }, [
+  const a = numbered("alpha", 1600);
+  return build("three files (delta update of 70 KB, delete, add in a new directory)", { "a.txt": a, "b.txt": "bravo\nto be deleted\n" }, [
     "*** Begin Patch",
     "*** Update File: a.txt",
     "@@",
@@ -81,6 +89,7 @@ export function threeFileFixture(): TxFixture {
     " " + lineOf("alpha", 390),
     "-" + lineOf("alpha", 391),
     "+alpha line 391: CHANGED TOO",
+    ...inserted("alpha", 150),
     "*** Delete File: b.txt",
     "*** Add File: n/c.txt",
     "+charlie",
@@ -92,6 +101,8 @@ export function threeFileFixture(): TxFixture {
 /**
  * Four operations over five paths: update, delete, add (new directory) and
  * update + move (new directory) — every code path of finalize and undo.
+ * The update and the move are large enough (70 KB) to be uploaded as
+ * deltas, so kills also land while stages are rebuilt from their sources.
  *
  * @example
  * ```ts
@@ -99,10 +110,10 @@ export function threeFileFixture(): TxFixture {
  * ```
  */
 export function fourOpFixture(): TxFixture {
-  return build("four ops (update, delete, add, move)", {
-    "a.txt": numbered("alpha", 60),
+  return build("four ops (delta update, delete, add, delta move)", {
+    "a.txt": numbered("alpha", 1600),
     "b.txt": "bravo\nto be deleted\n",
-    "m.txt": "mike\nold body\n",
+    "m.txt": "mike\nold body\n" + numbered("mike", 1600),
   }, [
     "*** Begin Patch",
     "*** Update File: a.txt",
@@ -127,6 +138,19 @@ export function fourOpFixture(): TxFixture {
 export interface Owner {
   uid: number;
   gid: number;
+}
+
+/**
+ * How many of the fixture's files a commit sends as a delta upload (with
+ * the default options).
+ *
+ * @example
+ * ```ts
+ * deltaFiles(fourOpFixture()); // 2
+ * ```
+ */
+export function deltaFiles(fx: TxFixture): number {
+  return transactionLayout(fx.plan, { delta: true }).files.filter((f) => f.delta !== null).length;
 }
 
 /**

@@ -11,7 +11,7 @@ import { commitRemote } from "../../lib/commit.ts";
 import { LocalShell } from "../../lib/local_shell.ts";
 import { reconcile } from "../../lib/reconcile.ts";
 import { assertNoLeftovers, cleanupTemps, HookedShell, leftovers, tempDir } from "../support/local_trees.ts";
-import { fileStates, fourOpFixture, writeBefore } from "./fixture.ts";
+import { deltaFiles, fileStates, fourOpFixture, writeBefore } from "./fixture.ts";
 import { runKillCampaign } from "./kills.ts";
 
 afterAll(cleanupTemps);
@@ -19,7 +19,8 @@ afterAll(cleanupTemps);
 const local = (): LocalShell => new LocalShell({ cwd: tempDir("sap-kill-cwd-") });
 
 describe("remote process death (SIGKILL of the commit's process group)", () => {
-  test("24 kills at seeded random moments over a 4-op commit: all-old or all-new, a truthful result, reconcile settles and cleans up", async () => {
+  test("24 kills at seeded random moments over a 4-op commit (two of its stages rebuilt from their sources: delta uploads): all-old or all-new, a truthful result, reconcile settles and cleans up", async () => {
+    expect(deltaFiles(fourOpFixture())).toBe(2);
     const figures = await runKillCampaign({ trials: 24, seed: 20261130, shell: local() });
     expect(figures.violations).toEqual([]);
     expect(figures.survived).toBe(24);
