@@ -47,6 +47,15 @@ export interface CommitOptions {
   delta?: boolean;
 }
 
+/** From this many bytes of new content on, the host hashes with OpenSSL where it can (lib/remote/sh_common.ts). */
+const LARGE_CONTENT_BYTES = 4 * 1024 * 1024;
+
+function writtenBytes(plan: Plan): number {
+  let total = 0;
+  for (const file of plan.files ?? []) total += file.newBytes?.length ?? 0;
+  return total;
+}
+
 /**
  * A fresh operation id: 16 lowercase hex digits from `crypto.randomUUID`.
  *
@@ -97,7 +106,7 @@ export async function commitRemote(
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
   const layout = transactionLayout(plan, { delta: options.delta !== false });
-  const command = commitProgram(root, operationId, lockWaitMs, staleSeconds, plan.createParents !== false);
+  const command = commitProgram(root, operationId, lockWaitMs, staleSeconds, plan.createParents !== false, writtenBytes(plan) >= LARGE_CONTENT_BYTES);
   const base = {
     operation_id: operationId,
     atomicity: "batch_preflight_per_file_commit" as const,

@@ -41,9 +41,11 @@
  * read window already exposes.
  *
  * Costs: per range of the old file `dd | tail | head` (one process when it
- * starts at 0, two when block aligned), per uploaded stretch either the
- * same from the blob or, for short ones, nothing (`printf '%b'` is a
- * builtin); per file a mkdir, a link and an rm for the pin.
+ * starts at 0, two when block aligned; a range of 1 MiB or more is copied
+ * by one dd of whole blocks plus its two unaligned ends), per uploaded
+ * stretch either the same from the blob or, for short ones, nothing
+ * (`printf '%b'` is a builtin); per file a mkdir, a link and an rm for the
+ * pin.
  *
  * @module
  */
@@ -52,6 +54,20 @@ import { sh } from "./sh_text.ts";
 /** sap_extract (shared with whole uploads) and the delta functions. */
 export const SH_COMMIT_DELTA: string = sh`
 sap_extract() {
+  # $3 bytes of the regular file $1 from byte $2. From 1 MiB on, the whole
+  # 64 KiB blocks inside the range are copied by one dd straight from the
+  # file (skip seeks; count is exact on a regular file, whose reads are
+  # only short at its end), and only the unaligned ends go through the
+  # pipes of sap_extract_part: a pipeline through tail and head costs about
+  # 8 ms per MB here, and BusyBox's head -c copies byte by byte.
+  [ "$3" -gt 0 ] || return 0
+  if [ "$3" -lt 1048576 ]; then sap_extract_part "$@"; return; fi
+  sap_xm=$(( ($2 + 65535) / 65536 * 65536 )) sap_xz=$(( ($2 + $3) / 65536 * 65536 ))
+  sap_extract_part "$1" "$2" $(( sap_xm - $2 ))
+  dd if="$1" bs=65536 skip=$(( sap_xm / 65536 )) count=$(( (sap_xz - sap_xm) / 65536 )) 2>/dev/null
+  sap_extract_part "$1" $sap_xz $(( $2 + $3 - sap_xz ))
+}
+sap_extract_part() {
   # $3 bytes of file $1 from byte $2: dd skips whole 64 KiB blocks (it
   # seeks; BusyBox tail -c +N would read its way there), tail drops the
   # rest of the offset, head cuts exactly. Each run opens the file itself:

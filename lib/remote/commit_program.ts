@@ -2,7 +2,8 @@
  * The commit program: SPEC §7's seven steps in one exec.
  *
  * Arguments: `<root> <operation id> <lock wait ms> <stale lock s>
- * <create parents 0|1>`. Stdin: the manifest (lib/remote/sh_manifest.ts)
+ * <create parents 0|1> <large content 0|1>` (large: hash with OpenSSL
+ * where it works, see sap_fast_sha). Stdin: the manifest (lib/remote/sh_manifest.ts)
  * then all new contents concatenated.
  *
  * Files this program creates (all `.sap-` names are reserved: patches may
@@ -108,6 +109,7 @@ SAP_OP=$2 SAP_WAIT_MS=$3 SAP_STALE=$4 SAP_MKP=$5
 sap_isnum "$SAP_WAIT_MS" && sap_isnum "$SAP_STALE" || sap_bad_input args
 case $SAP_OP in ''|*[!A-Za-z0-9_]*) sap_bad_input operation ;; esac
 sap_probe sha stat head tail dd date link
+[ "$6" != 1 ] || sap_fast_sha
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
 SAP_UMASK=$(umask)
 case $SAP_UMASK in ''|*[!0-7]*) SAP_UMASK=022 ;; esac

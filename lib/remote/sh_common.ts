@@ -89,6 +89,18 @@ sap_probe() {
     esac
   done
 }
+sap_fast_sha() {
+  # For megabytes of content: OpenSSL's SHA-256 (assembly, CPU SHA
+  # extensions) runs several times faster than coreutils' or BusyBox's
+  # (38.5 MB: 67 ms against 260 ms here) but starts slower (~7 ms against
+  # ~2 ms), so it is chosen only for large plans, and only when it gives
+  # the right digest on this host.
+  [ "$SAP_SHA" != openssl ] || return 0
+  command -v openssl >/dev/null 2>&1 || return 0
+  case $(printf abc | openssl dgst -sha256 2>/dev/null) in
+  *ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad) SAP_SHA=openssl ;;
+  esac
+}
 `;
 
 /**

@@ -22,7 +22,7 @@ import { shQuote } from "../../lib/shell.ts";
 import type { RemoteShell } from "../../lib/shell.ts";
 import { readSnapshots } from "../../lib/snapshot.ts";
 import type { ApplyReport } from "../../lib/types.ts";
-import { cleanupTemps, CountingShell, HookedShell, makeTree, noLeftoversAfterEach, tempDir } from "../support/local_trees.ts";
+import { cleanupTemps, CountingShell, HookedShell, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { q } from "./helpers.ts";
 
@@ -106,6 +106,16 @@ for (const c of shells) {
       expect(off.commitStdin).toBeGreaterThan(size);
       expect(off.report.files[0]!.bytes_uploaded).toBe(expected.length);
       expect(bytesOf(whole, "data/big.txt")).toEqual(bytesOf(root, "data/big.txt"));
+    }, 30_000);
+
+    test("delta off, two files over 1 MiB in one upload: each is cut from the blob at an unaligned offset, whole blocks by dd, byte for byte", async () => {
+      const a = new Uint8Array(1_234_567).map((_, i) => (i * 31 + 7) % 251);
+      const b = new Uint8Array(2_100_003).map((_, i) => (i * 17 + 3) % 253);
+      const root = makeTree({ "a.bin": "x", "b.bin": "y" });
+      const report = await commitRemote(await c.open(), root, plan([P.update("a.bin", "x", a), P.update("b.bin", "y", b)]), { delta: false });
+      expect(report.errors).toBeUndefined();
+      expect(sha256Hex(bytesOf(root, "a.bin"))).toBe(sha256Hex(a));
+      expect(sha256Hex(bytesOf(root, "b.bin"))).toBe(sha256Hex(b));
     }, 30_000);
 
     test("140 chunks spread through the file: only the 128 largest ranges are copied on the host, the rest is uploaded; exact bytes", async () => {
