@@ -3,7 +3,10 @@
  * `applyPatch`, `readSnapshots` and `commitRemote` over `LocalShell` and
  * over a throwaway OpenSSH `sshd` on 127.0.0.1, for a 1-file patch, a
  * 20-file patch and a 1-line change in a 10 MB file, counted by a
- * {@linkcode CountingShell} around the real adapter.
+ * {@linkcode CountingShell} around the real adapter. The 10 MB commit is
+ * measured twice: as it runs (a delta upload: only the changed line and
+ * the description of the ranges the host copies from the old file are
+ * sent) and with `delta: false` (the whole content, as before).
  *
  * Per transport and scenario: a cold `applyPatch` on a fresh connection
  * (what a caller sees, capability probing included), then — files restored —
@@ -24,6 +27,7 @@ import { LocalShell } from "../lib/local_shell.ts";
 import { parsePatch } from "../lib/parse.ts";
 import { planPatch } from "../lib/plan.ts";
 import type { RemoteShell } from "../lib/shell.ts";
+import type { FileReport } from "../lib/types.ts";
 import { readSnapshots } from "../lib/snapshot.ts";
 import { connectSsh } from "../lib/ssh_shell.ts";
 import { sshdAvailable, startSshd, writeKnownHosts } from "../test/support/sshd.ts";
@@ -36,6 +40,15 @@ interface Scenario {
   name: string;
   files: { path: string; bytes: Uint8Array; expectedSha256: string }[];
   patch: string;
+  /** Also measure the commit with `delta: false` (whole uploads). */
+  compareDeltaOff?: boolean;
+}
+
+/** "content uploaded: N" from a commit's per-file `bytes_uploaded`. */
+function uploadNote(files: readonly FileReport[]): string {
+  const uploaded = files.reduce((n, f) => n + (f.bytes_uploaded ?? 0), 0);
+  const written = files.reduce((n, f) => n + f.bytes_written, 0);
+  return `content uploaded ${formatBytes(uploaded)} of ${formatBytes(written)} written`;
 }
 
 function scenario(name: string, specs: { path: string; lines: number; seed: number; chunks: number; oneLine?: boolean }[]): Scenario {
@@ -59,7 +72,7 @@ export function remoteScenarios(): Scenario[] {
       "20 files, 1 chunk each",
       Array.from({ length: 20 }, (_, i) => ({ path: `src/mod${i}/file${i}.ts`, lines: 500, seed: 200 + i, chunks: 1 })),
     ),
-    scenario("1-line change, 10 MB file", [{ path: "data/big.ts", lines: tenMegabytes, seed: 303, chunks: 1, oneLine: true }]),
+    { ...scenario("1-line change, 10 MB file", [{ path: "data/big.ts", lines: tenMegabytes, seed: 303, chunks: 1, oneLine: true }]), compareDeltaOff: true },
   ];
 }
 
@@ -67,7 +80,7 @@ export function remoteScenarios(): Scenario[] {
 export interface RemoteRow extends ExecCounts {
   transport: string;
   scenario: string;
-  step: "applyPatch (cold)" | "readSnapshots" | "commitRemote";
+  step: "applyPatch (cold)" | "readSnapshots" | "commitRemote" | "commitRemote (delta off)";
   ms: number;
   ok: boolean;
   note: string;
@@ -125,7 +138,14 @@ async function measureScenario(
     if (!planned.ok) throw new Error(`remote bench patch does not plan: ${planned.errors[0]?.message}`);
     const committed = await timed(shell, () => commitRemote(shell, root, planned.plan));
     const committedOk = committed.value.ok && treeIsNew(root, s);
-    row("commitRemote", committed, committedOk, committedOk ? "" : JSON.stringify(committed.value.errors ?? []).slice(0, 300));
+    row("commitRemote", committed, committedOk, committedOk ? uploadNote(committed.value.files) : JSON.stringify(committed.value.errors ?? []).slice(0, 300));
+    if (s.compareDeltaOff) {
+      // The same commit uploading every content whole, as before delta uploads.
+      writeTree(root, s);
+      const whole = await timed(shell, () => commitRemote(shell, root, planned.plan, { delta: false }));
+      const wholeOk = whole.value.ok && treeIsNew(root, s);
+      row("commitRemote (delta off)", whole, wholeOk, wholeOk ? uploadNote(whole.value.files) : JSON.stringify(whole.value.errors ?? []).slice(0, 300));
+    }
   } finally {
     await shell.close();
     rmSync(root, { recursive: true, force: true });
@@ -189,10 +209,15 @@ export async function runRemoteBench(): Promise<RemoteReport> {
   for (const r of rows) {
     if (!r.ok) targets.push({ label: `${r.step} correct — ${r.transport}, ${r.scenario}: ${r.note}`, pass: false });
   }
-  const md = ["| transport | scenario | step | execs | sent | received | ms |", "|---|---|---|---:|---:|---:|---:|"];
+  for (const r of rows) {
+    if (r.step !== "commitRemote" || !r.scenario.startsWith("1-line")) continue;
+    const file = scenarios.find((s) => s.name === r.scenario)!.files[0]!.bytes.length;
+    targets.push({ label: `commitRemote sends < 1% of the file for a 1-line change (delta upload) — ${r.transport} (${formatBytes(r.sentBytes)} of ${formatBytes(file)})`, pass: r.ok && r.sentBytes < file / 100 });
+  }
+  const md = ["| transport | scenario | step | execs | sent | received | ms | note |", "|---|---|---|---:|---:|---:|---:|---|"];
   for (const r of rows) {
     md.push(
-      `| ${r.transport} | ${r.scenario} | ${r.step} | ${r.execs} | ${formatBytes(r.sentBytes)} | ${formatBytes(r.receivedBytes)} | ${r.ms.toFixed(0)} |`,
+      `| ${r.transport} | ${r.scenario} | ${r.step} | ${r.execs} | ${formatBytes(r.sentBytes)} | ${formatBytes(r.receivedBytes)} | ${r.ms.toFixed(0)} | ${r.ok ? r.note : ""} |`,
     );
   }
   md.push("", "| remote target | verdict |", "|---|---|");
