@@ -5,7 +5,7 @@
  * (LocalShell and SSH) lives in test/contract/commit.test.ts.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, readFileSync, symlinkSync } from "node:fs";
+import { chmodSync, chownSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commitRemote } from "../../lib/commit.ts";
 import { LocalShell } from "../../lib/local_shell.ts";
@@ -92,5 +92,35 @@ describe("commitRemote arguments", () => {
     expect(commitRemote(shell, "/tmp", plan([{ ...P.add("a", "y"), newSha256: sha256Hex("other") }]))).rejects.toThrow(TypeError);
     expect(commitRemote(shell, "tmp", plan([P.add("a", "y")]))).rejects.toThrow(TypeError);
     expect(commitRemote(shell, "/tmp", plan([P.add("a", "y")]), { operationId: "a-b" })).rejects.toThrow(TypeError);
+  });
+});
+
+describe("hashing a large plan", () => {
+  const big = new Uint8Array(4 * 1024 * 1024 + 5).map((_, i) => (i * 13 + 1) % 256);
+  const seenSha = (dir: string): string => `case "$1" in staged) printf '%s' "$SAP_SHA" > ${shQuote(join(dir, "tool"))} ;; esac`;
+
+  test("4 MiB or more: the commit hashes with OpenSSL where it gives the right digest (white box: SAP_SHA at the staged hook)", async () => {
+    if (Bun.which("openssl") === null) throw new Error("openssl is not installed here; this test needs it");
+    const root = makeTree({ "big.bin": "x", "small.txt": "s" });
+    const seen = tempDir();
+    const report = await commitRemote(new HookedShell(new LocalShell(), seenSha(seen)), root, plan([P.update("big.bin", "x", big)]));
+    expect(report.errors).toBeUndefined();
+    expect(readFileSync(join(seen, "tool"), "utf8")).toBe("openssl");
+    expect(sha256Hex(new Uint8Array(readFileSync(join(root, "big.bin"))))).toBe(sha256Hex(big));
+    const small = await commitRemote(new HookedShell(new LocalShell(), seenSha(seen)), root, plan([P.update("small.txt", "s", "t")]));
+    expect(small.errors).toBeUndefined();
+    expect(readFileSync(join(seen, "tool"), "utf8")).toBe("sha256sum");
+  });
+
+  test("an openssl that answers a wrong digest is not used (FAULT INJECTED: a fake openssl first on PATH)", async () => {
+    const bin = tempDir();
+    writeFileSync(join(bin, "openssl"), "#!/bin/sh\necho 'SHA2-256(stdin)= 0000000000000000000000000000000000000000000000000000000000000000'\n", { mode: 0o755 });
+    const root = makeTree({ "big.bin": "x" });
+    const seen = tempDir();
+    const shell = new HookedShell(new LocalShell({ env: { PATH: `${bin}:${process.env.PATH}` } }), seenSha(seen));
+    const report = await commitRemote(shell, root, plan([P.update("big.bin", "x", big)]));
+    expect(report.errors).toBeUndefined();
+    expect(readFileSync(join(seen, "tool"), "utf8")).toBe("sha256sum");
+    expect(sha256Hex(new Uint8Array(readFileSync(join(root, "big.bin"))))).toBe(sha256Hex(big));
   });
 });
