@@ -13,8 +13,11 @@
  * The programs run under dash, bash, BusyBox `sh` (with BusyBox's own
  * applets) and BSD/macOS `sh`, and probe their tools themselves, so there
  * is no separate probe round trip: `sha256sum | shasum -a 256 | openssl
- * dgst -sha256`, `stat -c` (GNU/BusyBox) or `stat -f` (BSD), `head -c`,
- * `tail -c +N`, `dd`, `date +%s`, `link` (else `ln` with a check).
+ * dgst -sha256` (OpenSSL first for plans of megabytes, when it gives the
+ * right digest), `stat -c` (GNU/BusyBox) or `stat -f` (BSD), `head -c`,
+ * `tail -c +N`, `dd`, `date +%s`, `link` (else `ln` with a check). Delta
+ * uploads also use the `printf` builtin's `%b` (POSIX) for short new
+ * stretches.
  *
  * @module
  */

@@ -27,7 +27,8 @@
  * 5. Report `PSTATE k kind sha|-` for every path (the caller turns that into
  *    applied / not_applied / diverged per file).
  * 6. Remove the operation's leftovers in every candidate directory: its
- *    stages (private `.sap-<op>-<i>.d` directories included), backups
+ *    stages (private `.sap-<op>-<i>.d` directories included, and the
+ *    `.sap-<op>-<i>-src.d` pins of delta uploads), backups
  *    (except kept ones) and blob; then the journal; then
  *    stale-lock asides, its private lock directories (`.sap-lock-tmp-<op>-*`:
  *    a lock being built when it died) and every lock whose owner names this
