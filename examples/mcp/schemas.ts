@@ -101,6 +101,7 @@ const fileReport = z.looseObject({
   previous_sha256: sha256.nullable().describe("null: the file did not exist"),
   new_sha256: sha256.nullable().describe("null: deleted; otherwise the file_sha256 of the new version"),
   bytes_written: z.number(),
+  bytes_uploaded: z.number().optional().describe("bytes of this file's content sent to the host (a delta upload sends only the changed stretches)"),
   metadata_preserved: z.looseObject({ mode: z.boolean(), owner: z.boolean() }).nullable(),
   diff: z.string().describe("unified diff of the change"),
   warnings: z.array(warningSchema),

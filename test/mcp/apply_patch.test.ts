@@ -197,11 +197,14 @@ describe("MCP server in-process: concurrency, cancellation, progress", () => {
   });
 
   test("progress notifications arrive while a large content uploads", async () => {
-    const big = "x".repeat(99) + "\n";
-    await start({ "big.txt": "first line\n" + big.repeat(40_000) }); // ~4 MB
+    // An added file is uploaded whole (an update of a big file would be a
+    // delta of a few hundred bytes), so this is ~4 MB on stdin.
+    const big = "x".repeat(99);
+    await start({});
+    const added = "*** Begin Patch\n*** Add File: big.txt\n+FIRST LINE\n" + ("+" + big + "\n").repeat(40_000) + "*** End Patch";
     const seen: { progress: number; total?: number }[] = [];
     const result = await session!.client.callTool(
-      { name: "apply_patch", arguments: { patch: "*** Begin Patch\n*** Update File: big.txt\n@@\n-first line\n+FIRST LINE\n*** End Patch" } },
+      { name: "apply_patch", arguments: { patch: added } },
       undefined,
       { onprogress: (p) => seen.push({ progress: p.progress, total: p.total }) },
     );
