@@ -14,7 +14,7 @@ const LIB = join(import.meta.dir, "..", "..", "lib");
 const CORE = new Set([
   "chunk_variants", "closest", "diagnose", "diff", "excerpt", "failure", "hunk_failures", "limits", "line_id",
   "line_scan", "locate", "match_index", "match_search", "normalize", "parse", "parse_chunks", "parse_envelope",
-  "parse_markers", "parse_sections", "paths", "plan", "read_window", "sha256", "text", "tier_index", "tier_keyer",
+  "parse_markers", "parse_sections", "paths", "plan", "plan_checks", "read_window", "sha256", "text", "tier_index", "tier_keyer",
   "tier_pass", "types", "utf8_errors",
 ]);
 
