@@ -48,6 +48,7 @@ export type { ReadSnapshotsOptions } from "./lib/snapshot.ts";
 export { commitRemote, DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS, newOperationId } from "./lib/commit.ts";
 export type { CommitOptions } from "./lib/commit.ts";
 export { reconcile } from "./lib/reconcile.ts";
+export { reconcileTicket, reconcileTicketOf } from "./lib/remote/plan_shas.ts";
 export type { ReconcileOptions } from "./lib/reconcile.ts";
 export { applyPatch, patchPaths } from "./lib/apply.ts";
 export type { ApplyRequest } from "./lib/apply.ts";

@@ -10,7 +10,7 @@ import { commitProgram } from "./remote_script.ts";
 import { transactionInput, transactionLayout, uploadedBytes } from "./remote/manifest.ts";
 import type { TransactionLayout } from "./remote/manifest.ts";
 import { parseProgramOutput } from "./remote/protocol.ts";
-import { plannedShas, shasOf } from "./remote/plan_shas.ts";
+import { reconcileTicket, shasOf } from "./remote/plan_shas.ts";
 import type { ProgramOutput } from "./remote/protocol.ts";
 import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unsupported } from "./remote/failures.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
@@ -137,7 +137,7 @@ export async function commitRemote(
     // Nothing ran (the adapter says so, or the code cannot happen after a
     // start): that failure is the answer, and retrying is safe.
     if (!programMayHaveRun(error)) return fail([{ ...error.failure, operation_id: operationId }]);
-    return fail([outcomeUnknown(operationId, plannedShas(plan), `the transport failed (${error.failure.code}: ${error.failure.message})`)]);
+    return fail([outcomeUnknown(reconcileTicket(plan, operationId), `the transport failed (${error.failure.code}: ${error.failure.message})`)]);
   }
   const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
   const stderr = new TextDecoder().decode(result.stderr);
@@ -158,7 +158,7 @@ export async function commitRemote(
     case "rolled_back":
       return fail([rolledBack(ctx)], warnings.all);
     case "partial":
-      return fail([partialApply(operationId, outcomes(ctx), finalizeCause(ctx).cause)], warnings.all);
+      return fail([partialApply(reconcileTicket(plan, operationId), outcomes(ctx), finalizeCause(ctx).cause)], warnings.all);
     case "unsupported":
       return fail([unsupported(out.unsupported ?? "a required tool", ctx.host)], warnings.all);
     case "root":
@@ -189,22 +189,23 @@ function unfinished(ctx: Context, result: ExecResult): PatchFailure {
   const channelDied = result.exitCode === null && result.signal === null;
   const how = result.signal ? `was killed (${result.signal})` : `exited with status ${result.exitCode}`;
   if (channelDied) {
-    return outcomeUnknown(operationId, plannedShas(plan), "the connection closed before the commit reported its result");
+    return outcomeUnknown(reconcileTicket(plan, operationId), "the connection closed before the commit reported its result");
   }
   if (out.malformed === null && !out.steps.has(5)) {
     // Output is printed unbuffered, one write per line: a program that died
     // before announcing step 5 had not touched any file.
-    return remoteError(
-      out.begun
-        ? `the commit program ${how} before changing any file; nothing was changed. Temporary files may remain: call reconcile with operation id ${operationId} to remove them, then retry`
-        : `the commit program could not start (it ${how}); nothing was changed`,
-      stderr,
-      operationId,
-    );
+    if (!out.begun) return remoteError(`the commit program could not start (it ${how}); nothing was changed`, stderr, operationId);
+    return {
+      ...remoteError(
+        `the commit program ${how} before changing any file; nothing was changed. Temporary files may remain: call reconcile with operation id ${operationId} to remove them, then retry`,
+        stderr,
+        operationId,
+      ),
+      reconcile: reconcileTicket(plan, operationId),
+    };
   }
   return outcomeUnknown(
-    operationId,
-    plannedShas(plan),
+    reconcileTicket(plan, operationId),
     out.malformed !== null ? "the commit program's report was unreadable" : `the commit program ${how}`,
   );
 }

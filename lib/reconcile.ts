@@ -15,7 +15,7 @@ import { shasOf } from "./remote/plan_shas.ts";
 import { locked, remoteError, remoteWarning, rootFailure, unsupported } from "./remote/failures.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
-import type { CommitReport, FileReport, PatchFailure, Plan, Warning } from "./types.ts";
+import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, Warning } from "./types.ts";
 import type { TransactionLayout } from "./remote/manifest.ts";
 
 /** Options of {@linkcode reconcile}. */
@@ -29,8 +29,12 @@ export interface ReconcileOptions {
 }
 
 /**
- * Find out what operation `operationId` did to the files of `plan`, finish
- * it cleanly and report each file's `state`:
+ * Find out what operation `operationId` did to the files of `target`, finish
+ * it cleanly and report each file's `state`. `target` is the plan that was
+ * committed or, when only the report was kept, the `reconcile` ticket of its
+ * `outcome_unknown` / `partial_apply` failure (plain JSON: paths and
+ * SHA-256s); both give the same states. A malformed ticket fails
+ * `invalid_argument` without contacting the host. Each file's `state`:
  * - `applied`: the disk shows the planned result;
  * - `not_applied`: the disk shows the state the plan was built on;
  * - `diverged`: something else (another writer changed it).
@@ -59,20 +63,21 @@ export interface ReconcileOptions {
  * ```ts
  * const report = await reconcile(shell, "/srv/app", plan, "3f2a9c01d4e5b6a7");
  * report.files.map((f) => `${f.path}: ${f.state}`);
+ * // or from the failure alone:
+ * const ticket = committed.errors![0]!.reconcile!;
+ * await reconcile(shell, "/srv/app", ticket, ticket.operation_id);
  * ```
  */
 export async function reconcile(
   shell: RemoteShell,
   root: string,
-  plan: Plan,
+  target: Plan | ReconcileTicket,
   operationId: string,
   options: ReconcileOptions = {},
 ): Promise<CommitReport> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("reconcile: shell must be a RemoteShell");
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
-  const layout = transactionLayout(plan);
-  const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds);
   const base = {
     operation_id: operationId,
     atomicity: "batch_preflight_per_file_commit" as const,
@@ -85,6 +90,20 @@ export async function reconcile(
     warnings,
     errors: errors.map((e) => ({ ...e, operation_id: operationId })),
   });
+  // A plan is the program's own value (a bad one is a bug: TypeError); a
+  // ticket may have travelled through JSON, a file or a model, so a bad one
+  // is a typed failure.
+  const subject = isPlan(target) ? { plan: target, sizes: target.files.map((f) => f.newBytes?.length ?? 0) } : ticketPlan(target, operationId);
+  if ("code" in subject) return fail([subject]);
+  const { plan, sizes } = subject;
+  let layout: TransactionLayout;
+  try {
+    layout = transactionLayout(plan, { contentless: !isPlan(target) });
+  } catch (error) {
+    if (isPlan(target) || !(error instanceof TypeError)) throw error;
+    return fail([badTicket(error.message)]);
+  }
+  const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds);
   if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [] };
   const again = `call reconcile again with operation id ${operationId}`;
 
@@ -127,7 +146,7 @@ export async function reconcile(
   }
   switch (out.end) {
     case "ok":
-      return { ok: true, ...base, files: fileStates(plan, layout, out), warnings };
+      return { ok: true, ...base, files: fileStates(plan, sizes, layout, out), warnings };
     case "locked": {
       const path = out.locked ? layout.paths[out.locked.k]! : plan.files[0]!.path;
       const f = locked(path, out.locked?.age ?? 0, lockWaitMs, operationId);
@@ -142,7 +161,7 @@ export async function reconcile(
   }
 }
 
-function fileStates(plan: Plan, layout: TransactionLayout, out: ProgramOutput): FileReport[] {
+function fileStates(plan: Plan, sizes: readonly number[], layout: TransactionLayout, out: ProgramOutput): FileReport[] {
   const holds = (k: number, sha: string | null): boolean => {
     const s = out.states.get(k);
     if (!s) return false;
@@ -168,11 +187,68 @@ function fileStates(plan: Plan, layout: TransactionLayout, out: ProgramOutput): 
       ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
       previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
       new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
-      bytes_written: state === "applied" ? file.newBytes?.length ?? 0 : 0,
+      bytes_written: state === "applied" ? sizes[i]! : 0,
       metadata_preserved: null,
       diff: file.diff,
       warnings: [],
       state,
     };
   });
+}
+
+function isPlan(target: Plan | ReconcileTicket): target is Plan {
+  return target !== null && typeof target === "object" && !("operation_id" in target);
+}
+
+const SHA = /^[0-9a-f]{64}$/;
+
+/**
+ * The content-less plan a ticket stands for, with each file's new size, or
+ * the failure saying what is wrong with the ticket. Paths and SHA-256s are
+ * checked again by transactionLayout before anything is sent.
+ */
+function ticketPlan(ticket: ReconcileTicket, operationId: string): { plan: Plan; sizes: number[] } | PatchFailure {
+  if (ticket === null || typeof ticket !== "object" || !Array.isArray(ticket.files)) {
+    return badTicket("it needs operation_id and a files array");
+  }
+  if (ticket.operation_id !== operationId) {
+    return badTicket(`it is for operation ${JSON.stringify(ticket.operation_id)}, not ${operationId}`);
+  }
+  const files: PlannedFile[] = [];
+  const sizes: number[] = [];
+  for (const [i, f] of ticket.files.entries()) {
+    const at = `files[${i}]`;
+    if (f === null || typeof f !== "object" || !["add", "update", "delete", "move"].includes(f.op)) return badTicket(`${at}.op must be add, update, delete or move`);
+    if (typeof f.path !== "string") return badTicket(`${at}.path must be a string`);
+    if ((f.op === "move") !== (typeof f.move_to === "string")) return badTicket(`${at}: a move, and only a move, has move_to`);
+    const wantsPrevious = f.op !== "add";
+    if (wantsPrevious ? typeof f.previous_sha256 !== "string" || !SHA.test(f.previous_sha256) : f.previous_sha256 !== null) {
+      return badTicket(`${at}.previous_sha256 must be ${wantsPrevious ? "a lowercase SHA-256" : "null for an add"}`);
+    }
+    const wantsNew = f.op !== "delete";
+    if (wantsNew ? typeof f.new_sha256 !== "string" || !SHA.test(f.new_sha256) : f.new_sha256 !== null) {
+      return badTicket(`${at}.new_sha256 must be ${wantsNew ? "a lowercase SHA-256" : "null for a delete"}`);
+    }
+    const size = f.new_size ?? 0;
+    if (!Number.isSafeInteger(size) || size < 0) return badTicket(`${at}.new_size must be a byte count or null`);
+    files.push({
+      op: f.op,
+      path: f.path,
+      ...(f.op === "move" ? { moveTo: f.move_to! } : {}),
+      expected: f.previous_sha256 === null ? { state: "missing" } : { state: "sha256", sha256: f.previous_sha256 },
+      ...(f.new_sha256 !== null ? { newSha256: f.new_sha256 } : {}),
+      diff: "",
+      hunks: [],
+      warnings: [],
+    });
+    sizes.push(size);
+  }
+  return { plan: { files, warnings: [], createParents: false }, sizes };
+}
+
+function badTicket(problem: string): PatchFailure {
+  return failure(
+    "invalid_argument",
+    `this reconcile ticket cannot be used: ${problem}. Pass the "reconcile" object of the outcome_unknown or partial_apply failure unchanged, with its operation_id.`,
+  );
 }

@@ -128,6 +128,12 @@ export interface PatchFailure {
   outcomes?: PathOutcome[];
   /** For `outcome_unknown`: the SHA-256 each path would have if applied. */
   planned?: { path: string; sha256: string | null }[];
+  /**
+   * For failures that ask for `reconcile` (`outcome_unknown`, `partial_apply`,
+   * a commit that left temporary files): everything reconcile needs, as plain
+   * JSON, so a caller that kept only this report can still settle the operation.
+   */
+  reconcile?: ReconcileTicket;
   /** For `remote_unsupported`: the missing tool. */
   tool?: string;
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
@@ -465,6 +471,30 @@ export interface CommitReport {
   files: FileReport[];
   warnings: Warning[];
   errors?: PatchFailure[];
+}
+
+/**
+ * What `reconcile` needs to settle one operation, without the plan's
+ * contents: per file its op, path(s), the SHA-256 it was planned from and
+ * the one it gets. Plain JSON: it travels in failures, log lines, files and
+ * tool results, and `reconcile` accepts it in place of the plan.
+ */
+export interface ReconcileTicket {
+  operation_id: string;
+  files: ReconcileTicketFile[];
+}
+
+/** One planned file of a {@linkcode ReconcileTicket}. */
+export interface ReconcileTicketFile {
+  op: PlannedFile["op"];
+  path: string;
+  move_to?: string;
+  /** SHA-256 the plan was built on (`null`: an Add, the path was missing). */
+  previous_sha256: string | null;
+  /** SHA-256 once applied (`null`: a Delete). */
+  new_sha256: string | null;
+  /** Bytes of the new content (`null`: a Delete). */
+  new_size: number | null;
 }
 
 /** The result of applyPatch. */

@@ -6,7 +6,8 @@
  * @module
  */
 import { failure, warning } from "../failure.ts";
-import type { ExpectedState, PatchFailure, PathOutcome, PathState, Warning, WarningCode } from "../types.ts";
+import type { ExpectedState, PatchFailure, PathOutcome, PathState, ReconcileTicket, Warning, WarningCode } from "../types.ts";
+import { plannedShas } from "./plan_shas.ts";
 import type { RemoteKind } from "./protocol.ts";
 
 const TOOLS: Record<string, string> = {
@@ -208,18 +209,15 @@ export function remoteError(what: string, stderr: string, operationId?: string):
  *
  * @example
  * ```ts
- * outcomeUnknown("op1", [{ path: "a.txt", sha256: "ab…" }], "the connection closed");
+ * outcomeUnknown(reconcileTicket(plan, "op1"), "the connection closed");
  * ```
  */
-export function outcomeUnknown(
-  operationId: string,
-  planned: { path: string; sha256: string | null }[],
-  cause: string,
-): PatchFailure {
+export function outcomeUnknown(ticket: ReconcileTicket, cause: string): PatchFailure {
+  const operationId = ticket.operation_id;
   return failure(
     "outcome_unknown",
     `${cause}, while the commit may have been changing files: the patch may be fully, partly or not applied. Do not resend it yet: call reconcile with operation id ${operationId} (it finishes or undoes the operation and reports each file as applied, not_applied or diverged), then act on that.`,
-    { operation_id: operationId, planned, retryable: false },
+    { operation_id: operationId, planned: plannedShas(ticket), reconcile: ticket, retryable: false },
   );
 }
 
@@ -228,15 +226,16 @@ export function outcomeUnknown(
  *
  * @example
  * ```ts
- * partialApply("op1", outcomes, "renaming b.txt failed");
+ * partialApply(reconcileTicket(plan, "op1"), outcomes, "renaming b.txt failed");
  * ```
  */
-export function partialApply(operationId: string, outcomes: PathOutcome[], cause: string): PatchFailure {
+export function partialApply(ticket: ReconcileTicket, outcomes: PathOutcome[], cause: string): PatchFailure {
+  const operationId = ticket.operation_id;
   const listed = outcomes.map((o) => `${o.path}: ${o.state}`).join(", ");
   return failure(
     "partial_apply",
     `${cause}, and restoring the files already changed failed: the batch is partly applied (${listed}). Read these files, then repair them with a new patch; reconcile with operation id ${operationId} retries the restore and removes leftovers.`,
-    { operation_id: operationId, outcomes, retryable: false },
+    { operation_id: operationId, outcomes, reconcile: ticket, retryable: false },
   );
 }
 

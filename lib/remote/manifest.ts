@@ -54,6 +54,11 @@ export interface TransactionLayout {
 export interface LayoutOptions {
   /** Send only the new stretches of updates and moves where worth it (lib/remote/delta.ts). Default false. */
   delta?: boolean;
+  /**
+   * The plan carries no contents, only SHA-256s (reconcile of a
+   * `ReconcileTicket`): check their form instead of the bytes.
+   */
+  contentless?: boolean;
 }
 
 /**
@@ -88,6 +93,10 @@ export function transactionLayout(plan: Plan, options: LayoutOptions = {}): Tran
     checkExpected(file.op, file.expected);
     if (file.op === "delete") {
       if (file.newBytes !== undefined) throw new TypeError("a delete has no new content");
+    } else if (options.contentless === true) {
+      if (typeof file.newSha256 !== "string" || !SHA.test(file.newSha256)) {
+        throw new TypeError(`${file.op} of ${file.path} needs a lowercase newSha256`);
+      }
     } else {
       if (!(file.newBytes instanceof Uint8Array)) throw new TypeError(`${file.op} of ${file.path} needs newBytes`);
       if (typeof file.newSha256 !== "string" || file.newSha256 !== sha256Hex(file.newBytes)) {

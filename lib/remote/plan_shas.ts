@@ -1,12 +1,14 @@
 /**
  * What each path of a plan holds before and after it is applied, by the
  * manifest's path index — shared by commit (outcomes, conflicts) and
- * reconcile (applied / not_applied / diverged).
+ * reconcile (applied / not_applied / diverged) — and the same facts as a
+ * reconcile ticket: plain JSON a failure carries so the operation can be
+ * settled by whoever kept only the report.
  *
  * @module
  */
 import type { TransactionLayout } from "./manifest.ts";
-import type { Plan } from "../types.ts";
+import type { PatchFailure, Plan, ReconcileTicket } from "../types.ts";
 
 /**
  * The old and planned SHA-256 of path index `k` (`null` = missing).
@@ -32,22 +34,57 @@ export function shasOf(plan: Plan, layout: TransactionLayout, k: number): { oldS
 }
 
 /**
- * Per path, the SHA-256 it holds once the plan is applied (`null`: removed),
- * as `outcome_unknown` failures report it.
+ * Per path, the SHA-256 it holds once the operation is applied (`null`:
+ * removed), as `outcome_unknown` failures report it.
  *
  * @example
  * ```ts
- * plannedShas(plan); // [{ path: "a.txt", sha256: "cd…" }]
+ * plannedShas(reconcileTicket(plan, "op1")); // [{ path: "a.txt", sha256: "cd…" }]
  * ```
  */
-export function plannedShas(plan: Plan): { path: string; sha256: string | null }[] {
-  const planned: { path: string; sha256: string | null }[] = [];
-  for (const file of plan.files) {
-    if (file.op === "move") {
-      planned.push({ path: file.path, sha256: null }, { path: file.moveTo!, sha256: file.newSha256 ?? null });
-    } else {
-      planned.push({ path: file.path, sha256: file.op === "delete" ? null : file.newSha256 ?? null });
-    }
-  }
-  return planned;
+export function plannedShas(ticket: ReconcileTicket): { path: string; sha256: string | null }[] {
+  return ticket.files.flatMap((file) =>
+    file.op === "move"
+      ? [{ path: file.path, sha256: null }, { path: file.move_to!, sha256: file.new_sha256 }]
+      : [{ path: file.path, sha256: file.new_sha256 }]
+  );
+}
+
+/**
+ * The reconcile ticket of `plan` committed as `operationId`: what
+ * {@linkcode reconcile} needs, without the contents.
+ *
+ * @example
+ * ```ts
+ * const ticket = reconcileTicket(plan, "3f2a9c01d4e5b6a7");
+ * JSON.stringify(ticket); // small: paths and SHA-256s only
+ * ```
+ */
+export function reconcileTicket(plan: Plan, operationId: string): ReconcileTicket {
+  return {
+    operation_id: operationId,
+    files: plan.files.map((file) => ({
+      op: file.op,
+      path: file.path,
+      ...(file.op === "move" ? { move_to: file.moveTo! } : {}),
+      previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+      new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
+      new_size: file.op === "delete" ? null : file.newBytes?.length ?? null,
+    })),
+  };
+}
+
+/**
+ * The reconcile ticket a report carries (in its `outcome_unknown`,
+ * `partial_apply` or leftover-files failure), or `null` when the report asks
+ * for no reconcile.
+ *
+ * @example
+ * ```ts
+ * const ticket = reconcileTicketOf(report);
+ * if (ticket) await reconcile(shell, root, ticket, ticket.operation_id);
+ * ```
+ */
+export function reconcileTicketOf(report: { errors?: readonly PatchFailure[] }): ReconcileTicket | null {
+  return report.errors?.find((e) => e.reconcile !== undefined)?.reconcile ?? null;
 }

@@ -11,6 +11,8 @@ import { existsSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commitRemote } from "../../lib/commit.ts";
 import { reconcile } from "../../lib/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
+import type { ReconcileTicket } from "../../lib/types.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
 import { cleanupTemps, HookedShell, leftovers, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
@@ -19,6 +21,12 @@ import { at, pauseUntil, q, read, waitForFile } from "./helpers.ts";
 afterAll(cleanupTemps);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: faults" });
+
+/** A failure's reconcile ticket after a trip through JSON (a log, a file, a tool result). */
+function travelled(ticket: ReconcileTicket | undefined): ReconcileTicket {
+  expect(ticket).toBeDefined();
+  return JSON.parse(JSON.stringify(ticket));
+}
 
 for (const c of shells) {
   describe(`commit faults (${c.name})`, () => {
@@ -82,7 +90,8 @@ for (const c of shells) {
       expect(f.message).toContain("reconcile");
       expect(read(root, "a.txt")).toBe("a2\n");
       expect(read(root, "b.txt")).toBe("b1\n");
-      const after = await reconcile(shell, root, thePlan, op);
+      // Settled from the failure alone, as a caller that kept only the report would.
+      const after = await reconcile(shell, root, travelled(f.reconcile), op);
       expect(after.ok).toBe(true);
       expect(after.elevated).toBe(c.expectElevated);
       expect(after.files.map((x) => x.state)).toEqual(["applied", "not_applied"]);
@@ -103,8 +112,9 @@ for (const c of shells) {
         { path: "n/c.txt", sha256: sha256Hex("c\n") },
       ]);
       expect(existsSync(join(root, "b.txt"))).toBe(false); // renamed aside: the backup is the only copy now
+      expect(report.errors![0]!.reconcile).toEqual(reconcileTicket(thePlan, op));
       expect(leftovers(root).length).toBeGreaterThan(0);
-      const after = await reconcile(shell, root, thePlan, op);
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
       expect(after).toMatchObject({ ok: true, operation_id: op });
       expect(after.files.map((x) => [x.path, x.state])).toEqual([["a.txt", "not_applied"], ["b.txt", "not_applied"], ["n/c.txt", "not_applied"]]);
       expect(read(root, "a.txt")).toBe("a1\n");
@@ -123,7 +133,7 @@ for (const c of shells) {
       const report = await commitRemote(new HookedShell(shell, at("after_finalize", "0", "kill -9 $$")), root, thePlan, { operationId: op });
       expect(report.errors![0]!.code).toBe("outcome_unknown");
       expect(read(root, "dst/m.txt")).toBe("m2\n");
-      const after = await reconcile(shell, root, thePlan, op);
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
       expect(after.files[0]!.state).toBe("not_applied");
       expect(read(root, "src/m.txt")).toBe("m1\n");
       expect(existsSync(join(root, "dst/m.txt"))).toBe(false);
@@ -137,7 +147,7 @@ for (const c of shells) {
       const report = await commitRemote(new HookedShell(shell, at("done", "", "kill -9 $$")), root, thePlan, { operationId: op });
       expect(report.errors![0]!.code).toBe("outcome_unknown");
       expect(leftovers(root).length).toBeGreaterThan(0);
-      const after = await reconcile(shell, root, thePlan, op);
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
       expect(after.files.map((x) => x.state)).toEqual(["applied", "applied"]);
       expect(after.files[0]!.bytes_written).toBe(3);
       expect(read(root, "a.txt")).toBe("a2\n");
@@ -154,7 +164,8 @@ for (const c of shells) {
       expect(report.errors![0]!.message).toContain("before changing any file");
       expect(read(root, "a.txt")).toBe("a1\n");
       expect(leftovers(root).length).toBeGreaterThan(0); // stages and locks: SIGKILL cannot be trapped
-      const after = await reconcile(shell, root, thePlan, op);
+      expect(report.errors![0]!.reconcile).toEqual(reconcileTicket(thePlan, op));
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
       expect(after.files.map((x) => x.state)).toEqual(["not_applied", "not_applied"]);
     });
 
