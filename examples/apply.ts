@@ -29,13 +29,14 @@
  *   3  files MAY have changed: `outcome_unknown` or `partial_apply`
  *
  * Decisions worth knowing before you copy this:
- * - No `--reconcile OPID`. reconcile() needs the exact plan the commit used
- *   (old and new SHA per file); `applyPatch` does not hand it out, and
- *   re-planning the patch later is not the same plan once the files may have
- *   changed (an applied file no longer matches the patch's old side). So on
- *   exit 3 the CLI prints the operation id, the planned SHAs and the manual
- *   steps. A program that needs automatic reconcile runs parse → readSnapshots
- *   → planPatch → commitRemote itself and keeps the plan.
+ * - An unknown outcome is settled at once: the failure carries a reconcile
+ *   ticket (paths and SHA-256s of the committed plan), and the CLI runs
+ *   reconcile with it on the same shell (an SSH shell reconnects after a
+ *   drop), so the exit code says applied (0) or not applied (1) whenever the
+ *   host can tell. Re-planning the patch instead would be wrong: once files
+ *   may have changed, the patch no longer describes them. When reconcile
+ *   cannot finish (host unreachable, the commit still holds its locks) the
+ *   CLI prints the ticket and `--reconcile FILE` settles it later.
  * - The sudo password is read from an environment variable named by
  *   `--sudo-password-env`, never from argv (visible in `ps`), and reaches
  *   sudo only on stdin. `--sudo` without `--ssh` is a usage error: LocalShell
@@ -50,11 +51,12 @@
  * @module
  */
 import { readFileSync } from "node:fs";
-import { applyPatch, connectSsh, LocalShell, newOperationId, RemoteShellError } from "../mod.ts";
-import type { ApplyReport, PatchFailure, RemoteShell, SshOptions } from "../mod.ts";
+import { applyPatch, connectSsh, LocalShell, newOperationId, reconcile, reconcileTicketOf, RemoteShellError, shQuote } from "../mod.ts";
+import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket, RemoteShell, SshOptions } from "../mod.ts";
 import { parseApplyArgs, USAGE } from "./cli/args.ts";
 import type { ApplyCliOptions } from "./cli/args.ts";
-import { exitCodeFor, formatReport, manualReconcileSteps } from "./cli/report_text.ts";
+import { formatReconcile, readReconcileTicket, reconcileExitCode, reconcileLater } from "./cli/reconcile_text.ts";
+import { exitCodeFor, formatReport } from "./cli/report_text.ts";
 
 /**
  * Run the CLI with `argv` (without runtime and script); resolves the exit code.
@@ -72,6 +74,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (parsed.kind === "usage_error") return usageError(parsed.message);
   const options = parsed.options;
+  if (options.reconcileFile !== undefined) return await reconcileFromFile(options, options.reconcileFile);
 
   let patch: string;
   try {
@@ -88,7 +91,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     shell = await openShell(options);
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
-    const report = notConnected(error.failure, operationId, options.dryRun);
+    const report: ApplyReport = { ...notConnected(error.failure, operationId), dry_run: options.dryRun };
     return print(report, options, `ssh ${options.ssh!.text} ${options.root}`);
   }
 
@@ -107,24 +110,92 @@ export async function main(argv: readonly string[]): Promise<number> {
       // The first progress call means the commit program has started.
       onProgress: interrupt.commitStarted,
     });
-    return print(report, options, `${shell.label ?? "local"} ${options.root}`);
+    interrupt.dispose();
+    const where = `${shell.label ?? "local"} ${options.root}`;
+    const ticket = exitCodeFor(report) === 3 ? reconcileTicketOf(report) : null;
+    if (ticket === null) return print(report, options, where);
+    const settled = await settle(shell, options, ticket);
+    if (options.json) {
+      process.stdout.write(JSON.stringify({ ...report, reconciled: settled }, null, 2) + "\n");
+    } else {
+      process.stdout.write(formatReport(report, where) + "\n" + formatReconcile(settled, where));
+    }
+    return afterReconcile(settled, ticket, options);
   } finally {
     interrupt.dispose();
     await shell.close?.();
   }
 }
 
+/** `--reconcile FILE`: settle the operation of a saved ticket or report. */
+async function reconcileFromFile(options: ApplyCliOptions, file: string): Promise<number> {
+  let text: string;
+  try {
+    text = file === "-" ? await readStdin() : readFileSync(file, "utf8");
+  } catch (error) {
+    return usageError(`cannot read --reconcile ${file}: ${(error as Error).message}`);
+  }
+  const ticket = readReconcileTicket(text);
+  if (typeof ticket === "string") return usageError(`--reconcile ${file}: ${ticket}`);
+  let shell: RemoteShell;
+  try {
+    shell = await openShell(options);
+  } catch (error) {
+    if (!(error instanceof RemoteShellError)) throw error;
+    return printSettled(notConnected(error.failure, ticket.operation_id), ticket, options, `ssh ${options.ssh!.text} ${options.root}`);
+  }
+  try {
+    return printSettled(await settle(shell, options, ticket), ticket, options, `${shell.label ?? "local"} ${options.root}`);
+  } finally {
+    await shell.close?.();
+  }
+}
+
+/** Run reconcile; Ctrl-C stops it (safe: it can run again) and keeps the ticket on screen. */
+async function settle(shell: RemoteShell, options: ApplyCliOptions, ticket: ReconcileTicket): Promise<CommitReport> {
+  const controller = new AbortController();
+  const onInterrupt = (): void => controller.abort();
+  process.on("SIGINT", onInterrupt);
+  try {
+    return await reconcile(shell, options.root, ticket, ticket.operation_id, { timeoutMs: options.timeoutMs, signal: controller.signal });
+  } finally {
+    process.off("SIGINT", onInterrupt);
+  }
+}
+
+function printSettled(settled: CommitReport, ticket: ReconcileTicket, options: ApplyCliOptions, where: string): number {
+  process.stdout.write(options.json ? JSON.stringify(settled, null, 2) + "\n" : formatReconcile(settled, where));
+  return afterReconcile(settled, ticket, options);
+}
+
+/** The exit code of a reconcile; when it did not finish, how to run it again (stderr with --json). */
+function afterReconcile(settled: CommitReport, ticket: ReconcileTicket, options: ApplyCliOptions): number {
+  if (!settled.ok) {
+    const later = reconcileLater(ticket, reconcileCommand(options));
+    if (options.json) process.stderr.write(later);
+    else process.stdout.write("\n" + later);
+  }
+  return reconcileExitCode(settled);
+}
+
+/** This run's command line as a reconcile needs it: root and connection flags. */
+function reconcileCommand(options: ApplyCliOptions): string {
+  const parts = ["bun examples/apply.ts", "--root", shQuote(options.root)];
+  if (options.ssh !== undefined) {
+    parts.push("--ssh", shQuote(options.ssh.text));
+    for (const file of options.identityFiles) parts.push("--identity", shQuote(file));
+    if (options.knownHostsFile !== undefined) parts.push("--known-hosts", shQuote(options.knownHostsFile));
+    if (options.sudoPasswordEnv !== undefined) parts.push("--sudo-password-env", options.sudoPasswordEnv);
+    else if (options.sudo) parts.push("--sudo");
+  }
+  if (options.timeoutMs !== undefined) parts.push("--timeout-ms", String(options.timeoutMs));
+  return parts.join(" ");
+}
+
 /** Print the report (text or JSON) and return its exit code. */
 function print(report: ApplyReport, options: ApplyCliOptions, where: string): number {
-  const code = exitCodeFor(report);
-  const steps = code === 3 ? manualReconcileSteps(report.operation_id, options.root) : "";
-  if (options.json) {
-    process.stdout.write(JSON.stringify(report, null, 2) + "\n");
-    process.stderr.write(steps);
-  } else {
-    process.stdout.write(formatReport(report, where) + (steps ? "\n" + steps : ""));
-  }
-  return code;
+  process.stdout.write(options.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, where));
+  return exitCodeFor(report);
 }
 
 async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
@@ -156,19 +227,22 @@ async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
 async function readPatch(file: string | undefined): Promise<string | null> {
   if (file !== undefined) return readFileSync(file, "utf8");
   if (process.stdin.isTTY) return null;
+  return await readStdin();
+}
+
+async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** An ApplyReport for a connection that never opened: nothing was read or changed. */
-function notConnected(failure: PatchFailure, operationId: string, dryRun: boolean): ApplyReport {
+/** The report of a connection that never opened: nothing was read or changed. */
+function notConnected(failure: PatchFailure, operationId: string): CommitReport {
   return {
     ok: false,
     operation_id: operationId,
     atomicity: "batch_preflight_per_file_commit",
     elevated: false,
-    dry_run: dryRun,
     files: [],
     warnings: [],
     errors: [failure],

@@ -23,6 +23,7 @@ export const USAGE: string = `Apply a Codex-format patch to files under a root d
 Usage:
   bun examples/apply.ts --root DIR [options] < patch
   bun examples/apply.ts --root DIR --patch FILE [options]
+  bun examples/apply.ts --root DIR --reconcile FILE [remote host options]
 
 Patch and checks:
   --root DIR                  directory the patch paths are relative to (absolute with --ssh)
@@ -33,6 +34,8 @@ Patch and checks:
   --require-sha-for-delete    a Delete needs an --expect for its path
   --timeout-ms N              limit for each remote program (and the SSH handshake)
   --json                      print exactly the report as JSON on stdout
+  --reconcile FILE            settle an operation whose outcome was unknown, from the ticket in FILE
+                              (a saved --json report or the printed ticket line; - reads stdin)
 
 Remote host (without --ssh the files are on this machine):
   --ssh [user@]host[:port]    connect with SSH; host may be an ~/.ssh/config alias
@@ -49,8 +52,14 @@ Exit codes:
      conflict, a lock, permissions, or the connection (the report says why)
   2  usage error: bad flags, unreadable --patch or --identity file, no patch;
      nothing was contacted (message on stderr, nothing on stdout)
-  3  outcome unknown or partially applied (outcome_unknown, partial_apply):
-     files MAY have changed; the output names the operation id and next step
+  3  files MAY have changed, or changed in an unclean way: the commit's
+     outcome was unknown (outcome_unknown, partial_apply) and reconcile,
+     which runs right after by itself, found diverged or mixed files or could
+     not finish; the output says which files and the next step
+
+After an unknown outcome the CLI runs reconcile at once: it finishes or
+undoes the operation and the exit code becomes 0 (every file applied),
+1 (nothing applied) or 3 (as above). --reconcile FILE does the same later.
 `;
 
 /** Checked options of one CLI run. */
@@ -73,6 +82,8 @@ export interface ApplyCliOptions {
   sudo: boolean;
   /** Name of the environment variable holding the sudo password. */
   sudoPasswordEnv?: string;
+  /** `--reconcile FILE` (`-`: stdin): settle an operation instead of applying a patch. */
+  reconcileFile?: string;
 }
 
 /** What the command line asked for. */
@@ -146,6 +157,14 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
     return usageError(`--sudo-password-env ${sudoPasswordEnv}: that environment variable is not set`);
   }
   if (values.patch !== undefined && !existsSync(values.patch)) return usageError(`--patch ${values.patch}: no such file`);
+  const reconcileFile = values.reconcile;
+  if (reconcileFile !== undefined) {
+    // reconcile settles what an earlier run planned: nothing here may change that plan.
+    const patchOnly = ["patch", "dry-run", "expect", "matching", "require-sha-for-delete"] as const;
+    const given = patchOnly.find((name) => values[name] !== undefined);
+    if (given !== undefined) return usageError(`--${given} cannot be combined with --reconcile (it settles the operation the ticket names)`);
+    if (reconcileFile !== "-" && !existsSync(reconcileFile)) return usageError(`--reconcile ${reconcileFile}: no such file`);
+  }
 
   return {
     kind: "run",
@@ -164,6 +183,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
       acceptNewHostKey: values["accept-new-host-key"] === true,
       sudo: values.sudo === true || sudoPasswordEnv !== undefined,
       ...(sudoPasswordEnv !== undefined ? { sudoPasswordEnv } : {}),
+      ...(reconcileFile !== undefined ? { reconcileFile } : {}),
     },
   };
 }
@@ -188,6 +208,7 @@ function readFlags(argv: readonly string[]) {
       "accept-new-host-key": { type: "boolean" },
       sudo: { type: "boolean" },
       "sudo-password-env": { type: "string" },
+      reconcile: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

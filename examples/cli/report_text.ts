@@ -139,31 +139,6 @@ export function formatReport(report: ApplyReport, where: string): string {
   return out.join("\n") + "\n";
 }
 
-/**
- * What a CLI user does after `outcome_unknown` / `partial_apply`: the CLI
- * cannot call `reconcile` itself (see the header of examples/apply.ts), so
- * this is the manual equivalent, naming the operation's leftover files.
- *
- * @example
- * ```ts
- * manualReconcileSteps("3f2a9c01d4e5b6a7", "/srv/site");
- * ```
- */
-export function manualReconcileSteps(operationId: string, root: string): string {
-  return [
-    `Next step: do NOT resend the patch yet. This CLI cannot run reconcile for operation ${operationId}: reconcile`,
-    "needs the exact plan that was committed, and re-planning against files that may have changed would give",
-    "a different one. Settle it by hand:",
-    `  1. compare each path's SHA-256 (sha256sum ${root}/PATH on the target) with the planned one above;`,
-    "     all equal: the patch was applied, go to 3;",
-    "  2. otherwise run the same command with --dry-run: if it plans cleanly, nothing was applied; apply again",
-    "     (locks of the dead commit are broken after 2 minutes). If it reports some chunks as already applied,",
-    `     the batch is partly applied: the old versions are in .sap-${operationId}-<n>.bak next to those files;`,
-    `  3. remove the operation's leftovers: files named .sap-${operationId}* in the directories of the patched`,
-    "     paths (or their nearest existing parent).",
-  ].join("\n") + "\n";
-}
-
 function shownPath(file: FileReport): string {
   return file.move_to !== undefined ? `${file.path} → ${file.move_to}` : file.path;
 }

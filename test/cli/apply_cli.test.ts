@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { applyPatch, LocalShell, sha256Hex } from "../../mod.ts";
 import { HookedShell } from "../support/local_trees.ts";
 import { ensureTestUsers, sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
+import { startTcpProxy } from "../support/tcp_proxy.ts";
 import type { Sshd } from "../support/sshd.ts";
 import { removeTemps, runApply, siteCopy, tempDir, treeBytes } from "./run_cli.ts";
 
@@ -158,27 +159,49 @@ describe("apply.ts on this machine (LocalShell)", () => {
 
   // Fault injected: another commit holds site.conf's lock (paused at its
   // `locked` hook) while the CLI's own commit waits for it and is killed by
-  // --timeout-ms: the CLI cannot know how far its commit got.
-  test("a commit killed by --timeout-ms while waiting for a lock (lock held via a hooked commit): exit 3, operation id, planned SHAs, manual steps", async () => {
+  // --timeout-ms: the CLI cannot know how far its commit got, and its own
+  // reconcile, bound by the same timeout, cannot get the lock either.
+  test("a commit killed by --timeout-ms while a lock is held (hooked commit holds it): exit 3, reconcile cannot finish, the printed ticket settles it later with --reconcile -", async () => {
     const root = siteCopy();
     const holderPatch = CONF_PATCH.replace("+    gzip on;", "+    gzip off;");
-    const holder = applyPatch(new HookedShell(new LocalShell(), `case "$1" in locked) sleep 2 ;; esac`), { root, patch: holderPatch });
+    const holder = applyPatch(new HookedShell(new LocalShell(), `case "$1" in locked) sleep 4 ;; esac`), { root, patch: holderPatch });
     const deadline = Date.now() + 3000;
     while (!readdirSync(root).some((name) => name.startsWith(".sap-lock-")) && Date.now() < deadline) await Bun.sleep(10);
 
     const run = await runApply(["--root", root, "--timeout-ms", "800"], CONF_PATCH);
-    expect((await holder).ok).toBe(true);
     expect(run.code).toBe(3);
     expect(run.stdout).toContain("OUTCOME UNKNOWN");
     const opid = /operation ([0-9a-f]{16})/.exec(run.stdout)![1]!;
     expect(run.stdout).toContain("[1] outcome_unknown");
     expect(run.stdout).toContain(`site.conf  ${sha256Hex(CONF_AFTER)}`);
-    expect(run.stdout).toContain(`Next step: do NOT resend the patch yet. This CLI cannot run reconcile for operation ${opid}`);
-    // The CLI's commit never got the lock: the file holds the other writer's version...
-    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER.replace("gzip on", "gzip off"));
-    // ...and its stage is the kind of leftover the manual steps name.
+    expect(run.stdout).toContain(`Reconcile of operation ${opid} in local ${root} did not finish: the outcome is still unknown.`);
+    expect(run.stdout).toContain(`bun examples/apply.ts --root '${root}' --timeout-ms 800 --reconcile TICKET.json`);
+    const ticketLine = run.stdout.trimEnd().split("\n").at(-1)!;
+    expect(JSON.parse(ticketLine)).toMatchObject({ operation_id: opid, files: [{ op: "update", path: "site.conf", new_sha256: sha256Hex(CONF_AFTER) }] });
+    // The CLI's stage is still there: only a finished reconcile removes it.
     expect(readdirSync(root).some((name) => name.startsWith(`.sap-${opid}`))).toBe(true);
-  }, 15000);
+
+    expect((await holder).ok).toBe(true);
+    const later = await runApply(["--root", root, "--reconcile", "-"], ticketLine);
+    // The other writer's version is there: the CLI's patch was never applied, and reconcile says so.
+    expect(later.code).toBe(3);
+    expect(later.stdout).toContain(`Reconciled operation ${opid} in local ${root}: not a clean outcome.`);
+    expect(later.stdout).toMatch(/update {2}site\.conf .* diverged/);
+    expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER.replace("gzip on", "gzip off"));
+    expect(readdirSync(root).filter((name) => name.startsWith(".sap-"))).toEqual([]);
+  }, 20000);
+
+  test("--reconcile with a report that carries no ticket, or with patch flags: usage error (exit 2), nothing contacted", async () => {
+    const root = siteCopy();
+    const file = join(tempDir(), "report.json");
+    writeFileSync(file, JSON.stringify({ ok: false, operation_id: "op1", errors: [{ code: "conflict", message: "m", retryable: true }] }));
+    const noTicket = await runApply(["--root", root, "--reconcile", file]);
+    expect(noTicket.code).toBe(2);
+    expect(noTicket.stderr).toContain("neither a reconcile ticket nor a report");
+    const withPatch = await runApply(["--root", root, "--reconcile", file, "--dry-run"]);
+    expect(withPatch.code).toBe(2);
+    expect(withPatch.stderr).toContain("--dry-run cannot be combined with --reconcile");
+  });
 });
 
 const sshReady = sshdReady("CLI over ssh (test/cli/apply_cli.test.ts)");
@@ -218,6 +241,41 @@ describe.skipIf(!sshReady)("apply.ts --ssh against a real sshd", () => {
     expect(run.stdout).toContain(`Applied 1 file in ${sshd.user}@127.0.0.1:${sshd.port} ${root}`);
     expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);
   }, 20000);
+
+  // Fault injected: the TCP connection is cut by a proxy in the middle of
+  // the commit's content upload, after the commit program started.
+  test("a connection cut during the commit's upload (TCP proxy): the CLI reconnects and reconciles at once — exit 1, nothing applied, nothing left behind", async () => {
+    const root = ownedSite(sshd.user);
+    const before = treeBytes(root);
+    const bigLines = Array.from({ length: 100_000 }, (_, i) => `+line ${i} of a file big enough to be cut mid-upload`);
+    const patch = CONF_PATCH.replace("*** End Patch", ["*** Add File: big.txt", ...bigLines, "*** End Patch"].join("\n"));
+    const proxy = await startTcpProxy({ targetPort: sshd.port });
+    try {
+      const line = sshd.hostKeyLine.replace(`]:${sshd.port} `, `]:${proxy.port} `);
+      const args = [
+        "--root", root, "--json",
+        "--ssh", `${sshd.user}@127.0.0.1:${proxy.port}`, "--identity", sshd.userKeyPath, "--known-hosts", writeKnownHosts(tempDir(), [line]),
+      ];
+      // A dry run measures what one connection sends before the commit (handshake, snapshot).
+      expect((await runApply([...args, "--dry-run"], patch)).code).toBe(0);
+      const beforeCommit = proxy.bytesUp;
+      // The commit program (~50 KB) goes first, then ~5 MB of content: cut 1 MB into it.
+      proxy.setCutAfterBytes({ up: beforeCommit + 1_000_000 });
+      const running = runApply(args, patch);
+      while (proxy.accepted < 2) await Bun.sleep(5);
+      proxy.setCutAfterBytes(undefined); // the reconnect for reconcile goes through
+      const run = await running;
+      const out = JSON.parse(run.stdout);
+      expect(out.errors[0].code).toBe("outcome_unknown");
+      expect(out.reconciled).toMatchObject({ ok: true, operation_id: out.operation_id });
+      expect(out.reconciled.files.map((f: { path: string; state: string }) => [f.path, f.state])).toEqual([["site.conf", "not_applied"], ["big.txt", "not_applied"]]);
+      expect(run.code).toBe(1);
+      expect(proxy.accepted).toBe(3);
+      expect(treeBytes(root)).toEqual(before);
+    } finally {
+      await proxy.close();
+    }
+  }, 30000);
 
   test("--ssh with an ~/.ssh/config alias: HostName, Port, User, IdentityFile and UserKnownHostsFile come from the config", async () => {
     const root = ownedSite(sshd.user);

@@ -31,6 +31,11 @@ describe("parseApplyArgs usage errors", () => {
     { name: "a missing --identity file", argv: ["--root", "/r", "--ssh", "web1", "--identity", "/nonexistent/key"], message: "no such file" },
     { name: "a missing --patch file", argv: ["--root", "/r", "--patch", "/nonexistent/p.patch"], message: "no such file" },
     { name: "an unset --sudo-password-env", argv: ["--root", "/r", "--ssh", "web1", "--sudo-password-env", "SAP_SURELY_UNSET_VAR"], message: "not set" },
+    { name: "a missing --reconcile file", argv: ["--root", "/r", "--reconcile", "/nonexistent/ticket.json"], message: "no such file" },
+    { name: "--reconcile with --patch", argv: ["--root", "/r", "--reconcile", "-", "--patch", "/etc/hostname"], message: "--patch cannot be combined with --reconcile" },
+    { name: "--reconcile with --dry-run", argv: ["--root", "/r", "--reconcile", "-", "--dry-run"], message: "--dry-run cannot be combined with --reconcile" },
+    { name: "--reconcile with --expect", argv: ["--root", "/r", "--reconcile", "-", "--expect", `a.txt=${SHA}`], message: "--expect cannot be combined" },
+    { name: "--reconcile with --matching", argv: ["--root", "/r", "--reconcile", "-", "--matching", "exact"], message: "--matching cannot be combined" },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -42,6 +47,14 @@ describe("parseApplyArgs usage errors", () => {
 });
 
 describe("parseApplyArgs valid flags", () => {
+  test("--reconcile FILE or - (stdin), with the connection flags", () => {
+    const parsed = parseApplyArgs(["--root", "/srv/site", "--ssh", "web1", "--sudo", "--reconcile", "-", "--json"]);
+    expect(parsed.kind).toBe("run");
+    if (parsed.kind === "run") expect(parsed.options).toMatchObject({ root: "/srv/site", reconcileFile: "-", sudo: true, json: true });
+    const fromFile = parseApplyArgs(["--root", "/srv/site", "--reconcile", "/etc/hostname"]);
+    expect(fromFile.kind === "run" && fromFile.options.reconcileFile).toBe("/etc/hostname");
+  });
+
   test("-h and --help ask for the usage (an unknown flag next to them is still an error)", () => {
     expect(parseApplyArgs(["--bogus-but-help", "-h"]).kind).toBe("usage_error");
     expect(parseApplyArgs(["--root", "/r", "-h"])).toEqual({ kind: "help" });

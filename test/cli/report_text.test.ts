@@ -4,7 +4,7 @@
  * (partial_apply) and the exit-code table as a whole.
  */
 import { describe, expect, test } from "bun:test";
-import { exitCodeFor, formatReport, manualReconcileSteps } from "../../examples/cli/report_text.ts";
+import { exitCodeFor, formatReport } from "../../examples/cli/report_text.ts";
 import { failure } from "../../mod.ts";
 import type { ApplyReport, FailureCode, PatchFailure } from "../../mod.ts";
 
@@ -72,13 +72,5 @@ describe("formatReport", () => {
     expect(text).toStartWith("Refused: nothing was changed in local /srv (operation op123; 2 problems).");
     expect(text).toContain("[1] ambiguous_hunk · m.js · chunk 2\n    two places:\n      3:aa x\n      9:aa x");
     expect(text).toContain("[2] not_found · gone.txt\n    gone.txt does not exist");
-  });
-
-  test("manual reconcile steps name the operation's leftover files", () => {
-    const steps = manualReconcileSteps("op123", "/srv");
-    expect(steps).toContain("cannot run reconcile for operation op123");
-    expect(steps).toContain("sha256sum /srv/PATH");
-    expect(steps).toContain(".sap-op123-<n>.bak");
-    expect(steps).toContain(".sap-op123*");
   });
 });
