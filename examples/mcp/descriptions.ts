@@ -83,7 +83,7 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - locked: another writer holds the file: retry in a few seconds.
 - invalid_patch: the format is wrong at the given patch line.
 - invalid_path, path_outside_root, symlink_rejected, not_found, already_exists, not_regular_file, duplicate_path: fix the path or the operation.
-- outcome_unknown, partial_apply: the connection or the host failed during the commit: read_file the files before anything else.
+- outcome_unknown, partial_apply: the connection or the host failed during the commit. The server reconciles at once and the first text block says the result (structuredContent.reconciled): applied (do not resend), not applied (send again), or diverged / unfinished (read_file the files before anything else).
 - invalid_argument: unknown or missing root.
 - anything else (timeout, remote_error, permission_denied, limit_exceeded, SSH codes): follow the message; retryable: true means the same call may succeed later.`;
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
+import type { CommitReport, FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
 import type { ApplyPatchOutput } from "./schemas.ts";
 
 /** A text content block. */
@@ -52,15 +52,60 @@ export function readBlocks(root: string, path: string, w: ReadWindowResult, line
 export function failureBlocks(errors: readonly PatchFailure[], warnings: readonly Warning[] = []): TextBlock[] {
   // Library messages start with their code (lib/failure.ts), so the text alone says which failure it is.
   const items = errors.map((e) => e.message);
-  if (errors.some((e) => e.code === "outcome_unknown" || e.code === "partial_apply")) {
-    items.push(
-      "This server has no reconcile tool: read_file each file of the patch to see its real state before sending anything else, and tell the user the operation id.",
-    );
-  }
   const head = errors.length > 1 ? `${errors.length} problems:\n\n` : "";
   const blocks = [text(head + items.join("\n\n"))];
   if (warnings.length > 0) blocks.push(text(warningLines(warnings)));
   return blocks;
+}
+
+/**
+ * One line per file of a reconcile: `path: state`.
+ *
+ * @example
+ * ```ts
+ * settledSummary(reconciled); // "app.py: applied, new.txt: applied"
+ * ```
+ */
+export function settledSummary(settled: CommitReport): string {
+  if (!settled.ok) return `did not finish (${(settled.errors ?? []).map((e) => e.code).join(", ")})`;
+  return settled.files.map((f) => `${f.move_to !== undefined ? `${f.path} -> ${f.move_to}` : f.path}: ${f.state}`).join(", ");
+}
+
+/**
+ * The verdict of the reconcile the server ran after an unknown outcome:
+ * the first block of such a result, because it replaces the question the
+ * failure below asks ("call reconcile") with the answer.
+ *
+ * @example
+ * ```ts
+ * reconciledBlock(report.reconciled!).text; // "The server has already reconciled operation …: the patch IS applied …"
+ * ```
+ */
+export function reconciledBlock(settled: CommitReport): TextBlock {
+  const op = `operation ${settled.operation_id}`;
+  if (!settled.ok) {
+    const why = (settled.errors ?? []).map((e) => e.message).join(" ");
+    return text(
+      `The server tried to settle ${op} at once, but reconcile did not finish: ${why}\nThe outcome is still unknown: do not resend the patch. read_file each file of the patch to see its real state, and tell the user the operation id ${settled.operation_id}.`,
+    );
+  }
+  const states = settled.files.map((f) => f.state);
+  const lines = [];
+  if (states.every((s) => s === "applied")) {
+    lines.push(`The server has already reconciled ${op}: the patch IS applied, every file holds its new version. Do not send it again.`);
+  } else if (states.every((s) => s === "not_applied")) {
+    lines.push(`The server has already reconciled ${op}: the patch was NOT applied and nothing was changed (its temporary files are removed). Send the same patch again.`);
+  } else {
+    lines.push(
+      `The server has already reconciled ${op}: not a clean outcome. "diverged" files were changed by someone else and were left as they are; "applied" ones hold this patch's version, "not_applied" ones the old one. read_file the files that are not applied and send a new patch for what is still missing.`,
+    );
+  }
+  for (const f of settled.files) {
+    const target = f.move_to !== undefined ? `${f.path} -> ${f.move_to}` : f.path;
+    lines.push(`- ${target}: ${f.state}${f.state === "applied" && f.new_sha256 !== null ? ` (sha256 ${f.new_sha256})` : ""}`);
+  }
+  if (settled.warnings.length > 0) lines.push(warningLines(settled.warnings));
+  return text(lines.join("\n"));
 }
 
 function warningLines(warnings: readonly Warning[]): string {

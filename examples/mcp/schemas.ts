@@ -11,7 +11,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ApplyReport, FailureCode, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
+import type { ApplyReport, CommitReport, FailureCode, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
@@ -79,6 +79,17 @@ export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
     sha256: sha256.nullable(),
   })).optional(),
   planned: z.array(z.looseObject({ path: z.string(), sha256: sha256.nullable() })).optional(),
+  reconcile: z.looseObject({
+    operation_id: z.string(),
+    files: z.array(z.looseObject({
+      op: z.enum(["add", "update", "delete", "move"]),
+      path: z.string(),
+      move_to: z.string().optional(),
+      previous_sha256: sha256.nullable(),
+      new_sha256: sha256.nullable(),
+      new_size: z.number().nullable(),
+    })),
+  }).optional().describe("what reconcile needs to settle this operation (the server already ran it: see reconciled)"),
   tool: z.string().optional(),
   fingerprint: z.string().optional(),
   known_hosts_line: z.string().optional(),
@@ -128,6 +139,15 @@ export const applyPatchOutput: z.ZodType<ApplyPatchOutput> = z.looseObject({
   files: z.array(fileReport),
   warnings: z.array(warningSchema),
   errors: z.array(failureSchema).optional(),
+  reconciled: z.looseObject({
+    ok: z.boolean().describe("reconcile itself finished; each file's state says what the host shows"),
+    operation_id: z.string(),
+    atomicity: z.literal("batch_preflight_per_file_commit"),
+    elevated: z.boolean(),
+    files: z.array(fileReport),
+    warnings: z.array(warningSchema),
+    errors: z.array(failureSchema).optional(),
+  }).optional().describe("after outcome_unknown / partial_apply: the server's reconcile of the operation, run at once"),
 });
 
 /** read_file input. */
@@ -177,7 +197,8 @@ export type ReadFileArgs = {
 /** The structured result of apply_patch: an ApplyReport, or a report-shaped failure from before any operation. */
 export type ApplyPatchOutput =
   & Omit<ApplyReport, "operation_id" | "atomicity" | "elevated">
-  & Partial<Pick<ApplyReport, "operation_id" | "atomicity" | "elevated">>;
+  & Partial<Pick<ApplyReport, "operation_id" | "atomicity" | "elevated">>
+  & { reconciled?: CommitReport };
 
 /** The structured result of read_file: the window when ok, the failures otherwise. */
 export type ReadFileOutput = Partial<ReadWindowResult> & {

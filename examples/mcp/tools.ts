@@ -8,11 +8,11 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import { RemoteShellError, applyPatch, failure, readSnapshots, readWindow } from "../../mod.ts";
-import type { FileSnapshot, PatchFailure, RemoteShell } from "../../mod.ts";
+import { RemoteShellError, applyPatch, failure, readSnapshots, readWindow, reconcile, reconcileTicketOf } from "../../mod.ts";
+import type { CommitReport, FileSnapshot, PatchFailure, RemoteShell } from "../../mod.ts";
 import { applyPatchDescription, readFileDescription } from "./descriptions.ts";
 import type { ShellSource } from "./pool.ts";
-import { failureBlocks, readBlocks, reportBlocks } from "./render.ts";
+import { failureBlocks, readBlocks, reconciledBlock, reportBlocks, settledSummary } from "./render.ts";
 import type { RootConfig } from "./roots.ts";
 import { applyPatchInput, applyPatchOutput, readFileInput, readFileOutput } from "./schemas.ts";
 import type { ApplyPatchArgs, ApplyPatchOutput, ReadFileArgs, ReadFileOutput } from "./schemas.ts";
@@ -147,7 +147,26 @@ export function createServer(options: ServerOptions): McpServer {
     const files = report.files.map((f) => `${f.op} ${f.path}`).join(", ");
     if (!report.ok) {
       log(`apply_patch ${root.name} failed: ${(report.errors ?? []).map((e) => e.code).join(", ")} (operation ${report.operation_id})`);
-      return { isError: true, content: failureBlocks(report.errors ?? [], report.warnings), structuredContent: { ...report } };
+      // An unknown outcome (or leftovers) is settled here at once, on the same
+      // shell (an SSH shell reconnects after a drop): the model gets "applied"
+      // or "not applied" instead of a question it has no tool to answer.
+      const ticket = reconcileTicketOf(report);
+      if (ticket !== null) {
+        const reconciled = await reconcile(shell, root.path, ticket, ticket.operation_id, { timeoutMs: root.options.timeoutMs, signal: extra.signal })
+          .catch((error: unknown): CommitReport => ({
+            ok: false,
+            operation_id: ticket.operation_id,
+            atomicity: "batch_preflight_per_file_commit",
+            elevated: shell.elevated ?? false,
+            files: [],
+            warnings: [],
+            errors: [unexpected(error, log)],
+          }));
+        log(`apply_patch ${root.name} reconciled operation ${ticket.operation_id}: ${settledSummary(reconciled)}`);
+        report = { ...report, reconciled };
+      }
+      const blocks = failureBlocks(report.errors ?? [], report.warnings);
+      return { isError: true, content: report.reconciled ? [reconciledBlock(report.reconciled), ...blocks] : blocks, structuredContent: { ...report } };
     }
     log(`apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operation_id})`);
     return { content: reportBlocks(report, root.name, diffBudget), structuredContent: { ...report } };

@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { failure } from "../../lib/failure.ts";
 import { LocalShell } from "../../lib/local_shell.ts";
+import { RemoteShellError } from "../../lib/shell.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/shell.ts";
 import { applyPatchOutput } from "../../examples/mcp/schemas.ts";
 import type { ApplyPatchOutput, ReadFileOutput } from "../../examples/mcp/schemas.ts";
 import type { RootConfig } from "../../examples/mcp/roots.ts";
@@ -195,6 +198,81 @@ describe("MCP server in-process: concurrency, cancellation, progress", () => {
     expect(shell.execs).toBe(1);
     expect(disk("app.py")).toBe(APP);
   });
+
+  /**
+   * FAULT INJECTION: a LocalShell whose exec `n` goes wrong as `fault` says —
+   * `lose-result`: the program runs for real, then the result is lost as
+   * when the channel dies (no exit status, output cut before the end);
+   * `drop-before-run`: the connection "drops" after the program was sent but
+   * before it ran (started, nothing done); `unreachable`: connecting fails.
+   */
+  function faultyShell(faults: Record<number, "lose-result" | "drop-before-run" | "unreachable">): RemoteShell & { execs: number } {
+    const inner = new LocalShell();
+    const shell = {
+      label: "local",
+      elevated: false,
+      execs: 0,
+      async exec(command: string, options?: ExecOptions): Promise<ExecResult> {
+        const fault = faults[++shell.execs];
+        if (fault === "unreachable") throw new RemoteShellError(failure("connect_failed", "connect_failed: 127.0.0.1:1 refused the connection", { retryable: true }), { started: false });
+        if (fault === "drop-before-run") throw new RemoteShellError(failure("connect_failed", "connect_failed: the connection dropped", { retryable: true }), { started: true });
+        const result = await inner.exec(command, options);
+        if (fault !== "lose-result") return result;
+        const text = new TextDecoder().decode(result.stdout);
+        return { stdout: new TextEncoder().encode(text.slice(0, text.indexOf("DONE"))), stderr: result.stderr, exitCode: null, signal: null };
+      },
+    };
+    return shell;
+  }
+
+  const unknownOutcomes: { name: string; faults: Record<number, "lose-result" | "drop-before-run" | "unreachable">; disk: string; verdict: string; isApplied: boolean | null }[] = [
+    {
+      name: "the commit ran but its result was lost → reconciled at once: applied, do not resend",
+      faults: { 2: "lose-result" },
+      disk: APP.replace("True", "False"),
+      verdict: "the patch IS applied, every file holds its new version. Do not send it again.",
+      isApplied: true,
+    },
+    {
+      name: "the connection dropped as the commit was sent → reconciled at once: not applied, send again",
+      faults: { 2: "drop-before-run" },
+      disk: APP,
+      verdict: "the patch was NOT applied and nothing was changed (its temporary files are removed). Send the same patch again.",
+      isApplied: false,
+    },
+    {
+      name: "the host is unreachable for the reconcile too → still unknown: read before anything else",
+      faults: { 2: "drop-before-run", 3: "unreachable" },
+      disk: APP,
+      verdict: "but reconcile did not finish: connect_failed: 127.0.0.1:1 refused the connection",
+      isApplied: null,
+    },
+  ];
+  for (const c of unknownOutcomes) {
+    test(`fault-injected outcome_unknown: ${c.name}`, async () => {
+      dir = makeTree({ "app.py": APP });
+      const shell = faultyShell(c.faults);
+      session = await connect({ roots: localRoots({ site: dir }), shells: sourceOf(shell) });
+      const { out, result } = await apply({ patch: FIX_DEBUG });
+      expect(result.isError).toBe(true);
+      expect(out.errors![0]!.code).toBe("outcome_unknown");
+      expect(out.errors![0]!.reconcile).toMatchObject({ operation_id: out.operation_id, files: [{ op: "update", path: "app.py", previous_sha256: sha256(APP) }] });
+      expect(shell.execs).toBe(3); // snapshot, commit, reconcile
+      expect(textOf(result, 0)).toStartWith(`The server ${c.isApplied === null ? "tried to settle" : "has already reconciled"} operation ${out.operation_id}`);
+      expect(textOf(result, 0)).toContain(c.verdict);
+      expect(textOf(result, 1)).toContain(out.errors![0]!.message);
+      if (c.isApplied === null) {
+        expect(out.reconciled).toMatchObject({ ok: false, errors: [{ code: "connect_failed" }] });
+        expect(textOf(result, 0)).toContain("do not resend the patch. read_file each file");
+      } else {
+        expect(out.reconciled).toMatchObject({ ok: true, operation_id: out.operation_id });
+        expect(out.reconciled!.files.map((f) => [f.path, f.state])).toEqual([["app.py", c.isApplied ? "applied" : "not_applied"]]);
+        expect(readdirSync(dir).filter((name) => name.startsWith(".sap-"))).toEqual([]);
+      }
+      expect(disk("app.py")).toBe(c.disk);
+      expect(session.logs.some((l) => l.includes(`reconciled operation ${out.operation_id}`))).toBe(true);
+    });
+  }
 
   test("progress notifications arrive while a large content uploads", async () => {
     // An added file is uploaded whole (an update of a big file would be a
