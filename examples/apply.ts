@@ -7,16 +7,18 @@
  *         [--ssh [user@]host[:port]] [--sudo | --sudo-password-env VAR]
  *         [--identity FILE] [--known-hosts FILE] [--accept-new-host-key]
  *         [--timeout-ms N] [--patch FILE] < patch
+ *     bun examples/apply.ts --root DIR --reconcile FILE|- [connection flags]
  *
  * `--help` prints every flag (examples/cli/args.ts). Output: a human summary
  * (per file op, path, previous → new SHA prefix, bytes, metadata kept,
  * warnings, then the diffs or each failure's recovery message), or with
- * `--json` exactly the library's `ApplyReport` on stdout — also when the
- * connection could not be opened (then `files` is empty and `errors` holds
- * the `connect_failed` / `auth_failed` / `host_key_*` failure). Notes about
- * the connection (ssh_config settings not applied, a host key recorded by
- * --accept-new-host-key) and, with --json, the manual steps after exit 3
- * go to stderr, so stdout is only ever the report.
+ * `--json` exactly the library's `ApplyReport` on stdout (plus `reconciled`
+ * when the CLI settled an unknown outcome) — also when the connection could
+ * not be opened (then `files` is empty and `errors` holds the
+ * `connect_failed` / `auth_failed` / `host_key_*` failure). Notes about the
+ * connection (ssh_config settings not applied, a host key recorded by
+ * --accept-new-host-key) and, with --json, how to reconcile later go to
+ * stderr, so stdout is only ever the report.
  *
  * Exit codes:
  *   0  applied (with --dry-run: planned)
@@ -26,7 +28,11 @@
  *      cancelled, and connection / authentication / host-key failures
  *   2  usage error: bad flags, unreadable --patch or --identity file, no
  *      patch on stdin; nothing was contacted, stdout stays empty
- *   3  files MAY have changed: `outcome_unknown` or `partial_apply`
+ *   3  files MAY have changed, or changed uncleanly: the commit's outcome
+ *      was unknown (`outcome_unknown`, `partial_apply`) and the reconcile
+ *      run right after found diverged or mixed files or did not finish.
+ *      When that reconcile settles it cleanly the code is 0 (applied) or
+ *      1 (nothing applied) instead.
  *
  * Decisions worth knowing before you copy this:
  * - An unknown outcome is settled at once: the failure carries a reconcile
