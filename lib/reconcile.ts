@@ -211,8 +211,11 @@ function ticketPlan(ticket: ReconcileTicket, operationId: string): { plan: Plan;
   if (ticket === null || typeof ticket !== "object" || !Array.isArray(ticket.files)) {
     return badTicket("it needs operation_id and a files array");
   }
+  if (typeof ticket.operation_id !== "string" || !/^[A-Za-z0-9_]{1,64}$/.test(ticket.operation_id)) {
+    return badTicket("its operation_id must be 1-64 characters of [A-Za-z0-9_]");
+  }
   if (ticket.operation_id !== operationId) {
-    return badTicket(`it is for operation ${JSON.stringify(ticket.operation_id)}, not ${operationId}`);
+    return badTicket(`it is for operation ${JSON.stringify(ticket.operation_id)}, not ${JSON.stringify(operationId)}`);
   }
   const files: PlannedFile[] = [];
   const sizes: number[] = [];

@@ -80,6 +80,7 @@ describe("reconcile with a ticket (LocalShell, real files)", () => {
   });
   const bad: { name: string; edit: (t: any) => unknown; says: string }[] = [
     { name: "another operation's ticket", edit: (t) => (t.operation_id = "other_9"), says: "is for operation" },
+    { name: "shell code as the operation id", edit: (t) => (t.operation_id = "x;reboot"), says: "operation_id must be" },
     { name: "no files array", edit: (t) => (t.files = "a.txt"), says: "files array" },
     { name: "an unknown op", edit: (t) => (t.files[0].op = "chmod"), says: "files[0].op" },
     { name: "a path escaping the root", edit: (t) => (t.files[0].path = "../etc/passwd"), says: "cannot be sent" },
