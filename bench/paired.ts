@@ -8,6 +8,13 @@
  * two medians: both sides see the same machine. mitata's own output is still
  * printed; these ratios only decide the verdict of the targets.
  *
+ * Each sample starts from a collected heap (`Bun.gc(true)`, untimed, after
+ * dropping the previous result): otherwise the full collection of the
+ * previous sample's garbage — 40 MB of new file content for the large
+ * plans — lands on whichever side happens to run next, which measured as
+ * swings of ±15% in the doubling ratios on a 2-core machine. Collections
+ * caused by a function's own allocations during its run are still timed.
+ *
  * @module
  */
 
@@ -27,6 +34,8 @@ function median(values: readonly number[]): number {
 let sink: unknown;
 
 function time(fn: () => unknown): number {
+  sink = undefined;
+  globalThis.Bun?.gc(true);
   const started = performance.now();
   sink = fn();
   return performance.now() - started;

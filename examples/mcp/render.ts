@@ -59,7 +59,7 @@ export function failureBlocks(errors: readonly PatchFailure[], warnings: readonl
 }
 
 /**
- * One line per file of a reconcile: `path: state`.
+ * A reconcile on one log line: `path: state` per file, or why it did not finish.
  *
  * @example
  * ```ts
