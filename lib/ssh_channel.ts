@@ -33,8 +33,38 @@ export interface ChannelHooks {
 /** Write stdin in pieces this large so progress is reported and backpressure honoured. */
 const STDIN_CHUNK = 256 * 1024;
 
+/** How the program ended, as the server's exit-status / exit-signal said. */
+interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+}
+
 /**
- * Open an exec channel. Rejects with ssh2's error (e.g. "Channel open failure").
+ * Exit statuses by channel, recorded from the moment the channel exists.
+ * ssh2 emits `exit` while it parses the packet, and a fast program's whole
+ * answer (data, exit-status, close) can arrive in the same read as the
+ * exec's success: its callback runs, and the `exit` is emitted before a
+ * caller that awaited the channel resumes to listen. Data and close are
+ * stream events and wait for a reader; `exit` does not — it was seen lost
+ * under load as a null exit code of a program that had exited.
+ */
+const exits = new WeakMap<ClientChannel, ExitStatus>();
+const watched = new WeakSet<ClientChannel>();
+
+function watchExit(channel: ClientChannel): void {
+  if (watched.has(channel)) return;
+  watched.add(channel);
+  channel.on("exit", (code: number | null, signalName?: string) => {
+    exits.set(channel, {
+      code: typeof code === "number" ? code : null,
+      signal: typeof signalName === "string" ? `SIG${signalName.replace(/^SIG/, "")}` : null,
+    });
+  });
+}
+
+/**
+ * Open an exec channel; its exit status is recorded from the first moment
+ * (see `exits`). Rejects with ssh2's error (e.g. "Channel open failure").
  *
  * @example
  * ```ts
@@ -44,7 +74,11 @@ const STDIN_CHUNK = 256 * 1024;
 export function openExecChannel(client: Client, command: string): Promise<ClientChannel> {
   return new Promise((resolve, reject) => {
     try {
-      client.exec(command, (error, channel) => (error ? reject(error) : resolve(channel)));
+      client.exec(command, (error, channel) => {
+        if (error) return reject(error);
+        watchExit(channel);
+        resolve(channel);
+      });
     } catch (error) {
       reject(error);
     }
@@ -62,11 +96,9 @@ export function openExecChannel(client: Client, command: string): Promise<Client
  */
 export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined, hooks: ChannelHooks): Promise<ChannelOutcome> {
   return new Promise((resolve) => {
+    watchExit(channel);
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
-    let exitCode: number | null = null;
-    let signal: string | null = null;
-    let gotExit = false;
     let closed = false;
     let kept = 0;
     let overflowed = false;
@@ -85,18 +117,20 @@ export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined
       keep(stderr, chunk);
       hooks.onStderr?.(chunk);
     });
-    channel.on("exit", (code: number | null, signalName?: string) => {
-      gotExit = true;
-      exitCode = typeof code === "number" ? code : null;
-      signal = typeof signalName === "string" ? `SIG${signalName.replace(/^SIG/, "")}` : null;
-    });
     // The channel's stream may error on a dropped connection; the close that
     // follows decides the outcome.
     channel.on("error", () => {});
     channel.on("close", () => {
       if (closed) return;
       closed = true;
-      resolve({ stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), exitCode, signal, gotExit });
+      const exit = exits.get(channel);
+      resolve({
+        stdout: Buffer.concat(stdout),
+        stderr: Buffer.concat(stderr),
+        exitCode: exit?.code ?? null,
+        signal: exit?.signal ?? null,
+        gotExit: exit !== undefined,
+      });
     });
     void writeStdin(channel, stdin, hooks, () => closed);
   });
