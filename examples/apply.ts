@@ -118,6 +118,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     });
     interrupt.dispose();
     const where = `${shell.label ?? "local"} ${options.root}`;
+    // Only an unknown outcome is reconciled here. A commit that died before
+    // changing anything (remote_error, exit 1) also carries a ticket, for its
+    // leftover stage files: nothing changed, so the exit code stays 1 and
+    // `--reconcile` with this run's --json report removes them.
     const ticket = exitCodeFor(report) === 3 ? reconcileTicketOf(report) : null;
     if (ticket === null) return print(report, options, where);
     const settled = await settle(shell, options, ticket);
