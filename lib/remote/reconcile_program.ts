@@ -102,20 +102,7 @@ sap_rec_journal() {
   done < "$1"
 }
 sap_rec_undo_load() {
-  sap_get F_op_$1
-  U_op=$SAP_V
-  sap_get F_exp_$1
-  U_exp=$SAP_V
-  sap_get F_new_$1
-  U_new=$SAP_V
-  sap_get L_$1
-  U_linked=$SAP_V
-  sap_get S_dir_$1
-  U_sdir=$SAP_V
-  U_st=.sap-$SAP_OP-$1.stage U_bak=.sap-$SAP_OP-$1.bak
-  U_sd= U_sn= U_dd= U_dn=
-  sap_get F_src_$1
-  sap_k=$SAP_V
+  sap_undo_fields $1
   sap_get R_dir_$sap_k
   sap_rd=$SAP_V
   sap_get R_name_$sap_k

@@ -27,8 +27,28 @@
  */
 import { sh } from "./sh_text.ts";
 
-/** sap_undo and its helpers, plus sap_state (kind + SHA of one path). */
+/** sap_undo and its helpers, sap_undo_fields (its manifest inputs), plus sap_state (kind + SHA of one path). */
 export const SH_UNDO: string = sh`
+sap_undo_fields() {
+  # The inputs of file $1 that come from the manifest and the journal, the
+  # same for the commit's rollback and for reconcile; each caller then sets
+  # U_sd U_sn U_dd U_dn from where it finds the paths (sap_k: the source's
+  # path index).
+  sap_get F_op_$1
+  U_op=$SAP_V
+  sap_get F_exp_$1
+  U_exp=$SAP_V
+  sap_get F_new_$1
+  U_new=$SAP_V
+  sap_get L_$1
+  U_linked=$SAP_V
+  sap_get S_dir_$1
+  U_sdir=$SAP_V
+  U_st=.sap-$SAP_OP-$1.stage U_bak=.sap-$SAP_OP-$1.bak
+  U_sd= U_sn= U_dd= U_dn=
+  sap_get F_src_$1
+  sap_k=$SAP_V
+}
 sap_state() {
   PS_SHA=-
   if [ -z "$1" ]; then PS_KIND=missing; return 0; fi
