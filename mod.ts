@@ -25,43 +25,43 @@
  */
 
 // Pure core: no I/O.
-export { parsePatch } from "./lib/parse.ts";
-export { planPatch } from "./lib/plan.ts";
-export { formatLineId, lineHash } from "./lib/line_id.ts";
-export { canonicalPathKey, validatePath } from "./lib/paths.ts";
-export { unifiedDiff } from "./lib/diff.ts";
-export type { UnifiedDiffInput } from "./lib/diff.ts";
-export { DEFAULT_LIMITS, resolveLimits } from "./lib/limits.ts";
+export { parsePatch } from "./lib/patch/parse.ts";
+export { planPatch } from "./lib/plan/plan.ts";
+export { formatLineId, lineHash } from "./lib/text/line_id.ts";
+export { canonicalPathKey, validatePath } from "./lib/patch/paths.ts";
+export { unifiedDiff } from "./lib/text/diff.ts";
+export type { UnifiedDiffInput } from "./lib/text/diff.ts";
+export { DEFAULT_LIMITS, resolveLimits } from "./lib/patch/limits.ts";
 export { failure, isRetryable, warning } from "./lib/failure.ts";
-export { sha256Hex } from "./lib/sha256.ts";
-export { readWindow } from "./lib/read_window.ts";
-export type { EolStyle, ReadWindowOptions, ReadWindowResult } from "./lib/read_window.ts";
+export { sha256Hex } from "./lib/text/sha256.ts";
+export { readWindow } from "./lib/plan/read_window.ts";
+export type { EolStyle, ReadWindowOptions, ReadWindowResult } from "./lib/plan/read_window.ts";
 export type * from "./lib/types.ts";
 
 // Remote layer.
-export { NEVER_STARTED_CODES, programMayHaveRun, RemoteShellError, shQuote } from "./lib/shell.ts";
-export type { ExecOptions, ExecResult, RemoteShell, RemoteShellErrorOptions } from "./lib/shell.ts";
-export { LocalShell } from "./lib/local_shell.ts";
-export type { LocalShellOptions } from "./lib/local_shell.ts";
-export { readSnapshots } from "./lib/snapshot.ts";
-export type { ReadSnapshotsOptions } from "./lib/snapshot.ts";
-export { commitRemote, DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS, newOperationId } from "./lib/commit.ts";
-export type { CommitOptions } from "./lib/commit.ts";
-export { reconcile } from "./lib/reconcile.ts";
+export { NEVER_STARTED_CODES, programMayHaveRun, RemoteShellError, shQuote } from "./lib/remote/shell.ts";
+export type { ExecOptions, ExecResult, RemoteShell, RemoteShellErrorOptions } from "./lib/remote/shell.ts";
+export { LocalShell } from "./lib/remote/local_shell.ts";
+export type { LocalShellOptions } from "./lib/remote/local_shell.ts";
+export { readSnapshots } from "./lib/remote/snapshot.ts";
+export type { ReadSnapshotsOptions } from "./lib/remote/snapshot.ts";
+export { commitRemote, DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS, newOperationId } from "./lib/remote/commit.ts";
+export type { CommitOptions } from "./lib/remote/commit.ts";
+export { reconcile } from "./lib/remote/reconcile.ts";
 export { reconcileTicket, reconcileTicketOf } from "./lib/remote/plan_shas.ts";
-export type { ReconcileOptions } from "./lib/reconcile.ts";
+export type { ReconcileOptions } from "./lib/remote/reconcile.ts";
 export { applyPatch, patchPaths } from "./lib/apply.ts";
 export type { ApplyRequest } from "./lib/apply.ts";
 
 // SSH adapter.
-export { connectSsh, SshShell } from "./lib/ssh_shell.ts";
-export type { HostKeyPolicy, SshOptions } from "./lib/ssh_shell.ts";
-export type { SudoOption } from "./lib/sudo.ts";
-export type { PassphraseSource } from "./lib/ssh_auth.ts";
-export type { AddedHostKey } from "./lib/ssh_connect.ts";
-export { parseSshDestination } from "./lib/ssh_destination.ts";
-export type { SshDestination } from "./lib/ssh_destination.ts";
-export { fingerprintSha256, formatKnownHostsLine, knownKeyTypes, parseKnownHosts, verifyHostKey } from "./lib/known_hosts.ts";
-export type { HostKeyVerdict, KnownHostEntry, KnownHosts } from "./lib/known_hosts.ts";
-export { resolveSshConfig } from "./lib/ssh_config.ts";
-export type { ResolvedSshHost, SshConfigSource } from "./lib/ssh_config.ts";
+export { connectSsh, SshShell } from "./lib/ssh/shell.ts";
+export type { HostKeyPolicy, SshOptions } from "./lib/ssh/shell.ts";
+export type { SudoOption } from "./lib/ssh/sudo.ts";
+export type { PassphraseSource } from "./lib/ssh/auth.ts";
+export type { AddedHostKey } from "./lib/ssh/connect.ts";
+export { parseSshDestination } from "./lib/ssh/destination.ts";
+export type { SshDestination } from "./lib/ssh/destination.ts";
+export { fingerprintSha256, formatKnownHostsLine, knownKeyTypes, parseKnownHosts, verifyHostKey } from "./lib/ssh/known_hosts.ts";
+export type { HostKeyVerdict, KnownHostEntry, KnownHosts } from "./lib/ssh/known_hosts.ts";
+export { resolveSshConfig } from "./lib/ssh/config.ts";
+export type { ResolvedSshHost, SshConfigSource } from "./lib/ssh/config.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ExecOptions, ExecResult, RemoteShell } from "../lib/shell.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "../lib/remote/shell.ts";
 
 /** What went over the adapter since the last reset. */
 export interface ExecCounts {

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { parsePatch } from "../lib/parse.ts";
-import { planPatch } from "../lib/plan.ts";
+import { parsePatch } from "../lib/patch/parse.ts";
+import { planPatch } from "../lib/plan/plan.ts";
 import type { Patch, PlanResult, Snapshots } from "../lib/types.ts";
 import type { FileFixture, PatchFixture } from "./fixtures.ts";
 

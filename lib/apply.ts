@@ -4,14 +4,14 @@
  *
  * @module
  */
-import { commitRemote, newOperationId } from "./commit.ts";
+import { commitRemote, newOperationId } from "./remote/commit.ts";
 import { failure } from "./failure.ts";
-import { resolveLimits } from "./limits.ts";
-import { parsePatch } from "./parse.ts";
-import { planPatch } from "./plan.ts";
-import { RemoteShellError } from "./shell.ts";
-import type { RemoteShell } from "./shell.ts";
-import { readSnapshots } from "./snapshot.ts";
+import { resolveLimits } from "./patch/limits.ts";
+import { parsePatch } from "./patch/parse.ts";
+import { planPatch } from "./plan/plan.ts";
+import { RemoteShellError } from "./remote/shell.ts";
+import type { RemoteShell } from "./remote/shell.ts";
+import { readSnapshots } from "./remote/snapshot.ts";
 import type { ApplyReport, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, Snapshots, Warning } from "./types.ts";
 
 /** One `applyPatch` request. Only `root` and `patch` are required. */

@@ -5,8 +5,8 @@
  * test/scenarios/ and are written from the SPEC (see test/scenarios/README.md).
  */
 import { describe, expect, test } from "bun:test";
-import { parsePatch } from "../lib/parse.ts";
-import { planPatch } from "../lib/plan.ts";
+import { parsePatch } from "../lib/patch/parse.ts";
+import { planPatch } from "../lib/plan/plan.ts";
 import type { PatchFailure, Warning } from "../lib/types.ts";
 import {
   applyPlanInMemory,

@@ -159,7 +159,7 @@ export const readFileInput: z.ZodType<ReadFileArgs> = z.object({
   line_ids: z.boolean().optional().describe("prefix each line with its N:hh| id"),
 });
 
-/** read_file output: the window (lib/read_window.ts) when ok, the failures otherwise. */
+/** read_file output: the window (lib/plan/read_window.ts) when ok, the failures otherwise. */
 export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({
   ok: z.boolean(),
   root: z.string().optional(),

@@ -8,7 +8,7 @@
  * ranges of the old file and one new line: the commit program rebuilds the
  * stage from ranges of the current source file plus the few uploaded
  * bytes, and accepts it only when its SHA-256 is the plan's `newSha256` —
- * exactly the check a whole upload gets (lib/remote/commit_delta.ts has the
+ * exactly the check a whole upload gets (lib/remote/programs/commit_delta.ts has the
  * correctness argument).
  *
  * What a piece costs on the host decides what is worth reusing (measured on

@@ -1,12 +1,12 @@
 /**
  * The stdin of the remote programs: the snapshot path list and the
- * transaction manifest (layout documented in lib/remote/sh_manifest.ts),
+ * transaction manifest (layout documented in lib/remote/programs/sh_manifest.ts),
  * with the checks that make them safe to frame by lines.
  *
  * @module
  */
-import { compareCanonicalPaths, validatePath } from "../paths.ts";
-import { sha256Hex } from "../sha256.ts";
+import { compareCanonicalPaths, validatePath } from "../patch/paths.ts";
+import { sha256Hex } from "../text/sha256.ts";
 import type { Plan } from "../types.ts";
 import { deltaUpload, piecesProblem } from "./delta.ts";
 import type { DeltaUpload } from "./delta.ts";
@@ -209,7 +209,7 @@ export function transactionInput(
 /**
  * The name of the lock directory guarding `suffix`: the basename of a path
  * whose parent exists, else the rest of the path below the deepest existing
- * ancestor (see lib/remote/sh_locks.ts).
+ * ancestor (see lib/remote/programs/sh_locks.ts).
  *
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 /**
  * Strict parsing of the line protocol the commit and reconcile programs
- * write on stdout (keywords listed in lib/remote/commit_program.ts).
+ * write on stdout (keywords listed in lib/remote/programs/commit_program.ts).
  *
  * Every line must be printable ASCII, start with a known keyword and carry
  * exactly the expected fields, with indices in range. The first line that

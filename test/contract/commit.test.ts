@@ -7,9 +7,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { readSnapshots } from "../../lib/snapshot.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { readSnapshots } from "../../lib/remote/snapshot.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
 import { bytes, cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, P, plan, rootTest, setPosixAcl, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { at, read } from "./helpers.ts";

@@ -1,5 +1,5 @@
 /**
- * Contract: delta uploads (lib/remote/delta.ts, lib/remote/commit_delta.ts)
+ * Contract: delta uploads (lib/remote/delta.ts, lib/remote/programs/commit_delta.ts)
  * on every shell under test. A change in a multi-MB file sends only its new
  * stretches and the host rebuilds the rest from the current file; the
  * result must be byte for byte the planned content, and a source that
@@ -13,14 +13,14 @@ import { copyFileSync, existsSync, lstatSync, readFileSync, statSync } from "nod
 import type { Stats } from "node:fs";
 import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
-import { commitRemote } from "../../lib/commit.ts";
-import { parsePatch } from "../../lib/parse.ts";
-import { planPatch } from "../../lib/plan.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { parsePatch } from "../../lib/patch/parse.ts";
+import { planPatch } from "../../lib/plan/plan.ts";
 import { DELTA_MAX_SOURCE_PIECES, deltaUpload } from "../../lib/remote/delta.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
-import { shQuote } from "../../lib/shell.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
-import { readSnapshots } from "../../lib/snapshot.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
+import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import type { ApplyReport } from "../../lib/types.ts";
 import { cleanupTemps, CountingShell, HookedShell, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";

@@ -8,8 +8,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { readSnapshots } from "../../lib/snapshot.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { cleanupTemps, CountingShell, makeTree, noLeftoversAfterEach, P, plan } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 

@@ -9,11 +9,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
 import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import type { ReconcileTicket } from "../../lib/types.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
 import { cleanupTemps, HookedShell, leftovers, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { at, pauseUntil, q, read, waitForFile } from "./helpers.ts";

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { shQuote } from "../../lib/shell.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
 
 /** A file below root as UTF-8 text. */
 export function read(root: string, path: string): string {

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
 import { lockDirName } from "../../lib/remote/manifest.ts";
 import type { CommitReport } from "../../lib/types.ts";
 import { assertNoLeftovers, cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, writeTree } from "../support/local_trees.ts";

@@ -5,9 +5,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { readSnapshots } from "../../lib/snapshot.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
-import { shQuote } from "../../lib/shell.ts";
+import { readSnapshots } from "../../lib/remote/snapshot.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
 import { cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 

@@ -9,10 +9,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
-import { readSnapshots } from "../../lib/snapshot.ts";
-import { RemoteShellError } from "../../lib/shell.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
+import { readSnapshots } from "../../lib/remote/snapshot.ts";
+import { RemoteShellError } from "../../lib/remote/shell.ts";
 import { cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { read } from "./helpers.ts";

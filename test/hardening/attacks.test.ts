@@ -14,7 +14,7 @@
  * file's mode, and as root its owner).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { LocalShell } from "../../lib/local_shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { ATTACKS } from "./attack_cases.ts";
 import { runAttacks } from "./attacks.ts";

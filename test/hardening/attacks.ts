@@ -19,9 +19,9 @@ import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, rea
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
-import { shQuote } from "../../lib/shell.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
 import type { ApplyReport } from "../../lib/types.ts";
 import { HookedShell, leftovers, tempDir } from "../support/local_trees.ts";
 import { ATTACKS } from "./attack_cases.ts";

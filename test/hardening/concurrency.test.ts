@@ -4,7 +4,7 @@
  * never deadlock (bounded by the test timeout, not by a timed assertion).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { LocalShell } from "../../lib/local_shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { runOppositeOrders, runSharedFileEditors } from "./concurrency.ts";
 

@@ -17,7 +17,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
 import type { ApplyReport } from "../../lib/types.ts";
 import { tempDir } from "../support/local_trees.ts";
 import { seeded } from "./prng.ts";

@@ -10,10 +10,10 @@
  * @module
  */
 import { rmSync } from "node:fs";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
-import { connectSsh } from "../../lib/ssh_shell.ts";
-import type { SshShell } from "../../lib/ssh_shell.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
+import { connectSsh } from "../../lib/ssh/shell.ts";
+import type { SshShell } from "../../lib/ssh/shell.ts";
 import type { CommitReport } from "../../lib/types.ts";
 import type { Sshd } from "../support/sshd.ts";
 import { writeKnownHosts } from "../support/sshd.ts";

@@ -7,7 +7,7 @@
  * lost only when a commit succeeded.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { LocalShell } from "../../lib/local_shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { runExternalWriter } from "./external_writer.ts";
 

@@ -28,8 +28,8 @@ import { appendFile } from "node:fs/promises";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
-import { shQuote } from "../../lib/shell.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
 import { HookedShell, tempDir } from "../support/local_trees.ts";
 import { seeded } from "./prng.ts";
 

@@ -10,10 +10,10 @@
  */
 import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parsePatch } from "../../lib/parse.ts";
-import { planPatch } from "../../lib/plan.ts";
+import { parsePatch } from "../../lib/patch/parse.ts";
+import { planPatch } from "../../lib/plan/plan.ts";
 import { transactionLayout } from "../../lib/remote/manifest.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
 import type { Plan } from "../../lib/types.ts";
 import { applyPlanInMemory, buildSnapshots, patchPaths } from "../support/scenarios.ts";
 import type { Tree } from "../support/scenarios.ts";

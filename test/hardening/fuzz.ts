@@ -9,9 +9,9 @@
  *
  * @module
  */
-import { parsePatch } from "../../lib/parse.ts";
-import { planPatch } from "../../lib/plan.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
+import { parsePatch } from "../../lib/patch/parse.ts";
+import { planPatch } from "../../lib/plan/plan.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
 import type { FailureCode, PatchFailure, PlanOptions, PlanResult, Snapshots } from "../../lib/types.ts";
 import { hostileOptions, hostilePatch, hostileSnapshots, loadFuzzCorpus } from "./fuzz_inputs.ts";
 import { seeded } from "./prng.ts";
@@ -231,7 +231,7 @@ function timeBest(run: () => void, repeats: number): number {
 /**
  * Near-linearity probe: parse + plan adversarial shapes at a size and at
  * twice that size (best of five runs each). Wall-clock ratios on a busy
- * machine are noisy; the counted-work tests (test/unit/locate.test.ts,
+ * machine are noisy; the counted-work tests (test/unit/match/locate.test.ts,
  * signature_collisions.test.ts) are the guard, this is the figure.
  *
  * @example

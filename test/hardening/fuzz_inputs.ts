@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { sha256Hex } from "../../lib/sha256.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
 import type { FileSnapshot, MatchingMode, Patch, PlanOptions, Snapshots } from "../../lib/types.ts";
 import { loadScenarios } from "../support/scenarios.ts";
 import type { Tree } from "../support/scenarios.ts";

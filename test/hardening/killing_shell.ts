@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/shell.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
 
 /** The marker that identifies the commit program's text. */
 const COMMIT_MARKER = 'sap_out "SAP-BEGIN commit"';

@@ -7,9 +7,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { LocalShell } from "../../lib/local_shell.ts";
-import { reconcile } from "../../lib/reconcile.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
 import { assertNoLeftovers, cleanupTemps, HookedShell, leftovers, tempDir } from "../support/local_trees.ts";
 import { deltaFiles, fileStates, fourOpFixture, writeBefore } from "./fixture.ts";
 import { runKillCampaign } from "./kills.ts";

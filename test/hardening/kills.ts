@@ -6,9 +6,9 @@
  * @module
  */
 import { rmSync } from "node:fs";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
 import { tempDir } from "../support/local_trees.ts";
 import { fourOpFixture, writeBefore } from "./fixture.ts";
 import type { TxFixture } from "./fixture.ts";

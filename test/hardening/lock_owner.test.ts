@@ -4,8 +4,8 @@
  * left an ownerless lock that made reconcile report `locked`).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
 import { assertNoLeftovers, cleanupTemps, leftovers, makeTree, P, plan } from "../support/local_trees.ts";
 import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
 

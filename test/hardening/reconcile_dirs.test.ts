@@ -6,8 +6,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
 import { cleanupTemps, HookedShell, makeTree, P, plan } from "../support/local_trees.ts";
 import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
 

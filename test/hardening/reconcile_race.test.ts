@@ -12,9 +12,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
-import { shQuote } from "../../lib/shell.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
 import { assertNoLeftovers, cleanupTemps, HookedShell, makeTree, P, plan, tempDir } from "../support/local_trees.ts";
 import { plainShell } from "./tool_wrappers.ts";
 

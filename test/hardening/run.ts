@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { LocalShell } from "../../lib/local_shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { sshdAvailable } from "../support/sshd.ts";
 import { runAttacks } from "./attacks.ts";

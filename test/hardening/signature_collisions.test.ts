@@ -10,11 +10,11 @@
  * them.
  */
 import { describe, expect, test } from "bun:test";
-import { locateChunks } from "../../lib/locate.ts";
-import { parsePatch } from "../../lib/parse.ts";
-import { decodeText } from "../../lib/text.ts";
-import { newMatchStats } from "../../lib/tier_index.ts";
-import type { MatchStats } from "../../lib/tier_index.ts";
+import { locateChunks } from "../../lib/match/locate.ts";
+import { parsePatch } from "../../lib/patch/parse.ts";
+import { decodeText } from "../../lib/text/text.ts";
+import { newMatchStats } from "../../lib/match/tier_index.ts";
+import type { MatchStats } from "../../lib/match/tier_index.ts";
 import type { Chunk } from "../../lib/types.ts";
 
 /** Alike at the first, middle, three-quarter and last character. */

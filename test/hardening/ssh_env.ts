@@ -8,8 +8,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
-import { connectSsh } from "../../lib/ssh_shell.ts";
-import type { SshShell } from "../../lib/ssh_shell.ts";
+import { connectSsh } from "../../lib/ssh/shell.ts";
+import type { SshShell } from "../../lib/ssh/shell.ts";
 import { startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
 import { tempDir } from "../support/local_trees.ts";

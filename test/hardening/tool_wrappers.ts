@@ -6,7 +6,7 @@
  */
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LocalShell } from "../../lib/local_shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { tempDir } from "../support/local_trees.ts";
 
 /**

@@ -17,9 +17,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { LocalShell } from "../../lib/local_shell.ts";
-import { shQuote } from "../../lib/shell.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
 import { assertNoLeftovers, cleanupTemps, HookedShell, makeTree, P, plan, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);

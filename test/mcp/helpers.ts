@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { z } from "zod";
-import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/shell.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
 import { ShellPool } from "../../examples/mcp/pool.ts";
 import type { ShellSource } from "../../examples/mcp/pool.ts";
 import { loadRoots } from "../../examples/mcp/roots.ts";

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { lineHash } from "../../lib/line_id.ts";
+import { lineHash } from "../../lib/text/line_id.ts";
 import { EXAMPLE_PATCH } from "../../examples/mcp/descriptions.ts";
 import { readFileOutput } from "../../examples/mcp/schemas.ts";
 import type { ReadFileOutput } from "../../examples/mcp/schemas.ts";
-import { parsePatch } from "../../lib/parse.ts";
+import { parsePatch } from "../../lib/patch/parse.ts";
 import { call, connect, expectValid, localRoots, makeTree, sha256, textOf } from "./helpers.ts";
 import type { Session } from "./helpers.ts";
 

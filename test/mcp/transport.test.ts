@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { rmSync } from "node:fs";
-import { LocalShell } from "../../lib/local_shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { createServer } from "../../examples/mcp/tools.ts";
 import { ServerTransport } from "../../examples/mcp/transport.ts";
 import { FaultShell, localRoots, makeTree, sourceOf } from "./helpers.ts";

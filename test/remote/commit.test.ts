@@ -7,10 +7,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { commitRemote } from "../../lib/commit.ts";
-import { LocalShell } from "../../lib/local_shell.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
-import { shQuote } from "../../lib/shell.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
 import { asUser, busyboxBinary, cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, P, plan, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);

@@ -5,9 +5,9 @@
  * and real TCP cuts run on every shell in test/contract/faults.test.ts.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { reconcile } from "../../lib/reconcile.ts";
-import { commitRemote } from "../../lib/commit.ts";
-import type { ExecOptions, RemoteShell } from "../../lib/shell.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import type { ExecOptions, RemoteShell } from "../../lib/remote/shell.ts";
 import { cleanupTemps, localShell, makeTree, noLeftoversAfterEach, P, plan, shellCases } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);

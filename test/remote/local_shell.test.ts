@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { LocalShell } from "../../lib/local_shell.ts";
-import { RemoteShellError } from "../../lib/shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
+import { RemoteShellError } from "../../lib/remote/shell.ts";
 import { cleanupTemps, shellCases, tempDir } from "../support/local_trees.ts";
 
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);

@@ -6,10 +6,10 @@
  * anything is sent to the host.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { commitRemote } from "../../lib/commit.ts";
-import { reconcile } from "../../lib/reconcile.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
 import { reconcileTicket, reconcileTicketOf } from "../../lib/remote/plan_shas.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
 import type { ReconcileTicket } from "../../lib/types.ts";
 import { cleanupTemps, CountingShell, localShell, makeTree, noLeftoversAfterEach, P, plan, shellCases } from "../support/local_trees.ts";
 

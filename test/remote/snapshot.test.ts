@@ -6,10 +6,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync } from "node:fs";
 import { join } from "node:path";
-import { readSnapshots } from "../../lib/snapshot.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
-import { RemoteShellError } from "../../lib/shell.ts";
-import { LocalShell } from "../../lib/local_shell.ts";
+import { readSnapshots } from "../../lib/remote/snapshot.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
+import { RemoteShellError } from "../../lib/remote/shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { asUser, busyboxBinary, cleanupTemps, makeTree, noLeftoversAfterEach, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectSsh } from "../../lib/ssh_shell.ts";
+import { connectSsh } from "../../lib/ssh/shell.ts";
 import { sshdReady, startJumpPair, writeKnownHosts } from "../support/sshd.ts";
 import type { JumpPair, Sshd } from "../support/sshd.ts";
 import { failureOf, logSince, text } from "./helpers.ts";

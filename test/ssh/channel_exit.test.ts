@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { Client, ClientChannel } from "ssh2";
-import { openExecChannel, runChannel } from "../../lib/ssh_channel.ts";
+import { openExecChannel, runChannel } from "../../lib/ssh/channel.ts";
 
 /** FAULT INJECTION: an ssh2 client stand-in whose exec answers everything at once, exit status included. */
 function instantClient(exit: [number | null, string?]): Client {

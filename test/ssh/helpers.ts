@@ -4,9 +4,9 @@
  * @module
  */
 import { expect } from "bun:test";
-import { RemoteShellError } from "../../lib/shell.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
-import type { SshOptions } from "../../lib/ssh_shell.ts";
+import { RemoteShellError } from "../../lib/remote/shell.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
+import type { SshOptions } from "../../lib/ssh/shell.ts";
 import type { PatchFailure } from "../../lib/types.ts";
 import type { Sshd } from "../support/sshd.ts";
 

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectSsh } from "../../lib/ssh_shell.ts";
+import { connectSsh } from "../../lib/ssh/shell.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
 import { failureOf, logSince, sshOptions, text } from "./helpers.ts";

@@ -10,8 +10,8 @@ import {
   knownKeyTypes,
   parseKnownHosts,
   verifyHostKey,
-} from "../../lib/known_hosts.ts";
-import type { HostKeyVerdict } from "../../lib/known_hosts.ts";
+} from "../../lib/ssh/known_hosts.ts";
+import type { HostKeyVerdict } from "../../lib/ssh/known_hosts.ts";
 
 // Real keys from the real ssh-keygen, so blobs, hashes and fingerprints are
 // checked against OpenSSH itself, not against our own idea of them.

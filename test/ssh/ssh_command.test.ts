@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "../../lib/ssh_command.ts";
-import { ChannelLimiter } from "../../lib/channel_limiter.ts";
-import { classifySudoFailure, sudoPrefix, sudoStdin, wrapWithSudo } from "../../lib/sudo.ts";
+import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "../../lib/ssh/command.ts";
+import { ChannelLimiter } from "../../lib/ssh/channel_limiter.ts";
+import { classifySudoFailure, sudoPrefix, sudoStdin, wrapWithSudo } from "../../lib/ssh/sudo.ts";
 
 // The wrapper runs first under the login shell, then under sh: check it with
 // every shell installed here, as sshd would call it (`<shell> -c <command>`).

@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveSshConfig } from "../../lib/ssh_config.ts";
-import { parseSshDestination } from "../../lib/ssh_destination.ts";
-import type { ResolvedSshHost, SshConfigSource } from "../../lib/ssh_config.ts";
+import { resolveSshConfig } from "../../lib/ssh/config.ts";
+import { parseSshDestination } from "../../lib/ssh/destination.ts";
+import type { ResolvedSshHost, SshConfigSource } from "../../lib/ssh/config.ts";
 
 const HOME = "/home/me";
 const CONFIG = `${HOME}/.ssh/config`;

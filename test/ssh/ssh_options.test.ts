@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveSshTarget } from "../../lib/ssh_options.ts";
-import type { SshOptions } from "../../lib/ssh_options.ts";
+import { resolveSshTarget } from "../../lib/ssh/options.ts";
+import type { SshOptions } from "../../lib/ssh/options.ts";
 
 // resolveSshTarget reads real files (config, keys) but opens no connection.
 let dir: string;

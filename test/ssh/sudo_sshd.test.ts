@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectSsh } from "../../lib/ssh_shell.ts";
+import { connectSsh } from "../../lib/ssh/shell.ts";
 import { ensureTestUsers, sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd, TestUsers } from "../support/sshd.ts";
 import { failureOf, remoteCommandLines, sshOptions, text } from "./helpers.ts";

@@ -14,11 +14,11 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { LocalShell } from "../../lib/local_shell.ts";
-import type { LocalShellOptions } from "../../lib/local_shell.ts";
-import { HOOK_DEFINITION } from "../../lib/remote_script.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
-import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
+import type { LocalShellOptions } from "../../lib/remote/local_shell.ts";
+import { HOOK_DEFINITION } from "../../lib/remote/programs/programs.ts";
+import { sha256Hex } from "../../lib/text/sha256.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
 import type { Plan, PlannedFile } from "../../lib/types.ts";
 
 const encoder = new TextEncoder();

@@ -47,10 +47,10 @@
  */
 import { afterAll } from "bun:test";
 import { realpathSync } from "node:fs";
-import { LocalShell } from "../../lib/local_shell.ts";
-import type { RemoteShell } from "../../lib/shell.ts";
-import { connectSsh } from "../../lib/ssh_shell.ts";
-import type { SshOptions, SshShell } from "../../lib/ssh_shell.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
+import { connectSsh } from "../../lib/ssh/shell.ts";
+import type { SshOptions, SshShell } from "../../lib/ssh/shell.ts";
 import { shellCases, tempDir } from "./local_trees.ts";
 import type { ShellCase } from "./local_trees.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "./sshd.ts";

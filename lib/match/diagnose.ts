@@ -1,0 +1,276 @@
+/**
+ * `context_mismatch` as a recovery instruction (SPEC §5.4): the change may
+ * already be applied (the usual cause of a retry loop), else the closest
+ * region with its line ids, a compact expected-vs-actual diff, what differs,
+ * and the concrete next step. All failing chunks of a file are diagnosed
+ * together so the file is scanned at most once more (for loose keys).
+ *
+ * @module
+ */
+import type { ChunkVariant, IndentDelta } from "./chunk_variants.ts";
+import { describeWhitespace, hasTextInserts } from "./chunk_variants.ts";
+import { castVotes, type Closest, closestAt, LooseIndex, type VoteSource, VoteScratch } from "./closest.ts";
+import { boundedBlock, type ExcerptLimits, formatRef, lineRange, refsOf } from "../text/excerpt.ts";
+import { failure } from "../failure.ts";
+import type { MatchIndex } from "./index.ts";
+import { findMatches } from "./search.ts";
+import type { MatchStats, TierIndex } from "./tier_index.ts";
+import { describeTier, type LineTier } from "./normalize.ts";
+import type { MatchTier, PatchFailure } from "../types.ts";
+
+/** What every diagnosis of one file needs. */
+export interface DiagnoseEnv {
+  lines: readonly string[];
+  index: MatchIndex;
+  /** The tiers the matching mode allows. */
+  tiers: readonly MatchTier[];
+  path: string;
+  limits: ExcerptLimits;
+  stats: MatchStats;
+}
+
+/** Which chunk a failure is about. */
+export interface ChunkRef {
+  /** 1-based chunk index in its Update section. */
+  hunk: number;
+  /** 1-based patch line the failure points at. */
+  patchLine: number;
+}
+
+/** Where a chunk's search started, and why there. */
+export interface SearchStart {
+  /** 0-based first line searched. */
+  from: number;
+  /** Words for the reason, e.g. `chunk 1 (lines 3–9)` or `the @@ anchor at line 40`. */
+  reason: string;
+  /** The chunk's own @@ anchors moved the start. */
+  byAnchor: boolean;
+}
+
+/** A chunk whose old side was found nowhere. */
+export interface MismatchCase extends ChunkRef {
+  variant: ChunkVariant;
+  start: SearchStart;
+  endOfFile: boolean;
+  /** For an End of File chunk: where it matches uniquely, not at the end. */
+  foundElsewhere?: number;
+}
+
+/** Scores below this try the loose (whitespace-free) keys too. */
+const WEAK_SCORE = 0.5;
+
+/**
+ * Diagnose every mismatching chunk of one file.
+ *
+ * @example
+ * ```ts
+ * // What locateChunks returns for a chunk whose lines are not in the file:
+ * const chunk = { anchors: [], endOfFile: false, patchLine: 3, lines: [{ kind: "delete" as const, text: "gone", patchLine: 4 }] };
+ * const r = locateChunks(["a", "b"], [chunk], { matching: "lenient", path: "f.txt", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors[0]!.code; // "context_mismatch"
+ * ```
+ */
+export function diagnoseMismatches(env: DiagnoseEnv, cases: readonly MismatchCase[]): PatchFailure[] {
+  const n = env.lines.length;
+  const out = new Map<MismatchCase, PatchFailure>();
+  const pending: MismatchCase[] = [];
+  for (const c of cases) {
+    const applied = c.endOfFile && c.foundElsewhere !== undefined ? undefined : findApplied(env, c.variant);
+    if (applied !== undefined) out.set(c, alreadyAppliedFailure(env, c, applied.start, applied.tier));
+    else pending.push(c);
+  }
+  const closest = new Map<MismatchCase, Closest>();
+  if (pending.length > 0 && n > 0) {
+    const maxLines = Math.max(...pending.map((c) => c.variant.oldTexts.length));
+    const scratch = new VoteScratch(n, maxLines);
+    const budget = Math.max(2048, Math.floor((2 * n) / pending.length));
+    // Vote with the loosest tier already built; a weak result falls back to
+    // the loose keys below, so no pass is added only to vote.
+    const t4 = env.index.built(4) ? env.index.tier(4) : env.index.tier(1);
+    const weak: MismatchCase[] = [];
+    for (const c of pending) {
+      const source: VoteSource = { pattern: t4.pattern(c.variant.oldTexts), count: (id) => t4.count(id), occurrences: (id) => t4.occurrences(id) };
+      const best = bestRegion(env, c, source, scratch, budget);
+      if (best) closest.set(c, best);
+      if (!best || best.region.score < WEAK_SCORE) weak.push(c);
+    }
+    if (weak.length > 0) {
+      const loose = new LooseIndex(env.lines, weak.flatMap((c) => c.variant.oldTexts), env.stats);
+      for (const c of weak) {
+        const source: VoteSource = { pattern: loose.pattern(c.variant.oldTexts), count: (id) => loose.count(id), occurrences: (id) => loose.occurrences(id) };
+        const best = bestRegion(env, c, source, scratch, budget);
+        const previous = closest.get(c);
+        if (best && (!previous || best.region.score > previous.region.score)) closest.set(c, best);
+      }
+    }
+  }
+  for (const c of pending) out.set(c, mismatchFailure(env, c, closest.get(c)));
+  return cases.map((c) => out.get(c)!);
+}
+
+function bestRegion(env: DiagnoseEnv, c: MismatchCase, source: VoteSource, scratch: VoteScratch, budget: number): Closest | undefined {
+  const n = env.lines.length;
+  castVotes(source, scratch, budget, Math.max(256, Math.floor(n / 100)), env.stats);
+  // The best-voted starts, and where the search started (the right place
+  // when the anchor or the previous chunk was right but the context is not).
+  const starts = scratch.takeBest(3, c.start.from, n).map((x) => x.start);
+  if (!starts.includes(c.start.from) && c.start.from < n) starts.push(c.start.from);
+  let best: Closest | undefined;
+  for (const start of starts) {
+    const found = closestAt(env.lines, c.variant.oldTexts, start, env.limits, env.stats);
+    if (found && (!best || found.region.score > best.region.score)) best = found;
+  }
+  return best;
+}
+
+/**
+ * The chunk's new side (context and `+` lines), found exactly once: the
+ * change looks applied. Without `+` lines only the context is left to find,
+ * which proves a deletion only when context surrounds every deleted run
+ * (the lines around it are now adjacent).
+ */
+function findApplied(env: DiagnoseEnv, variant: ChunkVariant): { start: number; tier: LineTier } | undefined {
+  const texts = variant.newTexts;
+  if (texts.length === 0 || texts.every((t) => t.trim() === "")) return undefined;
+  if (!hasTextInserts(variant.body) && !deletionsEnclosed(variant)) return undefined;
+  const maxTier = Math.min(4, Math.max(...env.tiers)) as LineTier;
+  let previous: TierIndex | undefined;
+  for (let tier = 1 as LineTier; tier <= maxTier; tier = (tier + 1) as LineTier) {
+    if (!env.index.mayMatch(texts, tier)) continue;
+    const t = env.index.tier(tier);
+    if (t === previous) continue;
+    previous = t;
+    const found = findMatches(t, t.pattern(texts), 0, env.lines.length + 1, 2, env.stats);
+    if (found.length === 1) return { start: found[0]!, tier };
+    if (found.length > 1) return undefined;
+  }
+  return undefined;
+}
+
+/** Every run of `-` lines has a context line before and after it. */
+function deletionsEnclosed(variant: ChunkVariant): boolean {
+  const body = variant.body;
+  for (let i = 0; i < body.length; i++) {
+    if (body[i]!.kind !== "delete") continue;
+    let j = i;
+    while (j < body.length && body[j]!.kind !== "context") j++;
+    const before = body.slice(0, i).some((l) => l.kind === "context");
+    if (!before || j === body.length) return false;
+    i = j;
+  }
+  return true;
+}
+
+function chunkLabel(env: DiagnoseEnv, c: ChunkRef): string {
+  return `chunk ${c.hunk} of ${env.path} (patch line ${c.patchLine})`;
+}
+
+function alreadyAppliedFailure(env: DiagnoseEnv, c: MismatchCase, start: number, tier: LineTier): PatchFailure {
+  const m = c.variant.newTexts.length;
+  const end = start + m;
+  const refs = refsOf(env.lines, start, end, env.limits);
+  const how = tier > 1 ? ` (${describeTier(tier)})` : "";
+  const message = [
+    `context_mismatch: ${chunkLabel(env, c)}: its context and '-' lines are not in the file, but its result — the context and '+' lines — is already there at ${lineRange(start, end)}${how}. The change looks already applied, usually by an earlier call that succeeded. The file there:`,
+    boundedBlock(refs.map(formatRef), env.limits),
+    `Next step: do not resend this chunk; drop it from the patch (re-read ${lineRange(Math.max(0, start - 5), Math.min(env.lines.length, end + 5))} with read_file to confirm if unsure).`,
+  ].join("\n");
+  return failure("context_mismatch", message, {
+    path: env.path,
+    hunk: c.hunk,
+    patch_line: c.patchLine,
+    line: start + 1,
+    already_applied_at: start + 1,
+  });
+}
+
+function triedWords(env: DiagnoseEnv): string {
+  const top = Math.min(4, Math.max(...env.tiers)) as MatchTier;
+  return top === 1 ? "matching exactly (matching mode \"exact\")" : `not even ${describeTier(top)}`;
+}
+
+const DIFFERENCE_WORDS = {
+  whitespace: "only whitespace differs",
+  indentation: "only indentation differs",
+  content: "the text differs",
+} as const;
+
+function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | undefined): PatchFailure {
+  const n = env.lines.length;
+  const m = c.variant.oldTexts.length;
+  const parts: string[] = [];
+  parts.push(`context_mismatch: ${chunkLabel(env, c)} does not match the file: its ${m} context and '-' line${m === 1 ? "" : "s"} ${m === 1 ? "was" : "were"} not found at or after line ${c.start.from + 1} (after ${c.start.reason}), ${triedWords(env)}.`);
+  if (c.endOfFile) {
+    parts.push(`The chunk is marked *** End of File, so these lines must be the last ${m} of the file, which has ${n} line${n === 1 ? "" : "s"}.`);
+    if (c.foundElsewhere !== undefined) {
+      const s = c.foundElsewhere;
+      parts.push(`They do appear at ${lineRange(s, s + m)}, which is not the end of the file:`);
+      parts.push(boundedBlock(refsOf(env.lines, s, s + m, env.limits).map(formatRef), env.limits));
+      parts.push(`Next step: if that is the place, remove the *** End of File line after this chunk; otherwise re-read the end of the file (${lineRange(Math.max(0, n - 10), n)}) with read_file and rebuild the chunk.`);
+      return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine, line: s + 1 });
+    }
+  }
+  if (closest === undefined) {
+    parts.push(`Nothing similar was found in the file. The chunk expected:`);
+    parts.push(boundedBlock(c.variant.oldTexts, env.limits));
+    parts.push(`Next step: re-read the file with read_file (it may have changed, or this may be the wrong file) and rebuild the chunk from its current text.`);
+    return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine });
+  }
+  const r = closest.region;
+  parts.push(`The closest region is ${lineRange(closest.start, closest.end)} (score ${r.score.toFixed(2)}: ${DIFFERENCE_WORDS[r.difference]}). The file there, with line ids:`);
+  parts.push(boundedBlock(r.lines.map(formatRef), env.limits));
+  parts.push(`Difference (- the chunk's line, + the file's line; quoted where only whitespace differs):`);
+  parts.push(r.diff.split("\n").map((line) => "  " + line).join("\n"));
+  if (closest.start < c.start.from) {
+    parts.push(`That region lies before line ${c.start.from + 1}, where this chunk's search started (after ${c.start.reason}): if it is the intended place, the chunk is also out of order${c.start.byAnchor ? " or its @@ anchor points past it" : ""}.`);
+  }
+  const reread = `re-read ${lineRange(Math.max(0, closest.start - 10), Math.min(n, closest.end + 10))} with read_file and rebuild the chunk`;
+  if (r.difference === "content") {
+    parts.push(`Next step: the file is not what the chunk expects there. Copy the file's current lines exactly as shown above (without the N:hh ids) into the chunk's context and '-' lines, then re-apply your change to them; or ${reread}.`);
+  } else if (r.difference === "indentation") {
+    parts.push(`Next step: copy the context and '-' lines with the file's exact indentation (as shown above, without the N:hh ids)${env.tiers.includes(3) ? "" : `, or apply with matching "whitespace" or "lenient"`}; or ${reread}.`);
+  } else {
+    parts.push(`Next step: copy the lines exactly as shown above, including their whitespace (without the N:hh ids), into the chunk's context and '-' lines; or ${reread}.`);
+  }
+  return failure("context_mismatch", parts.join("\n"), {
+    path: env.path,
+    hunk: c.hunk,
+    patch_line: c.patchLine,
+    line: r.start_line,
+    closest: r,
+  });
+}
+
+/**
+ * `context_mismatch` for a match that ignored indentation where the
+ * indentation differs unevenly, in a file where indentation is syntax.
+ *
+ * @example
+ * ```ts
+ * const lines = ["if a:", "    b()", "        c()"];
+ * const chunk = { anchors: [], endOfFile: false, patchLine: 3, lines: [
+ *   { kind: "context" as const, text: "b()", patchLine: 4 }, { kind: "context" as const, text: "c()", patchLine: 5 },
+ *   { kind: "insert" as const, text: "d()", patchLine: 6 }] };
+ * const r = locateChunks(lines, [chunk], { matching: "lenient", path: "a.py", indentationSensitive: true, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors[0]!.message; // "context_mismatch: … the indentation differs unevenly …"
+ * ```
+ */
+export function unevenIndentationFailure(env: DiagnoseEnv, c: ChunkRef, start: number, variant: ChunkVariant, delta: IndentDelta): PatchFailure {
+  const m = variant.oldTexts.length;
+  const why = delta.kind === "uneven"
+    ? delta.pairs.map((p) => `patch line ${p.chunkLine.patchLine} has ${describeWhitespace(p.chunkIndent)} where file line ${p.fileLine + 1} has ${describeWhitespace(p.fileIndent)}`).join(", but ")
+    : `the file is indented ${describeWhitespace(delta.kind === "remove" ? delta.prefix : "")} less than the chunk, and a '+' line has less indentation than that to remove`;
+  const closest = closestAt(env.lines, variant.oldTexts, start, env.limits, env.stats);
+  const message = [
+    `context_mismatch: ${chunkLabel(env, c)} matches ${lineRange(start, start + m)} only when indentation is ignored, and the indentation differs unevenly: ${why}. Indentation is syntax in ${env.path}, so the '+' lines cannot be re-indented safely. The file there:`,
+    boundedBlock(refsOf(env.lines, start, start + m, env.limits).map(formatRef), env.limits),
+    `Next step: copy the context and '-' lines with the file's exact indentation (as shown above, without the N:hh ids) and indent the '+' lines to fit them.`,
+  ].join("\n");
+  return failure("context_mismatch", message, {
+    path: env.path,
+    hunk: c.hunk,
+    patch_line: c.patchLine,
+    line: start + 1,
+    ...(closest ? { closest: { ...closest.region, difference: "indentation" as const } } : {}),
+  });
+}

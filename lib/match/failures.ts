@@ -1,0 +1,243 @@
+/**
+ * The other locate failures as recovery instructions (SPEC §5.4):
+ * `ambiguous_hunk` (every candidate as `N:hh`, and which line would make
+ * each unique), `anchor_not_found` (the nearest similar lines),
+ * `out_of_order_hunk` and `overlapping_hunks`.
+ *
+ * @module
+ */
+import type { ChunkPlacement } from "./placement.ts";
+import type { ChunkRef, DiagnoseEnv, SearchStart } from "./diagnose.ts";
+import { boundedBlock, cutLine, formatRef, lineRange, lineRef } from "../text/excerpt.ts";
+import { failure } from "../failure.ts";
+import { contentStart, describeTier, normalizeLine } from "./normalize.ts";
+import type { LineRef, MatchTier, PatchFailure } from "../types.ts";
+
+/** Most candidates listed (SPEC §5.1). */
+export const CANDIDATE_CAP = 20;
+/** Candidates that get a ready-made disambiguation. */
+const SUGGESTION_CAP = 5;
+/** How far above or below a match to look for a distinguishing line. */
+const EXTEND_REACH = 3;
+
+function label(env: DiagnoseEnv, c: ChunkRef): string {
+  return `chunk ${c.hunk} of ${env.path} (patch line ${c.patchLine})`;
+}
+
+/**
+ * `ambiguous_hunk`: the chunk matches several places at its first matching tier.
+ *
+ * @example
+ * ```ts
+ * const r = locateChunks(["}", "x", "}"], [{ anchors: [], endOfFile: false, patchLine: 3, lines: [{ kind: "delete" as const, text: "}", patchLine: 4 }] }], { matching: "lenient", path: "f", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors.at(-1)!.code; // "ambiguous_hunk"
+ * ```
+ */
+export function ambiguousFailure(env: DiagnoseEnv, c: ChunkRef, positions: readonly number[], m: number, tier: MatchTier, start: SearchStart): PatchFailure {
+  const shown = positions.slice(0, CANDIDATE_CAP);
+  const candidates = shown.map((s) => lineRef(env.lines, s));
+  const count = positions.length > CANDIDATE_CAP ? `more than ${CANDIDATE_CAP}` : String(positions.length);
+  const complete = positions.length <= CANDIDATE_CAP;
+  const parts = [
+    `ambiguous_hunk: ${label(env, c)} matches ${count} places at or after line ${start.from + 1} (after ${start.reason})${tier > 1 ? `, ${describeTier(tier)}` : ""}; a chunk must match exactly one place. The first line of each match:`,
+    boundedBlock(candidates.map(formatRef), env.limits),
+  ];
+  const hints: string[] = [];
+  for (let k = 0; k < Math.min(SUGGESTION_CAP, shown.length); k++) {
+    const hint = distinguishingLine(env.lines, shown, k, m);
+    if (hint) hints.push(`to select the match at line ${shown[k]! + 1}, add ${hint}${complete ? "" : " (it differs among the places listed)"}`);
+  }
+  if (complete && shown.length > 1) {
+    const lastStart = shown[shown.length - 1]!;
+    const anchor = anchorBetween(env, shown[shown.length - 2]!, lastStart, start.from);
+    if (anchor) hints.push(`to select the last match (line ${lastStart + 1}), start the chunk with "@@ ${anchor.text}" (line ${anchor.line + 1})`);
+  }
+  parts.push(
+    `Next step: make the chunk unique — add context lines above or below it that differ between these places. An @@ anchor only skips the lines before it (it selects the first equal line after the previous chunk), so it singles out the last of these places, not an earlier one.`,
+  );
+  if (hints.length > 0) parts.push(`For example:\n${hints.map((h) => "  - " + h).join("\n")}`);
+  return failure("ambiguous_hunk", parts.join("\n"), {
+    path: env.path,
+    hunk: c.hunk,
+    patch_line: c.patchLine,
+    line: shown[0]! + 1,
+    candidates,
+  });
+}
+
+/**
+ * The nearest line just above or below match `k` that differs from the line
+ * at the same offset of every other (known) match, described for the model.
+ */
+function distinguishingLine(lines: readonly string[], starts: readonly number[], k: number, m: number): string | undefined {
+  const s = starts[k]!;
+  const key = (i: number): string | undefined => (i >= 0 && i < lines.length ? normalizeLine(lines[i]!, 3) : undefined);
+  for (let d = 1; d <= EXTEND_REACH; d++) {
+    for (const [side, offset] of [["above", -d], ["below", m - 1 + d]] as const) {
+      const mine = key(s + offset);
+      if (mine === undefined || mine === "") continue;
+      if (starts.every((other, j) => j === k || key(other + offset) !== mine)) {
+        const ref = formatRef(lineRef(lines, s + offset));
+        const between = d > 1 ? ` (with the ${d - 1} line${d === 2 ? "" : "s"} between)` : "";
+        return `the line ${side} it as context${between}: ${ref}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A less-indented line between the previous match and the last one that an
+ * `@@` anchor would select (checked against the whole rest of the file, which
+ * is bounded to keep this cheap).
+ */
+function anchorBetween(env: DiagnoseEnv, previousStart: number, lastStart: number, from: number): { line: number; text: string } | undefined {
+  const lines = env.lines;
+  const indent = contentStart(lines[lastStart]!);
+  let a = lastStart - 1;
+  for (; a > previousStart; a--) {
+    const line = lines[a]!;
+    const start = contentStart(line);
+    if (start < line.length && start < indent) break;
+  }
+  if (a <= previousStart) return undefined;
+  const text = normalizeLine(lines[a]!, 3);
+  if (lines.length - from > 500_000) return undefined;
+  env.stats.diagnosticLines += lines.length - from;
+  // Simulate the anchor search: the first line equal at tier 1, else at
+  // tier 2 (trailing whitespace), else at tier 3 (both ends).
+  const first = [-1, -1, -1];
+  for (let j = from; j < lines.length && first[0]! < 0; j++) {
+    const line = lines[j]!;
+    if (line === text) first[0] = j;
+    else if (first[2]! < 0 || first[1]! < 0) {
+      if (!line.includes(text)) continue;
+      if (first[1]! < 0 && normalizeLine(line, 2) === text) first[1] = j;
+      if (first[2]! < 0 && normalizeLine(line, 3) === text) first[2] = j;
+    }
+  }
+  const chosen = first.find((j) => j >= 0);
+  return chosen === a ? { line: a, text } : undefined;
+}
+
+/**
+ * `anchor_not_found`, with the nearest similar lines.
+ *
+ * @example
+ * ```ts
+ * const r = locateChunks(["def run():"], [{ anchors: ["def walk():"], endOfFile: false, patchLine: 3, lines: [{ kind: "insert" as const, text: "x", patchLine: 4 }] }], { matching: "lenient", path: "f", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors.at(-1)!.code; // "anchor_not_found"
+ * ```
+ */
+export function anchorNotFoundFailure(env: DiagnoseEnv, c: ChunkRef, anchor: string, start: SearchStart, before: number | undefined): PatchFailure {
+  const similar = similarLines(env, anchor, start.from);
+  const candidates: LineRef[] = similar.map((i) => lineRef(env.lines, i));
+  const parts = [
+    `anchor_not_found: ${label(env, c)}: the @@ anchor ${JSON.stringify(cutLine(anchor))} was not found at or after line ${start.from + 1} (after ${start.reason}).`,
+  ];
+  if (before !== undefined) {
+    parts.push(`It is at line ${before + 1}, before that. Chunks of one file, and consecutive @@ lines, must follow file order: move this chunk before the chunk that covers or follows line ${before + 1}, or put the @@ lines in file order.`);
+  }
+  if (candidates.length > 0) {
+    parts.push(`Lines that look similar:`);
+    parts.push(boundedBlock(candidates.map(formatRef), env.limits));
+    parts.push(`Next step: put one of these lines after @@ exactly as shown (without the N:hh id), or drop the @@ line and give three lines of exact context instead.`);
+  } else {
+    parts.push(`No similar line was found. Next step: re-read the file with read_file and use an existing line as the anchor, or drop the @@ line and give three lines of exact context instead.`);
+  }
+  return failure("anchor_not_found", parts.join("\n"), {
+    path: env.path,
+    hunk: c.hunk,
+    patch_line: c.patchLine,
+    ...(before !== undefined ? { line: before + 1 } : candidates.length > 0 ? { line: candidates[0]!.line } : {}),
+    candidates,
+  });
+}
+
+/** Up to five lines most similar to `text`: a substring prefilter on its two longest words, then bigram similarity. */
+function similarLines(env: DiagnoseEnv, text: string, from: number): number[] {
+  const target = normalizeLine(text, 3);
+  const words = [...new Set(target.match(/[\p{L}\p{N}_$]{3,}/gu) ?? [])].sort((a, b) => b.length - a.length).slice(0, 2);
+  const lines = env.lines;
+  const seen = new Set<number>();
+  for (const word of words) {
+    env.stats.diagnosticLines += lines.length;
+    for (let i = 0; i < lines.length && seen.size < 200; i++) if (lines[i]!.includes(word)) seen.add(i);
+  }
+  const grams = bigrams(target);
+  const scored = [...seen]
+    .map((i) => ({ i, score: dice(grams, bigrams(normalizeLine(lines[i]!, 3))) }))
+    .filter((x) => x.score >= 0.4);
+  scored.sort((a, b) => b.score - a.score || Math.abs(a.i - from) - Math.abs(b.i - from));
+  return scored.slice(0, 5).map((x) => x.i);
+}
+
+function bigrams(s: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (let i = 0; i + 1 < s.length; i++) {
+    const g = s.slice(i, i + 2);
+    out.set(g, (out.get(g) ?? 0) + 1);
+  }
+  return out;
+}
+
+function dice(a: Map<string, number>, b: Map<string, number>): number {
+  let total = 0;
+  let shared = 0;
+  for (const v of a.values()) total += v;
+  for (const [g, v] of b) {
+    total += v;
+    shared += Math.min(v, a.get(g) ?? 0);
+  }
+  return total === 0 ? 0 : (2 * shared) / total;
+}
+
+/**
+ * `out_of_order_hunk` (found only before the search start) or
+ * `overlapping_hunks` (found where an earlier chunk already applies).
+ *
+ * @example
+ * ```ts
+ * const r = locateChunks(["a", "b"], [
+ *   { anchors: [], endOfFile: false, patchLine: 3, lines: [{ kind: "delete" as const, text: "b", patchLine: 4 }] },
+ *   { anchors: [], endOfFile: false, patchLine: 5, lines: [{ kind: "delete" as const, text: "a", patchLine: 6 }] }], { matching: "lenient", path: "f", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.errors.at(-1)!.code; // "out_of_order_hunk"
+ * ```
+ */
+export function outOfOrderFailure(
+  env: DiagnoseEnv,
+  c: ChunkRef,
+  positions: readonly number[],
+  m: number,
+  start: SearchStart,
+  placements: readonly ChunkPlacement[],
+): PatchFailure {
+  const shown = positions.slice(0, CANDIDATE_CAP);
+  const candidates = shown.map((s) => lineRef(env.lines, s));
+  const fields = { path: env.path, hunk: c.hunk, patch_line: c.patchLine, line: shown[0]! + 1, candidates };
+  if (positions.length === 1) {
+    const s = positions[0]!;
+    const other = placements.find((p) => (p.end > p.start ? s < p.end && p.start < s + m : s < p.start && p.start < s + m));
+    if (other) {
+      return failure("overlapping_hunks", [
+        `overlapping_hunks: ${label(env, c)} matches ${lineRange(s, s + m)}, which overlaps chunk ${other.index} (${other.end > other.start ? lineRange(other.start, other.end) : `insertion before line ${other.start + 1}`}). Chunks of one file must not share lines.`,
+        `Next step: merge the two chunks into one chunk, or remove the shared lines from one of them.`,
+      ].join("\n"), fields);
+    }
+    const next = placements.find((p) => p.start >= s + m);
+    const fix = start.byAnchor
+      ? `its @@ anchor selects a line after these lines; use an anchor above them, or drop it`
+      : `chunks of one file must be in file order: move this chunk${next ? ` before chunk ${next.index}` : ""} in the patch`;
+    return failure("out_of_order_hunk", [
+      `out_of_order_hunk: ${label(env, c)} matches only ${lineRange(s, s + m)}, before line ${start.from + 1} where its search started (after ${start.reason}):`,
+      boundedBlock([formatRef(candidates[0]!)], env.limits),
+      `Next step: ${fix}.`,
+    ].join("\n"), fields);
+  }
+  const count = positions.length > CANDIDATE_CAP ? `more than ${CANDIDATE_CAP}` : String(positions.length);
+  return failure("out_of_order_hunk", [
+    `out_of_order_hunk: ${label(env, c)} does not match at or after line ${start.from + 1} (after ${start.reason}), but matches ${count} places before it:`,
+    boundedBlock(candidates.map(formatRef), env.limits),
+    `Next step: put the chunk in file order${start.byAnchor ? " (or fix its @@ anchor)" : ""} and add context lines so it matches exactly one of these places.`,
+  ].join("\n"), fields);
+}

@@ -1,0 +1,199 @@
+/**
+ * The matching engine under locate (SPEC §5.5): per tier, every file line is
+ * keyed at most once, in one pass for all chunks of the file, into an
+ * `Int32Array` of small ids (0: not a line any chunk mentions) plus
+ * occurrence lists per id. A chunk is then searched on ids only (search.ts): from the
+ * occurrences of its rarest line when that is cheap, otherwise with KMP,
+ * which is linear whatever the input. No per-line objects are allocated.
+ *
+ * @module
+ */
+import { EOL_CHARS, type EolCode } from "../text/line_scan.ts";
+import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
+import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
+import { adoptLfLineStarts, type TextFile, unscannedLfText } from "../text/text.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passTrimmed, TierKeyer } from "./tier_pass.ts";
+
+function isTextFile(source: readonly string[] | FlatLines | TextFile): source is TextFile {
+  return !Array.isArray(source) && "lineStarts" in source;
+}
+
+/** What the caller knows about the file, to skip work (all optional). */
+export interface FileHints {
+  /** Every character of the file is ASCII (`TextFile.ascii`): tier 4 folds nothing in it. */
+  ascii?: boolean;
+  /**
+   * The decoded text the lines were split from, with each line's ending
+   * (`TextFile.text` and `eols`). Scanning one flat string is much cheaper
+   * than reading a million line strings; lines are then only read when
+   * their signature says they may match. Without it the lines are joined.
+   */
+  text?: string;
+  eols?: Uint8Array;
+  /** `TextFile.lineStarts`: with `text` and `eols`, the line strings are never read. */
+  starts?: Int32Array;
+}
+
+/** Shorter keys (`}`, `end`) are in almost every file: searching for them tells nothing. */
+const MIN_PROBE_KEY = 6;
+/** Native substring searches allowed per file (each may scan the whole text). */
+const MAX_PROBES = 8;
+
+/**
+ * The per-file index: register every text any chunk may look for, then ask
+ * for tiers. Tier 1 is built alone (its length prefilter skips most lines
+ * without reading them); the first request for any higher tier builds
+ * tiers 2–4 together in one pass, since reading each line's text is what
+ * costs. Tier 4 reuses tier 3 when nothing can fold (an ASCII file and
+ * queries without foldable characters).
+ *
+ * @example
+ * ```ts
+ * const index = new MatchIndex(["  x = 1", "y"]);
+ * index.add("x = 1");
+ * index.tier(1).count(index.tier(1).idOf("x = 1")); // 0
+ * index.tier(3).count(index.tier(3).idOf("x = 1")); // 1
+ * ```
+ */
+export class MatchIndex {
+  /** Work counters. */
+  readonly stats: MatchStats;
+  readonly #source: readonly string[] | FlatLines | TextFile;
+  readonly #hints: FileHints;
+  readonly #queries = new Set<string>();
+  readonly #tiers = new Map<LineTier, TierIndex>();
+  #flat: FlatLines | undefined;
+  readonly #probes = new Map<string, boolean>();
+
+  /**
+   * `lines`: the file's lines, their flat form, or the decoded file itself
+   * (then `hints.text`, `eols` and `starts` are not needed, and a file whose
+   * lines were not found yet has them found by the tier-1 pass, in the same
+   * pass).
+   */
+  constructor(lines: readonly string[] | FlatLines | TextFile, stats?: MatchStats, hints: FileHints = {}) {
+    this.#source = lines;
+    this.stats = stats ?? newMatchStats();
+    this.#hints = hints;
+  }
+
+  /** How many lines the file has. */
+  get lineCount(): number {
+    const source = this.#source;
+    return Array.isArray(source) ? source.length : (source as FlatLines | TextFile).eols.length;
+  }
+
+  /** The flat text (the lines joined when only they were given). */
+  #text(): string {
+    const source = this.#source;
+    return Array.isArray(source) ? this.#flatLines().text : (source as FlatLines | TextFile).text;
+  }
+
+  /** Register a text that some chunk will search for. Must precede building any tier. */
+  add(text: string): void {
+    if (this.#tiers.size > 0 && !this.#queries.has(text)) throw new Error("MatchIndex: queries must be added before any tier is built");
+    this.#queries.add(text);
+  }
+
+  /** Whether `tier` is built already (asking for it costs nothing more). */
+  built(tier: LineTier): boolean {
+    return this.#tiers.has(tier);
+  }
+
+  /**
+   * Whether any line could match `texts` (context and `-` lines of a chunk)
+   * at `tier` 2–4, judged without building the tier: a line equal to the
+   * longest text at that tier contains its trimmed (and, in an ASCII file,
+   * folded) form, so if the flat text lacks it, nothing matches. `true`
+   * when it cannot tell (tier 4 in a file not known to be ASCII, short
+   * keys, or the few native searches this allows are used up).
+   */
+  mayMatch(texts: readonly string[], tier: LineTier): boolean {
+    if (tier === 1 || this.#tiers.has(tier)) return true;
+    if (tier === 4 && this.#hints.ascii !== true) return true;
+    let key = "";
+    for (const t of texts) {
+      const k = normalizeLine(t, tier === 4 ? 4 : 3);
+      if (k.length > key.length) key = k;
+    }
+    if (key.length < MIN_PROBE_KEY) return true;
+    let known = this.#probes.get(key);
+    if (known === undefined) {
+      if (this.#probes.size >= MAX_PROBES) return true;
+      known = this.#text().includes(key);
+      this.#probes.set(key, known);
+      this.stats.textProbes++;
+    }
+    return known;
+  }
+
+  /** The index of `tier`, built on first use. */
+  tier(tier: LineTier): TierIndex {
+    const built = this.#tiers.get(tier);
+    if (built !== undefined) return built;
+    if (tier === 1) {
+      this.#build([1]);
+    } else {
+      const foldless = this.#hints.ascii === true && [...this.#queries].every((q) => foldPunctuation(q) === q);
+      this.#build(foldless ? [2, 3] : [2, 3, 4]);
+      if (foldless) this.#tiers.set(4, this.#tiers.get(3)!);
+    }
+    return this.#tiers.get(tier)!;
+  }
+
+  /**
+   * The lines as offsets into one flat text: the decoded file's own when
+   * the hints carry it (and the lines add up to it), else the lines joined.
+   */
+  #flatLines(): FlatLines {
+    if (this.#flat !== undefined) return this.#flat;
+    const source = this.#source;
+    if (isTextFile(source)) return (this.#flat = { text: source.text, starts: source.lineStarts, eols: source.eols });
+    if (!Array.isArray(source)) return (this.#flat = source as FlatLines);
+    const lines = source as readonly string[];
+    const { text, eols, starts } = this.#hints;
+    if (text !== undefined && eols !== undefined && eols.length === lines.length) {
+      if (starts !== undefined && starts.length === lines.length + 1 && starts[lines.length] === text.length) {
+        return (this.#flat = { text, starts, eols });
+      }
+      const counted = new Int32Array(lines.length + 1);
+      let offset = 0;
+      for (let i = 0; i < lines.length; i++) {
+        counted[i] = offset;
+        offset += lines[i]!.length + EOL_CHARS[eols[i] as EolCode];
+      }
+      counted[lines.length] = offset;
+      // Lines that do not add up to the text did not come from it.
+      if (offset === text.length) return (this.#flat = { text, starts: counted, eols });
+    }
+    return (this.#flat = flatLinesOf(lines));
+  }
+
+  #build(tiers: readonly LineTier[]): void {
+    const source = this.#source;
+    const unscanned = tiers.length === 1 && isTextFile(source) ? unscannedLfText(source) : undefined;
+    if (unscanned !== undefined) {
+      // Find the lines and key them in one pass (the file keeps the starts).
+      const keyer = new TierKeyer(1, this.#queries, 0);
+      adoptLfLineStarts(source as TextFile, passExactScanning(unscanned, keyer));
+      this.#finish([keyer]);
+      return;
+    }
+    const flat = this.#flatLines();
+    const n = flat.eols.length;
+    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n));
+    if (tiers.length === 1) passExact(flat, keyers[0]!);
+    else passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2]);
+    this.#finish(keyers);
+  }
+
+  #finish(keyers: readonly TierKeyer[]): void {
+    const n = keyers[0]!.ids.length;
+    for (const keyer of keyers) {
+      this.#tiers.set(keyer.tier, keyer.finish());
+      this.stats.linesKeyed += keyer.keyed;
+    }
+    this.stats.indexBuilds++;
+    this.stats.linesScanned += n;
+  }
+}

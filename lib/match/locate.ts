@@ -1,0 +1,355 @@
+/**
+ * Layer `lib/match/` (pure, above `lib/text/`): locating chunks in a file —
+ * the tier ladder (`normalize.ts`, `tier_*.ts`), the line-id index and
+ * search (`index.ts`, `search.ts`), and the diagnostics of a chunk that does
+ * not match once (`diagnose.ts`, `closest.ts`, `failures.ts`). It may import
+ * `lib/text/`, `lib/types.ts`, `lib/failure.ts` and `node:crypto`.
+ *
+ * This file: locating every chunk of one file (SPEC §5.1, §5.2, §5.5).
+ *
+ * A cursor starts at line 0. Each `@@` anchor moves it past the first line at
+ * or after it equal to the anchor; then every position at or after the
+ * cursor where the chunk's old side matches is found, at the first tier that
+ * finds any: one is accepted (the cursor moves past it), several are
+ * `ambiguous_hunk`, none after but one before is `out_of_order_hunk` or
+ * `overlapping_hunks`, none is `context_mismatch` with diagnostics. A failing
+ * chunk leaves the cursor where it was and the next chunk is still located,
+ * so every failure of the file is reported at once.
+ *
+ * Choices where the spec is silent (also in the README):
+ * - Anchors always match ignoring leading and trailing whitespace, also in
+ *   `"exact"` mode: `@@` lines conventionally drop the indentation of the
+ *   line they name (`@@ def run(self):`). Only tiers 4–5 warn for anchors.
+ * - A chunk found several times before the cursor (none after) is
+ *   `out_of_order_hunk` listing the candidates.
+ * - An `*** End of File` chunk may also sit just before trailing blank lines
+ *   of the file (a `fuzzy_match` warning says so).
+ *
+ * @module
+ */
+import {
+  type ChunkForms,
+  chunkForms,
+  type ChunkVariant,
+  describeWhitespace,
+  hasTextInserts,
+  indentDelta,
+  reindentInserts,
+} from "./chunk_variants.ts";
+import { type DiagnoseEnv, diagnoseMismatches, type MismatchCase, type SearchStart, unevenIndentationFailure } from "./diagnose.ts";
+import { ambiguousFailure, anchorNotFoundFailure, outOfOrderFailure } from "./failures.ts";
+import { lineRange } from "../text/excerpt.ts";
+import { warning } from "../failure.ts";
+import { MatchIndex } from "./index.ts";
+import { findMatches, matchesAt } from "./search.ts";
+import type { MatchStats, TierIndex } from "./tier_index.ts";
+import { contentStart, describeTier, type LineTier, tiersFor } from "./normalize.ts";
+import { lineOf, type TextFile } from "../text/text.ts";
+import type { ChunkPlacement } from "./placement.ts";
+import type { Chunk, ChunkLine, MatchingMode, MatchTier, PatchFailure, Warning } from "../types.ts";
+
+/** Options of {@linkcode locateChunks}. */
+export interface LocateOptions {
+  matching: MatchingMode;
+  /** Root-relative path, for messages. */
+  path: string;
+  /** Indentation is syntax in this file (see `isIndentationSensitive`). */
+  indentationSensitive: boolean;
+  /** Longest excerpt in a failure, in lines and bytes. */
+  excerptLines: number;
+  excerptBytes: number;
+  /** Optional work counters (tests check bounded work with them). */
+  stats?: MatchStats;
+  /**
+   * The decoded file `lines` came from (optional): its flat text, endings and
+   * ASCII flag let the matcher scan without reading every line (much faster
+   * on large files). Results are the same without it. Not needed when the
+   * file itself is passed instead of its lines.
+   */
+  file?: Pick<TextFile, "text" | "eols" | "ascii"> & Partial<Pick<TextFile, "lineStarts">>;
+}
+
+export type { ChunkPlacement } from "./placement.ts";
+
+/** The result of {@linkcode locateChunks}. */
+export interface LocateResult {
+  placements: ChunkPlacement[];
+  errors: PatchFailure[];
+  warnings: Warning[];
+}
+
+/** Stop collecting matches here: enough to say "more than 20". */
+const MATCH_CAP = 21;
+
+interface Hit {
+  tier: MatchTier;
+  /** The normalisation that matched (tier 5 reuses 1–4). */
+  lineTier: LineTier;
+  variant: ChunkVariant;
+  positions: number[];
+}
+
+type Finder = (index: TierIndex, pattern: Int32Array) => number[];
+
+/**
+ * Locate all chunks of one file. Pure; near-linear in the file size.
+ * `lines` is the file's lines, or the decoded file itself: then only the
+ * lines a chunk touches are made into strings (all of them only when a
+ * failure needs diagnosing), which is what makes large files cheap.
+ *
+ * @example
+ * ```ts
+ * const chunk = { anchors: [], endOfFile: false, patchLine: 3, lines: [
+ *   { kind: "context", text: "a", patchLine: 3 }, { kind: "delete", text: "b", patchLine: 4 }, { kind: "insert", text: "B", patchLine: 5 }] } as const;
+ * const r = locateChunks(["a", "b", "c"], [chunk], { matching: "lenient", path: "f.txt", indentationSensitive: false, excerptLines: 40, excerptBytes: 4096 });
+ * r.placements[0]; // { index: 1, start: 0, end: 2, tier: 1, body: [...] }
+ * ```
+ */
+export function locateChunks(lines: readonly string[] | TextFile, chunks: readonly Chunk[], options: LocateOptions): LocateResult {
+  const whole = Array.isArray(lines) ? undefined : (lines as TextFile);
+  if ((whole === undefined ? !Array.isArray(lines) : typeof whole.text !== "string" || !("lineStarts" in whole)) || !Array.isArray(chunks)) {
+    throw new TypeError("locateChunks: lines must be an array or a decoded TextFile, chunks an array");
+  }
+  const array = lines as readonly string[];
+  const tiers = tiersFor(options.matching);
+  const lenient = tiers.includes(5);
+  const file = whole ?? options.file;
+  // (A whole file is its own hint; reading its offsets here would find its lines early.)
+  const hints = whole ? { ascii: whole.ascii === true } : file ? { ascii: file.ascii === true, text: file.text, eols: file.eols, ...(file.lineStarts ? { starts: file.lineStarts } : {}) } : {};
+  const index = new MatchIndex(whole ?? array, options.stats, hints);
+  const forms = chunks.map((chunk) => chunkForms(chunk, lenient));
+  for (const form of forms) registerQueries(index, form);
+  // Any anchor or old line needs tier 1; building it before anything counts
+  // the lines lets a decoded file find its lines in that same pass.
+  if (forms.some((form) => form.anchors.length > 0 || form.full.oldTexts.length > 0)) index.tier(1);
+
+  const n = index.lineCount;
+  const lineAt = whole ? (i: number): string => lineOf(whole, i) : (i: number): string => array[i]!;
+  const env: DiagnoseEnv = {
+    // Diagnostics read lines freely; only failures pay for the full array.
+    get lines() {
+      return whole ? whole.lines : array;
+    },
+    index,
+    tiers,
+    path: options.path,
+    limits: { lines: Math.max(1, options.excerptLines), bytes: Math.max(256, options.excerptBytes) },
+    stats: index.stats,
+  };
+  const placements: ChunkPlacement[] = [];
+  const errors: PatchFailure[] = [];
+  const warnings: Warning[] = [];
+  const mismatches: MismatchCase[] = [];
+  let cursor = 0;
+  let cursorReason = "the start of the file";
+
+  for (let c = 0; c < chunks.length; c++) {
+    const chunk = chunks[c]!;
+    const form = forms[c]!;
+    const hunk = c + 1;
+    const at = { path: options.path, hunk, patch_line: chunk.patchLine };
+
+    // 1. Anchors narrow the search, each from where the previous one matched.
+    let from = cursor;
+    let start: SearchStart = { from, reason: cursorReason, byAnchor: false };
+    const ref = { hunk, patchLine: chunk.patchLine };
+    let anchorsOk = true;
+    for (let a = 0; a < form.anchors.length; a++) {
+      const found = findAnchor(index, tiers, form.anchors[a]!, form.escapedAnchors[a], from);
+      if (found === undefined) {
+        errors.push(anchorNotFoundFailure(env, { hunk, patchLine: chunk.patchLine + a }, form.anchors[a]!, start, findAnchorAnywhere(index, tiers, form, a, from)));
+        anchorsOk = false;
+        break;
+      }
+      if (found.tier >= 4) {
+        warnings.push(warning("fuzzy_match", `chunk ${hunk}: the @@ anchor ${JSON.stringify(form.anchors[a])} matched line ${found.line + 1} only ${describeTier(found.tier)} (tier ${found.tier}).`, { ...at, line: found.line + 1 }));
+      }
+      from = found.line + 1;
+      start = { from, reason: `the @@ anchor at line ${found.line + 1}`, byAnchor: true };
+    }
+    if (!anchorsOk) continue;
+
+    // 2. Pure insertions: right after the anchor, else at the end of the file.
+    if (form.full.oldTexts.length === 0) {
+      const atEnd = chunk.endOfFile || form.anchors.length === 0;
+      const insertAt = atEnd ? n : from;
+      if (!chunk.endOfFile && form.anchors.length === 0) {
+        warnings.push(warning("appended_at_eof", `chunk ${hunk} has no context lines and no @@ anchor, so its lines were appended at the end of the file (after line ${n}). To insert elsewhere, add an @@ anchor line or context lines.`, { ...at, line: n }));
+      }
+      placements.push({ index: hunk, start: insertAt, end: insertAt, tier: 1, body: form.full.body.slice() });
+      cursor = insertAt;
+      cursorReason = atEnd ? "the end of the file" : `the insertion of chunk ${hunk} before line ${insertAt + 1}`;
+      continue;
+    }
+
+    // 3. Search at or after `from`.
+    const eofFinder: Finder = (t, p) => {
+      const s = n - p.length;
+      return matchesAt(t, p, s) ? [s] : [];
+    };
+    const after: Finder = (t, p) => findMatches(t, p, from, n + 1, MATCH_CAP, index.stats);
+    let hit = chunk.endOfFile ? searchForms(index, tiers, form, eofFinder) : searchForms(index, tiers, form, after);
+    let eofNote: string | undefined;
+    if (hit === undefined && chunk.endOfFile) {
+      let end = n;
+      while (end > 0) {
+        const last = lineAt(end - 1);
+        if (contentStart(last) !== last.length) break;
+        end--;
+      }
+      if (end < n) {
+        const beforeBlank: Finder = (t, p) => (matchesAt(t, p, end - p.length) ? [end - p.length] : []);
+        hit = searchForms(index, tiers, form, beforeBlank);
+        if (hit) eofNote = `ignoring the ${n - end} blank line${n - end === 1 ? "" : "s"} at the end of the file`;
+      }
+    }
+
+    if (hit !== undefined && hit.positions.length > 1) {
+      errors.push(ambiguousFailure(env, ref, hit.positions, hit.variant.oldTexts.length, hit.tier, start));
+      continue;
+    }
+    if (hit !== undefined && hit.positions[0]! < from) {
+      // Only an End of File chunk gets here: the file's end lies before the cursor.
+      errors.push(outOfOrderFailure(env, ref, hit.positions, hit.variant.oldTexts.length, start, placements));
+      continue;
+    }
+    if (hit === undefined) {
+      const before: Finder = (t, p) => findMatches(t, p, 0, from, MATCH_CAP, index.stats);
+      const earlier = chunk.endOfFile ? undefined : searchForms(index, tiers, form, before);
+      if (earlier !== undefined) {
+        errors.push(outOfOrderFailure(env, ref, earlier.positions, earlier.variant.oldTexts.length, start, placements));
+      } else {
+        let elsewhere: number | undefined;
+        if (chunk.endOfFile) {
+          const anywhere = searchForms(index, tiers, form, after);
+          if (anywhere && anywhere.positions.length === 1) elsewhere = anywhere.positions[0];
+        }
+        mismatches.push({ ...ref, variant: form.full, start, endOfFile: chunk.endOfFile, ...(elsewhere !== undefined ? { foundElsewhere: elsewhere } : {}) });
+      }
+      continue;
+    }
+
+    // 4. Accepted: adjust indentation, record warnings, move the cursor.
+    const s = hit.positions[0]!;
+    const m = hit.variant.oldTexts.length;
+    let body = hit.variant.body.slice();
+    if (hit.lineTier >= 3 && hasTextInserts(body)) {
+      const delta = indentDelta(lineAt, s, body);
+      const reindented = delta.kind === "uneven" ? undefined : reindentInserts(body, delta);
+      if (reindented === undefined) {
+        if (options.indentationSensitive) {
+          errors.push(unevenIndentationFailure(env, ref, s, hit.variant, delta));
+          continue;
+        }
+        warnings.push(warning("indentation_not_adjusted", `chunk ${hunk} matched ${lineRange(s, s + m)} only ignoring indentation, and the indentation differs unevenly, so its + lines were inserted exactly as sent. Check their indentation in the diff.`, { ...at, line: s + 1 }));
+      } else {
+        body = reindented;
+        if (delta.kind === "add" || delta.kind === "remove") {
+          const what = delta.kind === "add" ? `${describeWhitespace(delta.prefix)} more` : `${describeWhitespace(delta.prefix)} less`;
+          warnings.push(warning("indentation_adjusted", `chunk ${hunk} matched ${lineRange(s, s + m)} where the file is indented ${what} than the chunk; its + lines were re-indented the same way.`, { ...at, line: s + 1 }));
+        }
+      }
+    }
+    if (hit.tier > 1 || eofNote) {
+      const how = eofNote ? `${hit.tier > 1 ? describeTier(hit.tier) + ", " : ""}${eofNote}` : describeTier(hit.tier);
+      warnings.push(warning("fuzzy_match", `chunk ${hunk} matched ${lineRange(s, s + m)} ${how} (tier ${hit.tier}); the file's own text was kept for its context lines.`, { ...at, line: s + 1 }));
+    }
+    if (hit.tier === 5) {
+      warnings.push(warning("escaped_literals_recovered", `chunk ${hunk} contained literal escape sequences (\\n, \\t, \\"); read as real line breaks, tabs and quotes it matched ${lineRange(s, s + m)} uniquely, and its + lines were written unescaped too. Send real line breaks next time.`, { ...at, line: s + 1 }));
+    }
+    if (hit.variant.droppedBlank > 0) {
+      warnings.push(warning("trailing_blank_context_dropped", `chunk ${hunk} ended with ${hit.variant.droppedBlank} blank context line${hit.variant.droppedBlank === 1 ? "" : "s"} that the file does not have there; ${hit.variant.droppedBlank === 1 ? "it was" : "they were"} ignored.`, { ...at, line: s + 1 }));
+    }
+    placements.push({ index: hunk, start: s, end: s + m, tier: hit.tier, body });
+    cursor = s + m;
+    cursorReason = `chunk ${hunk} (${lineRange(s, s + m)})`;
+  }
+
+  if (mismatches.length > 0) errors.push(...diagnoseMismatches(env, mismatches));
+  errors.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0));
+  return { placements, errors, warnings };
+}
+
+function registerQueries(index: MatchIndex, form: ChunkForms): void {
+  for (const anchor of form.anchors) index.add(anchor);
+  for (const anchor of form.escapedAnchors) if (anchor !== undefined) index.add(anchor);
+  for (const variant of [form.full, form.escaped]) {
+    if (variant === undefined) continue;
+    for (const text of variant.oldTexts) index.add(text);
+    for (const text of variant.newTexts) index.add(text);
+  }
+}
+
+/** The first tier that finds any position for the chunk as sent, then without trailing blank context. */
+function searchForms(index: MatchIndex, tiers: readonly MatchTier[], form: ChunkForms, finder: Finder): Hit | undefined {
+  return searchVariants(index, tiers, form.full, form.escaped, finder) ??
+    (form.dropped ? searchVariants(index, tiers, form.dropped, form.escapedDropped, finder) : undefined);
+}
+
+function searchVariants(
+  index: MatchIndex,
+  tiers: readonly MatchTier[],
+  variant: ChunkVariant,
+  escaped: ChunkVariant | undefined,
+  finder: Finder,
+): Hit | undefined {
+  // A tier whose index is the previous tier's (nothing to fold) finds the same.
+  let previous: TierIndex | undefined;
+  for (const tier of tiers) {
+    if (tier === 5) {
+      if (escaped === undefined) continue;
+      previous = undefined;
+      for (const lineTier of [1, 2, 3, 4] as const) {
+        if (!index.mayMatch(escaped.oldTexts, lineTier)) continue;
+        const t = index.tier(lineTier);
+        if (t === previous) continue;
+        previous = t;
+        const positions = finder(t, t.pattern(escaped.oldTexts));
+        if (positions.length > 0) return { tier, lineTier, variant: escaped, positions };
+      }
+      continue;
+    }
+    if (!index.mayMatch(variant.oldTexts, tier)) continue;
+    const t = index.tier(tier);
+    if (t === previous) continue;
+    previous = t;
+    const positions = finder(t, t.pattern(variant.oldTexts));
+    if (positions.length > 0) return { tier, lineTier: tier, variant, positions };
+  }
+  return undefined;
+}
+
+/** Anchor tiers: always at least 1–3 (see the module notes). */
+function anchorTiers(tiers: readonly MatchTier[]): MatchTier[] {
+  return tiers.includes(5) ? [1, 2, 3, 4, 5] : [1, 2, 3];
+}
+
+function findAnchor(
+  index: MatchIndex,
+  tiers: readonly MatchTier[],
+  anchor: string,
+  escaped: string | undefined,
+  from: number,
+): { line: number; tier: MatchTier } | undefined {
+  for (const tier of anchorTiers(tiers)) {
+    if (tier === 5) {
+      if (escaped === undefined) continue;
+      for (const lineTier of [1, 2, 3, 4] as const) {
+        const t = index.tier(lineTier);
+        const line = t.firstAtOrAfter(t.idOf(escaped), from);
+        if (line >= 0) return { line, tier };
+      }
+      continue;
+    }
+    const t = index.tier(tier);
+    const line = t.firstAtOrAfter(t.idOf(anchor), from);
+    if (line >= 0) return { line, tier };
+  }
+  return undefined;
+}
+
+/** Where anchor `a` would match if searched from the top: only reported when that is before `from`. */
+function findAnchorAnywhere(index: MatchIndex, tiers: readonly MatchTier[], form: ChunkForms, a: number, from: number): number | undefined {
+  const found = findAnchor(index, tiers, form.anchors[a]!, form.escapedAnchors[a], 0);
+  return found !== undefined && found.line < from ? found.line : undefined;
+}

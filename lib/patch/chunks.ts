@@ -1,0 +1,217 @@
+/**
+ * The chunks of one `*** Update File` section: `@@` lines (several in a row
+ * narrow the search, a unified-diff header counts as a bare `@@`), the
+ * ' ' / '-' / '+' body lines, empty lines as empty context, and
+ * `*** End of File` (SPEC §3).
+ *
+ * @module
+ */
+import { warning } from "../failure.ts";
+import { markerOf, SECTION_HEADERS } from "./markers.ts";
+import type { Chunk, ChunkLine, UpdateFileOp, Warning } from "../types.ts";
+
+/** What the chunk reader needs from the section parser that owns the cursor. */
+export interface ChunkHost {
+  readonly lines: readonly string[];
+  /** Index of the last line the sections may use. */
+  readonly to: number;
+  cursor(): number;
+  advance(): void;
+  reportAt(i: number, message: string, path: string, hunk?: number): void;
+  warn(w: Warning): void;
+  noteMarker(i: number): void;
+}
+
+const CHUNK_LINES = "every line of a chunk starts with ' ', '+' or '-'";
+
+/** A unified-diff hunk header; its numbers are never trusted. */
+const UNIFIED_HEADER = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/;
+
+/**
+ * Read the chunks of `op` from the host's cursor, up to (not including) the
+ * first line that ends the section: another section marker, `*** End Patch`
+ * or an unknown `***` marker. Errors and warnings go to the host.
+ *
+ * @example
+ * ```ts
+ * // Used by parseSections; see test/unit/patch/parse.test.ts for behaviour.
+ * ```
+ */
+export function readChunks(host: ChunkHost, op: UpdateFileOp): void {
+  new ChunkReader(host, op).read();
+}
+
+/** Reads the chunks of one Update File section. */
+class ChunkReader {
+  private chunk: Chunk | null = null;
+  /** The chunk has at least one body line (so `@@` after it starts a new chunk). */
+  private hasBody = false;
+  /** Line index of the `*** End of File` that closed the previous chunk, until the next `@@`. */
+  private afterEndOfFile = -1;
+  private reportedAfterEndOfFile = false;
+  private unifiedHeaders = 0;
+  private firstUnifiedLine = 0;
+  private sectionErrors = 0;
+
+  constructor(private readonly parser: ChunkHost, private readonly op: UpdateFileOp) {}
+
+  read(): void {
+    const p = this.parser;
+    const lines = p.lines;
+    for (; p.cursor() <= p.to; p.advance()) {
+      const i = p.cursor();
+      const line = lines[i]!;
+      const first = line.charCodeAt(0);
+      if (first === 0x20 || first === 0x2b || first === 0x2d) { // ' ' '+' '-'
+        this.bodyLine(i, first === 0x20 ? "context" : first === 0x2b ? "insert" : "delete", line.slice(1));
+      } else if (line.trim() === "") {
+        // An empty line inside a chunk is an empty context line (Codex); between
+        // chunks it separates them. A whitespace-only line without the ' ' prefix
+        // (a stray tab) counts as empty: the matcher ignores trailing whitespace.
+        if (this.chunk !== null && this.afterEndOfFile < 0) this.bodyLine(i, "context", "");
+      } else if (line.startsWith("@@")) {
+        this.anchorLine(i, line);
+      } else {
+        const marker = markerOf(line);
+        if (marker === null) {
+          this.badLine(i, line);
+        } else if (marker.kind === "eof") {
+          p.noteMarker(i);
+          this.endOfFile(i);
+        } else {
+          break; // the next section, `*** End Patch`, or an unknown marker for the caller
+        }
+      }
+    }
+    this.closeChunk(p.cursor());
+    if (this.unifiedHeaders > 0) {
+      p.warn(warning(
+        "unified_header_ignored",
+        `${this.unifiedHeaders} unified-diff hunk header${
+          this.unifiedHeaders === 1 ? "" : "s"
+        } ('@@ -a,b +c,d @@', first on line ${this.firstUnifiedLine}) in ${JSON.stringify(this.op.path)} ${
+          this.unifiedHeaders === 1 ? "was" : "were"
+        } read as a bare '@@': the line numbers are not used (chunks are located by their context), and any text after the second '@@' is not used either, since git's function context may lie before an earlier chunk. Use '@@' or '@@ <a line of the file above the change>' next time.`,
+        { path: this.op.path, patch_line: this.firstUnifiedLine },
+      ));
+    }
+  }
+
+  private bodyLine(i: number, kind: ChunkLine["kind"], text: string): void {
+    if (this.afterEndOfFile >= 0) {
+      if (!this.reportedAfterEndOfFile) {
+        this.reportedAfterEndOfFile = true;
+        this.report(
+          i,
+          `follows '*** End of File' (line ${this.afterEndOfFile + 1}), which ends its chunk; start a new chunk with '@@', or move '*** End of File' after the chunk's last line.`,
+        );
+      }
+      return;
+    }
+    if (this.chunk === null) {
+      this.chunk = this.newChunk(i);
+      if (this.op.chunks.length === 0) {
+        this.parser.warn(warning(
+          "first_chunk_without_anchor",
+          `The first chunk of ${JSON.stringify(this.op.path)} (line ${i + 1}) has no '@@' line; it was read as if it started with a bare '@@'.`,
+          { path: this.op.path, hunk: 1, patch_line: i + 1 },
+        ));
+      }
+    }
+    this.chunk.lines.push({ kind, text, patchLine: i + 1 });
+    this.hasBody = true;
+  }
+
+  private anchorLine(i: number, line: string): void {
+    if (this.chunk !== null && this.hasBody) this.closeChunk(i);
+    this.afterEndOfFile = -1;
+    this.reportedAfterEndOfFile = false;
+    let anchor: string | null;
+    if (UNIFIED_HEADER.test(line)) {
+      if (this.unifiedHeaders++ === 0) this.firstUnifiedLine = i + 1;
+      anchor = null;
+    } else {
+      const rest = line.slice(2);
+      if (rest.trim() === "") anchor = null;
+      else if (rest.startsWith(" ") || rest.startsWith("\t")) {
+        anchor = rest.slice(1).trim() === "" ? null : rest.slice(1);
+      } else {
+        this.report(
+          i,
+          `is not a valid chunk header: write '@@' alone, or '@@ ' (with a space) followed by a line of the file above the change, such as '@@ ${
+            rest.replace(/^@+/, "").trim().slice(0, 40) || "def main():"
+          }'.`,
+        );
+        return;
+      }
+    }
+    if (this.chunk === null) this.chunk = this.newChunk(i);
+    if (anchor !== null) this.chunk.anchors.push(anchor);
+  }
+
+  private endOfFile(i: number): void {
+    if (this.chunk === null || !this.hasBody) {
+      this.report(
+        i,
+        `is in the wrong place: '*** End of File' ends a chunk, on the line right after the chunk's last ' ', '-' or '+' line.`,
+      );
+      return;
+    }
+    this.chunk.endOfFile = true;
+    this.closeChunk(i);
+    this.afterEndOfFile = i;
+  }
+
+  private badLine(i: number, line: string): void {
+    const tab = line.startsWith("\t")
+      ? " This line starts with a tab: a context line needs ' ' before the file's own indentation."
+      : "";
+    this.report(
+      i,
+      `is not a chunk line: ${CHUNK_LINES} (context, delete, insert) and a new chunk starts with '@@'; ${SECTION_HEADERS}.${tab}`,
+    );
+  }
+
+  private newChunk(i: number): Chunk {
+    return { anchors: [], lines: [], endOfFile: false, patchLine: i + 1 };
+  }
+
+  /** Finish the open chunk; `i` is the line that ended it (for messages). */
+  private closeChunk(i: number): void {
+    const chunk = this.chunk;
+    if (chunk === null) return;
+    this.chunk = null;
+    const hadBody = this.hasBody;
+    this.hasBody = false;
+    const index = this.op.chunks.length + 1;
+    if (this.sectionErrors > 0) {
+      // The section is already rejected; a half-read chunk would only add noise.
+      this.op.chunks.push(chunk);
+      return;
+    }
+    if (!hadBody) {
+      this.report(
+        chunk.patchLine - 1,
+        `starts chunk ${index} of ${JSON.stringify(this.op.path)}, which has no lines before ${
+          i <= this.parser.to ? `line ${i + 1}` : "the end of the patch"
+        }: after '@@' come the ' ' (context), '-' (delete) and '+' (insert) lines of the change.`,
+        index,
+      );
+      return;
+    }
+    const changes = chunk.lines.some((l) => l.kind !== "context");
+    if (!changes && this.op.moveTo === undefined) {
+      this.report(
+        chunk.patchLine - 1,
+        `starts chunk ${index} of ${JSON.stringify(this.op.path)}, which changes nothing (only ' ' context lines): add the '-' and '+' lines of the change, or remove the chunk.`,
+        index,
+      );
+    }
+    this.op.chunks.push(chunk);
+  }
+
+  private report(i: number, message: string, hunk?: number): void {
+    this.sectionErrors++;
+    this.parser.reportAt(i, message, this.op.path, hunk);
+  }
+}

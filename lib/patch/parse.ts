@@ -1,0 +1,257 @@
+/**
+ * Layer `lib/patch/` (pure, above `lib/text/`): patch text → a typed `Patch`
+ * (envelope, sections, chunks, markers), the path rules of SPEC §6 and the
+ * size limits, which parsing already enforces (they live here, not in
+ * `lib/plan/`, so the layers form a line: plan imports them from below). It
+ * may import `lib/text/`, `lib/types.ts`, `lib/failure.ts` and `node:crypto`.
+ *
+ * This file: parsePatch: Codex `apply_patch` text → a typed {@linkcode Patch}, or every
+ * error of the patch with its patch line (SPEC §3, §6).
+ *
+ * Decisions where SPEC §3 leaves room (all tested in test/unit/patch/parse.test.ts):
+ * - A missing `*** End Patch` is rejected, unlike Codex's streaming mode: a
+ *   missing end marker is the usual sign of a patch cut off in transit or by
+ *   an output limit, and applying a truncated Add would write half a file.
+ * - `*** Begin Patch` with no file section is rejected ("changes nothing"),
+ *   as Codex reports "No files were modified".
+ * - A chunk of context lines only is rejected as a no-op, except under
+ *   `*** Move to:`, where it is how a file is moved unchanged while stating
+ *   what it must contain (an Update with no chunk is rejected, SPEC §3).
+ * - `--- a/x` / `+++ b/x` lines are NOT stripped: right after
+ *   `*** Update File:` they are valid Codex body lines (delete "-- a/x",
+ *   insert "++ b/x") of a first chunk without `@@`, so stripping them would
+ *   change the meaning of a valid patch. They stay body lines; the planner's
+ *   context_mismatch then shows the model what it sent.
+ * - In a unified-diff header `@@ -1,3 +1,4 @@ def foo():` the text after the
+ *   second `@@` (git's function context) is ignored, not used as an anchor:
+ *   git takes it from any line above the hunk, often above an earlier hunk
+ *   of the same function, where an anchor search from the cursor would fail.
+ * - Paths are taken after the marker with surrounding whitespace trimmed
+ *   (Codex trims marker lines), so a name with leading or trailing spaces
+ *   cannot be addressed by a patch.
+ *
+ * @module
+ */
+import { failure, warning } from "../failure.ts";
+import { resolveLimits } from "./limits.ts";
+import { preparePatchLines, quoteLine } from "./envelope.ts";
+import { markerOf } from "./markers.ts";
+import { type ParsedSection, parseSections } from "./sections.ts";
+import { pathProblem, utf8Length } from "./paths.ts";
+import type { Limits, ParseOptions, ParseResult, PatchFailure, Warning } from "../types.ts";
+
+/** At most this many errors are returned; the rest are summarised in one more. */
+export const MAX_PARSE_ERRORS = 50;
+
+/**
+ * Parse a patch in the Codex `apply_patch` format (SPEC §3).
+ *
+ * Never throws for a string (only for a non-string, a programmer error);
+ * linear in the text length. Every line number (`patch_line`,
+ * `patchLine`) is 1-based in the text exactly as given, counting any
+ * stripped heredoc or blank lines. On failure, `errors` lists every error
+ * that could be found, in patch order.
+ *
+ * @example
+ * ```ts
+ * const r = parsePatch("*** Begin Patch\n*** Update File: a.py\n@@ def f():\n-    pass\n+    return 1\n*** End Patch");
+ * if (r.ok) r.patch.ops[0]; // { type: "update", path: "a.py", chunks: [...], patchLine: 2 }
+ * ```
+ */
+export function parsePatch(text: string, options: ParseOptions = {}): ParseResult {
+  if (typeof text !== "string") {
+    throw new TypeError(`parsePatch: text must be a string, got ${typeof text}`);
+  }
+  const limits = resolveLimits(options.limits);
+  const bytes = utf8Length(text);
+  if (bytes > limits.maxPatchBytes) {
+    return {
+      ok: false,
+      errors: [failure(
+        "limit_exceeded",
+        `limit_exceeded: the patch is ${bytes} bytes; at most ${limits.maxPatchBytes} are accepted. Split it into several smaller patches (fewer files or chunks each).`,
+        { limit: { name: "maxPatchBytes", max: limits.maxPatchBytes, actual: bytes } },
+      )],
+      warnings: [],
+    };
+  }
+
+  const { lines, first, last, warnings } = preparePatchLines(text);
+  const errors: PatchFailure[] = [];
+  const invalid = (message: string, line?: number): void => {
+    errors.push(failure("invalid_patch", `invalid_patch: ${message}`, line === undefined ? {} : { patch_line: line }));
+  };
+  if (first > last) {
+    invalid("the patch is empty: send a patch that starts with '*** Begin Patch', has one section per file and ends with '*** End Patch'.");
+    return { ok: false, errors, warnings };
+  }
+
+  const begin = findBegin(lines, first, last);
+  if (begin !== first) {
+    if (begin >= 0) {
+      invalid(
+        `line ${first + 1} ${quoteLine(lines[first]!)}${
+          begin > first + 1 ? ` and the lines up to line ${begin} come` : " comes"
+        } before '*** Begin Patch' (line ${begin + 1}): the patch must start with '*** Begin Patch'. Send the patch text alone.`,
+        first + 1,
+      );
+    } else {
+      invalid(
+        `line ${first + 1} ${quoteLine(lines[first]!)}: the first line of the patch must be '*** Begin Patch'.`,
+        first + 1,
+      );
+    }
+  }
+  const kindAtFirst = markerOf(lines[first]!)?.kind;
+  const from = begin >= 0
+    ? begin + 1
+    : kindAtFirst === "add" || kindAtFirst === "update" || kindAtFirst === "delete"
+    ? first
+    : first + 1;
+  const endAtLast = last !== begin && markerOf(lines[last]!)?.kind === "end";
+  const to = endAtLast ? last - 1 : last;
+
+  const parsed = parseSections(lines, from, to, last);
+  errors.push(...parsed.errors);
+  warnings.push(...parsed.warnings);
+  if (!endAtLast && !parsed.sawEnd) {
+    invalid(
+      `the patch ends at line ${last + 1} ${
+        quoteLine(lines[last]!)
+      } without '*** End Patch'. If the patch was cut off, send it again complete; otherwise add '*** End Patch' as its last line.`,
+      last + 1,
+    );
+  }
+  errors.push(...checkSections(parsed.sections, lines, limits));
+  if (parsed.sections.length === 0 && errors.length === 0) {
+    invalid(
+      "the patch has no file section, so it changes nothing: between '*** Begin Patch' and '*** End Patch' put '*** Add File: ', '*** Update File: ' or '*** Delete File: ' sections.",
+      Math.max(begin, first) + 1,
+    );
+  }
+  const padded = [...parsed.paddedMarkers];
+  if (begin >= 0 && isPadded(lines[begin]!)) padded.unshift(begin + 1);
+  if (endAtLast && isPadded(lines[last]!)) padded.push(last + 1);
+  if (padded.length > 0) warnings.push(trimmedMarkerWarning(padded));
+
+  if (errors.length > 0) return { ok: false, errors: capErrors(sortByLine(errors)), warnings };
+  return { ok: true, patch: { ops: parsed.sections.map((s) => s.op) }, warnings };
+}
+
+/** Index of the `*** Begin Patch` line: `first` when it is there, a later line, or -1. */
+function findBegin(lines: readonly string[], first: number, last: number): number {
+  if (markerOf(lines[first]!)?.kind === "begin") return first;
+  for (let i = first + 1; i <= last; i++) {
+    const line = lines[i]!;
+    // Test for the marker text before trimming, so no line is copied needlessly.
+    if (line.includes("*** Begin Patch") && line.trim() === "*** Begin Patch") return i;
+  }
+  return -1;
+}
+
+/** Paths (§6), Move onto itself, duplicate paths and the count limits. */
+function checkSections(
+  sections: readonly ParsedSection[],
+  lines: readonly string[],
+  limits: Limits,
+): PatchFailure[] {
+  const errors: PatchFailure[] = [];
+  const at = (line: number): string => `line ${line} ${quoteLine(lines[line - 1]!)}`;
+  /** path → the first patch line that touched it */
+  const seen = new Map<string, number>();
+  const touch = (path: string, line: number): void => {
+    const earlier = seen.get(path);
+    if (earlier === undefined) {
+      seen.set(path, line);
+      return;
+    }
+    errors.push(failure(
+      "duplicate_path",
+      `duplicate_path: ${at(line)} and ${at(earlier)} both touch ${
+        JSON.stringify(path)
+      }: a patch may touch each path once (a '*** Move to:' destination counts). Put every change to ${
+        JSON.stringify(path)
+      } into one section, or send the second change as a separate patch after this one succeeds.`,
+      { path, patch_line: line },
+    ));
+  };
+  const checkPath = (path: string, line: number): boolean => {
+    const problem = pathProblem(path);
+    if (problem === null) return true;
+    errors.push(failure("invalid_path", `invalid_path: ${at(line)}: ${problem}.`, { path, patch_line: line }));
+    return false;
+  };
+
+  for (const { op, moveLine } of sections) {
+    if (checkPath(op.path, op.patchLine)) touch(op.path, op.patchLine);
+    if (op.type !== "update") continue;
+    if (op.moveTo !== undefined && moveLine !== undefined) {
+      if (op.moveTo === op.path) {
+        errors.push(failure(
+          "invalid_patch",
+          `invalid_patch: ${at(moveLine)} moves ${
+            JSON.stringify(op.path)
+          } onto itself, which would delete the file (Codex does). Remove the '*** Move to:' line to edit it in place.`,
+          { path: op.path, patch_line: moveLine },
+        ));
+      } else if (checkPath(op.moveTo, moveLine)) {
+        touch(op.moveTo, moveLine);
+      }
+    }
+    if (op.chunks.length > limits.maxChunksPerFile) {
+      errors.push(failure(
+        "limit_exceeded",
+        `limit_exceeded: ${at(op.patchLine)} has ${op.chunks.length} chunks; at most ${limits.maxChunksPerFile} are accepted per file. Merge neighbouring chunks, or split the change into several patches.`,
+        {
+          path: op.path,
+          patch_line: op.patchLine,
+          limit: { name: "maxChunksPerFile", max: limits.maxChunksPerFile, actual: op.chunks.length },
+        },
+      ));
+    }
+  }
+  if (sections.length > limits.maxFiles) {
+    errors.push(failure(
+      "limit_exceeded",
+      `limit_exceeded: the patch has ${sections.length} file sections; at most ${limits.maxFiles} are accepted per patch. Split it into patches of at most ${limits.maxFiles} files each.`,
+      { limit: { name: "maxFiles", max: limits.maxFiles, actual: sections.length } },
+    ));
+  }
+  return errors;
+}
+
+function isPadded(line: string): boolean {
+  return line.length !== line.trim().length;
+}
+
+/**
+ * Marker lines recognised only after trimming would otherwise have been
+ * errors (or, for a path, had different names): say so once.
+ */
+function trimmedMarkerWarning(padded: readonly number[]): Warning {
+  const count = padded.length;
+  return warning(
+    "patch_trimmed",
+    `${count} marker line${count === 1 ? "" : "s"} (first: line ${padded[0]}) had leading or trailing whitespace and ${
+      count === 1 ? "was" : "were"
+    } read with it trimmed; a path after a marker is trimmed too.`,
+    { patch_line: padded[0] },
+  );
+}
+
+function sortByLine(errors: PatchFailure[]): PatchFailure[] {
+  return errors
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => (a.e.patch_line ?? 0) - (b.e.patch_line ?? 0) || a.i - b.i)
+    .map(({ e }) => e);
+}
+
+function capErrors(errors: PatchFailure[]): PatchFailure[] {
+  if (errors.length <= MAX_PARSE_ERRORS) return errors;
+  const shown = errors.slice(0, MAX_PARSE_ERRORS);
+  shown.push(failure(
+    "invalid_patch",
+    `invalid_patch: ${errors.length - MAX_PARSE_ERRORS} more errors are not shown. Fix the errors above and send the patch again.`,
+  ));
+  return shown;
+}

@@ -1,0 +1,225 @@
+/**
+ * The preconditions of a plan: what must hold of the patch and of each
+ * snapshot before any file is planned (SPEC §3 rejections, §4, §6), each
+ * failure phrased as the next step for the model.
+ *
+ * @module
+ */
+import { failure } from "../failure.ts";
+import { parentOf, validatePath } from "../patch/paths.ts";
+import { isSha256Hex, sha256Hex } from "../text/sha256.ts";
+import type { FileSnapshot, Limits, Patch, PatchFailure, PlanOptions, Snapshots } from "../types.ts";
+
+/** Everything a per-op planner needs, resolved once by planPatch. */
+export interface PlanContext {
+  snapshots: Snapshots;
+  options: PlanOptions;
+  limits: Limits;
+  matching: NonNullable<PlanOptions["matching"]>;
+  createParents: boolean;
+  excerptLines: number;
+  excerptBytes: number;
+  /** Caller SHAs, lowercased, by path. */
+  expectedSha: Map<string, string>;
+}
+
+/**
+ * Re-check what the parser guarantees, because a Patch can be built by hand:
+ * lexical path rules, one operation per path, file and chunk limits.
+ */
+export function checkPatchShape(patch: Patch, ctx: PlanContext): PatchFailure[] {
+  const errors: PatchFailure[] = [];
+  if (patch.ops.length > ctx.limits.maxFiles) {
+    errors.push(
+      failure(
+        "limit_exceeded",
+        `The patch has ${patch.ops.length} file sections; at most ${ctx.limits.maxFiles} are allowed in one patch. Split it into several patches.`,
+        { limit: { name: "maxFiles", max: ctx.limits.maxFiles, actual: patch.ops.length } },
+      ),
+    );
+  }
+  const seen = new Map<string, number>();
+  for (const op of patch.ops) {
+    const paths = op.type === "update" && op.moveTo !== undefined ? [op.path, op.moveTo] : [op.path];
+    for (const path of paths) {
+      const invalid = validatePath(path);
+      if (invalid) {
+        errors.push({ ...invalid, patch_line: invalid.patch_line ?? op.patchLine });
+        continue;
+      }
+      const first = seen.get(path);
+      if (first !== undefined) {
+        errors.push(
+          failure(
+            "duplicate_path",
+            `${path} is named by two file sections (patch lines ${first} and ${op.patchLine}). Each path may appear once per patch, as a source or a Move destination; merge the changes into one section or send two patches.`,
+            { path, patch_line: op.patchLine },
+          ),
+        );
+      } else {
+        seen.set(path, op.patchLine);
+      }
+    }
+    if (op.type === "update" && op.moveTo === op.path) {
+      errors.push(
+        failure("invalid_patch", `*** Move to: ${op.path} names the file's own path; drop the Move line to edit it in place.`, {
+          path: op.path,
+          patch_line: op.patchLine,
+        }),
+      );
+    }
+    if (op.type === "update" && op.chunks.length === 0) {
+      errors.push(
+        failure("invalid_patch", `*** Update File: ${op.path} has no chunk. Add at least one chunk: an "@@" line, then context (' '), removed ('-') and added ('+') lines.`, {
+          path: op.path,
+          patch_line: op.patchLine,
+        }),
+      );
+    }
+    if (op.type === "update" && op.chunks.length > ctx.limits.maxChunksPerFile) {
+      errors.push(
+        failure(
+          "limit_exceeded",
+          `${op.path} has ${op.chunks.length} chunks; at most ${ctx.limits.maxChunksPerFile} are allowed per file. Split the change into several patches.`,
+          {
+            path: op.path,
+            patch_line: op.patchLine,
+            limit: { name: "maxChunksPerFile", max: ctx.limits.maxChunksPerFile, actual: op.chunks.length },
+          },
+        ),
+      );
+    }
+  }
+  return errors;
+}
+
+/**
+ * Caller SHAs must be well-formed and name a file this patch touches: a typo
+ * in a path would otherwise silently drop the precondition the caller asked for.
+ */
+export function checkExpectedShaKeys(patch: Patch, ctx: PlanContext): PatchFailure[] {
+  const errors: PatchFailure[] = [];
+  const sources = new Set(patch.ops.map((op) => op.path));
+  for (const [path, raw] of Object.entries(ctx.options.expectedSha256 ?? {})) {
+    if (typeof raw !== "string" || !isSha256Hex(raw)) {
+      errors.push(
+        failure(
+          "precondition_failed",
+          `expected_sha256 for ${path} is not a SHA-256 (64 hex digits): ${JSON.stringify(String(raw)).slice(0, 80)}. Send the file_sha256 value that read_file returned for that file.`,
+          { path },
+        ),
+      );
+      continue;
+    }
+    if (!sources.has(path)) {
+      errors.push(
+        failure(
+          "precondition_failed",
+          `expected_sha256 names ${path}, but the patch does not update or delete that path, so the precondition could not be checked. Fix the path in expected_sha256 (it must be the root-relative path of an Update or Delete section) or remove the entry.`,
+          { path, expected_sha256: raw.toLowerCase() },
+        ),
+      );
+      continue;
+    }
+    ctx.expectedSha.set(path, raw.toLowerCase());
+  }
+  return errors;
+}
+
+/** The snapshot of a path; a missing one is a programmer error (read every path first). */
+export function snapshotOf(ctx: PlanContext, path: string): FileSnapshot {
+  const snap = ctx.snapshots.get(path);
+  if (!snap) throw new TypeError(`planPatch: no snapshot for ${JSON.stringify(path)}; read every patch path (and Move destination) first`);
+  return snap;
+}
+
+/** The failure for a path that must be an existing regular file but is not. */
+export function notARegularFile(snap: FileSnapshot, section: string): PatchFailure {
+  const path = snap.path;
+  if (snap.rejected) return { ...snap.rejected, path: snap.rejected.path ?? path };
+  switch (snap.kind) {
+    case "missing":
+      return failure(
+        "not_found",
+        section === "Update"
+          ? `*** Update File: ${path} — no such file under the root. To create it, use "*** Add File: ${path}" with every line prefixed by "+"; otherwise check the path (read a sibling file or list the directory).`
+          : `*** Delete File: ${path} — no such file under the root, so there is nothing to delete (it may already be gone). Remove this section from the patch.`,
+        { path, actual_state: "missing" },
+      );
+    case "symlink":
+      return failure(
+        "symlink_rejected",
+        `${path} is a symbolic link; links are never followed or replaced. Edit the file it points to by that file's own root-relative path, if it is inside the root.`,
+        { path, actual_state: "symlink" },
+      );
+    case "directory":
+      return failure("not_regular_file", `${path} is a directory, not a file. ${section} works on regular files only; name a file inside it.`, {
+        path,
+        actual_state: "directory",
+      });
+    default:
+      return failure("not_regular_file", `${path} is not a regular file (device, socket or FIFO); it cannot be patched.`, {
+        path,
+        actual_state: "other",
+      });
+  }
+}
+
+/** The failure when the caller's SHA does not match the snapshot, or null. */
+export function checkCallerSha(ctx: PlanContext, snap: FileSnapshot): PatchFailure | null {
+  const expected = ctx.expectedSha.get(snap.path);
+  if (expected === undefined || expected === snap.sha256) return null;
+  return failure(
+    "precondition_failed",
+    `${snap.path}: expected_sha256 ${expected} does not match the current file (SHA-256 ${snap.sha256}). The file changed since you read it. Read it again with read_file, rebuild the patch against the current content, and send the new file_sha256 as expected_sha256.`,
+    { path: snap.path, expected_sha256: expected, actual_sha256: snap.sha256 ?? null, actual_state: snap.kind },
+  );
+}
+
+/** `limit_exceeded` when a file (old or new) is over `maxFileBytes`, else null. */
+export function fileTooLarge(ctx: PlanContext, path: string, size: number, what: string): PatchFailure | null {
+  if (size <= ctx.limits.maxFileBytes) return null;
+  return failure(
+    "limit_exceeded",
+    `${path}: ${what} is ${size} bytes, over the maxFileBytes limit of ${ctx.limits.maxFileBytes}. This tool does not handle files that large; split the content or raise the limit in the configuration.`,
+    { path, limit: { name: "maxFileBytes", max: ctx.limits.maxFileBytes, actual: size } },
+  );
+}
+
+/** Where a new file (Add, Move destination) may be created, or why not. */
+export function checkDestination(ctx: PlanContext, path: string, section: string, patchLine: number): PatchFailure | null {
+  const snap = snapshotOf(ctx, path);
+  if (snap.rejected) return { ...snap.rejected, path: snap.rejected.path ?? path, patch_line: patchLine };
+  if (snap.kind !== "missing") {
+    const what =
+      snap.kind === "file"
+        ? `a file already exists there (${snap.size ?? snap.bytes?.length ?? "?"} bytes, SHA-256 ${snap.sha256})`
+        : `a ${snap.kind} already exists there`;
+    const next =
+      section === "Add"
+        ? `Add never overwrites. To change the existing file, use "*** Update File: ${path}" with context lines from its current content (read it first).`
+        : `A move never overwrites. Choose a destination that does not exist, or delete the existing one in a separate patch first.`;
+    return failure("already_exists", `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — ${what}. ${next}`, {
+      path,
+      patch_line: patchLine,
+      actual_state: snap.kind,
+      actual_sha256: snap.sha256 ?? null,
+      expected_state: "missing",
+    });
+  }
+  if (snap.parentExists === false && !ctx.createParents) {
+    return failure(
+      "not_found",
+      `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — the directory ${parentOf(path) || "."} does not exist, and creating parent directories is turned off for this root. Create files only inside existing directories.`,
+      { path, patch_line: patchLine, actual_state: "missing" },
+    );
+  }
+  return null;
+}
+
+/** The snapshot SHA-256 of a regular file (computed from its bytes if the snapshot lacks it). */
+export function requireSha(snap: FileSnapshot): string {
+  if (snap.sha256) return snap.sha256;
+  if (snap.bytes) return sha256Hex(snap.bytes);
+  throw new TypeError(`planPatch: snapshot of ${snap.path} is a file without bytes or sha256`);
+}

@@ -1,0 +1,278 @@
+/**
+ * Layer `lib/plan/` (pure, above `lib/match/`): a parsed patch plus snapshots
+ * → a plan with every file's exact new bytes, its preconditions
+ * (`checks.ts`) and the read side of the tool pair (`read_window.ts`). It may
+ * import `lib/match/`, `lib/patch/`, `lib/text/`, `lib/types.ts`,
+ * `lib/failure.ts` and `node:crypto`; nothing here does I/O.
+ *
+ * This file: planPatch: turn a parsed patch and the snapshots of its paths into a plan —
+ * the exact bytes every file will have — or into every failure of the patch.
+ *
+ * Pure: no I/O, no clock, no randomness. The plan is complete before the
+ * remote side changes a byte (SPEC §2, §4, §5).
+ *
+ * @module
+ */
+import { failure, warning } from "../failure.ts";
+import { unifiedDiff } from "../text/diff.ts";
+import { resolveLimits } from "../patch/limits.ts";
+import { locateChunks } from "../match/locate.ts";
+import { isIndentationSensitive } from "../match/normalize.ts";
+import { parentOf } from "../patch/paths.ts";
+import {
+  checkCallerSha,
+  checkDestination,
+  checkExpectedShaKeys,
+  checkPatchShape,
+  fileTooLarge,
+  notARegularFile,
+  type PlanContext,
+  requireSha,
+  snapshotOf,
+} from "./checks.ts";
+import { sha256Hex } from "../text/sha256.ts";
+import { decodeText, lineOf, newFileBytes, renderTextPieces, type TextFile } from "../text/text.ts";
+import type {
+  AddFileOp,
+  DeleteFileOp,
+  LineEdit,
+  OutputLine,
+  Patch,
+  PatchFailure,
+  PlanOptions,
+  PlannedFile,
+  PlanResult,
+  Snapshots,
+  UpdateFileOp,
+  Warning,
+} from "../types.ts";
+
+type OpResult = { ok: true; file: PlannedFile } | { ok: false; errors: PatchFailure[] };
+
+/**
+ * Plan a parsed patch against snapshots of every path it names (sources and
+ * move destinations). Returns the plan, or ALL failures of the patch: every
+ * failing chunk of every file, not just the first.
+ *
+ * A path missing from `snapshots` is a programmer error and throws.
+ *
+ * @example
+ * ```ts
+ * const parsed = parsePatch(text);
+ * if (parsed.ok) {
+ *   const result = planPatch(parsed.patch, snapshots, { expectedSha256: { "src/app.ts": sha } });
+ *   if (result.ok) console.log(result.plan.files.map((f) => f.diff).join(""));
+ *   else console.log(result.errors.map((e) => e.message).join("\n\n"));
+ * }
+ * ```
+ */
+export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptions = {}): PlanResult {
+  if (!patch || !Array.isArray(patch.ops)) throw new TypeError("planPatch: patch must be a parsed Patch");
+  if (!(snapshots instanceof Map)) throw new TypeError("planPatch: snapshots must be a Map of path → FileSnapshot");
+  const ctx: PlanContext = {
+    snapshots,
+    options,
+    limits: resolveLimits(options.limits),
+    matching: options.matching ?? "lenient",
+    createParents: options.createParents ?? true,
+    excerptLines: options.excerptLines ?? 40,
+    excerptBytes: options.excerptBytes ?? 4096,
+    expectedSha: new Map(),
+  };
+  const errors: PatchFailure[] = [];
+  const warnings: Warning[] = [];
+
+  errors.push(...checkPatchShape(patch, ctx));
+  errors.push(...checkExpectedShaKeys(patch, ctx));
+
+  const files: PlannedFile[] = [];
+  for (const op of patch.ops) {
+    const result = op.type === "add" ? planAdd(op, ctx) : op.type === "delete" ? planDelete(op, ctx) : planUpdate(op, ctx);
+    if (result.ok) files.push(result.file);
+    else errors.push(...result.errors);
+  }
+  if (errors.length > 0) {
+    for (const file of files) warnings.push(...file.warnings);
+    return { ok: false, errors, warnings };
+  }
+  return { ok: true, plan: { files, warnings, createParents: ctx.createParents } };
+}
+
+
+function planAdd(op: AddFileOp, ctx: PlanContext): OpResult {
+  const blocked = checkDestination(ctx, op.path, "Add", op.patchLine);
+  if (blocked) return { ok: false, errors: [blocked] };
+  if (ctx.expectedSha.has(op.path)) {
+    return {
+      ok: false,
+      errors: [
+        failure("precondition_failed", `expected_sha256 names ${op.path}, which this patch adds: a new file has no previous version. Remove the entry.`, {
+          path: op.path,
+          expected_state: "missing",
+        }),
+      ],
+    };
+  }
+  const newBytes = newFileBytes(op.lines);
+  const tooLarge = fileTooLarge(ctx, op.path, newBytes.length, "the new file");
+  if (tooLarge) return { ok: false, errors: [tooLarge] };
+  const edits: LineEdit[] = [{ start: 0, end: 0, replacement: op.lines.map((text) => ({ text })) }];
+  const warnings: Warning[] = [];
+  if (snapshotOf(ctx, op.path).parentExists === false) {
+    warnings.push(warning("parents_created", `${parentOf(op.path)}/ does not exist yet; it will be created.`, { path: op.path }));
+  }
+  return {
+    ok: true,
+    file: {
+      op: "add",
+      path: op.path,
+      expected: { state: "missing" },
+      newBytes,
+      newSha256: sha256Hex(newBytes),
+      diff: unifiedDiff({
+        oldPath: null,
+        newPath: op.path,
+        oldLines: [],
+        oldFinalNewline: false,
+        edits,
+        newFinalNewline: op.lines.length > 0,
+      }),
+      hunks: [],
+      warnings,
+    },
+  };
+}
+
+function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
+  const snap = snapshotOf(ctx, op.path);
+  if (snap.kind !== "file" || snap.rejected) return { ok: false, errors: [{ ...notARegularFile(snap, "Delete"), patch_line: op.patchLine }] };
+  const shaFailure = checkCallerSha(ctx, snap);
+  if (shaFailure) return { ok: false, errors: [shaFailure] };
+  if (ctx.options.requireShaForDelete && !ctx.expectedSha.has(op.path)) {
+    return {
+      ok: false,
+      errors: [
+        failure(
+          "precondition_failed",
+          `*** Delete File: ${op.path} — this root requires expected_sha256 for every deleted file, so a delete always names the exact version it removes. Read the file with read_file and send its file_sha256 as expected_sha256 {"${op.path}": "<sha>"}.`,
+          { path: op.path, patch_line: op.patchLine, expected_sha256: null },
+        ),
+      ],
+    };
+  }
+  const sha = requireSha(snap);
+  const bytes = snap.bytes ?? new Uint8Array();
+  const decoded = decodeText(bytes);
+  const diff = decoded.ok
+    ? unifiedDiff({
+        oldPath: op.path,
+        newPath: null,
+        oldLines: decoded.file.lines,
+        oldFinalNewline: decoded.file.finalNewline,
+        edits: [{ start: 0, end: decoded.file.lines.length, replacement: [] }],
+        newFinalNewline: false,
+      })
+    : `diff --git a/${op.path} b/${op.path}\ndeleted file\nBinary files a/${op.path} and /dev/null differ\n`;
+  return {
+    ok: true,
+    file: { op: "delete", path: op.path, expected: { state: "sha256", sha256: sha }, diff, hunks: [], warnings: [] },
+  };
+}
+
+
+function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
+  const snap = snapshotOf(ctx, op.path);
+  const errors: PatchFailure[] = [];
+  if (snap.kind !== "file" || snap.rejected) errors.push({ ...notARegularFile(snap, "Update"), patch_line: op.patchLine });
+  if (op.moveTo !== undefined && op.moveTo !== op.path) {
+    const blocked = checkDestination(ctx, op.moveTo, "Move", op.patchLine);
+    if (blocked) errors.push(blocked);
+  }
+  if (errors.length > 0) return { ok: false, errors };
+
+  const shaFailure = checkCallerSha(ctx, snap);
+  if (shaFailure) return { ok: false, errors: [shaFailure] };
+  const sha = requireSha(snap);
+  const bytes = snap.bytes;
+  if (!bytes) throw new TypeError(`planPatch: snapshot of ${op.path} has no bytes; an Update needs the file content`);
+  const tooLarge = fileTooLarge(ctx, op.path, bytes.length, "the file");
+  if (tooLarge) return { ok: false, errors: [tooLarge] };
+
+  const decoded = decodeText(bytes);
+  if (!decoded.ok) {
+    return {
+      ok: false,
+      errors: [
+        failure(
+          "invalid_utf8",
+          `${op.path} is not valid UTF-8 (first bad byte at offset ${decoded.byteOffset}, line ${decoded.line}). This tool edits UTF-8 text only; use a tool for binary or legacy-encoded files, or convert the file to UTF-8 first.`,
+          { path: op.path, line: decoded.line, patch_line: op.patchLine },
+        ),
+      ],
+    };
+  }
+  const file = decoded.file;
+  // The decoded file, not its lines: the matcher scans the flat text, and
+  // only the lines chunks touch are ever made into strings.
+  const located = locateChunks(file, op.chunks, {
+    matching: ctx.matching,
+    path: op.path,
+    indentationSensitive: isIndentationSensitive(op.moveTo ?? op.path),
+    excerptLines: ctx.excerptLines,
+    excerptBytes: ctx.excerptBytes,
+  });
+  if (located.errors.length > 0) return { ok: false, errors: located.errors };
+
+  const edits: LineEdit[] = located.placements.map((placement) => {
+    const replacement: OutputLine[] = [];
+    let fileLine = placement.start;
+    for (const line of placement.body) {
+      if (line.kind === "context") replacement.push({ keep: fileLine++ });
+      else if (line.kind === "delete") fileLine++;
+      else replacement.push({ text: line.text });
+    }
+    if (fileLine !== placement.end) {
+      throw new Error(`planPatch: internal error, chunk ${placement.index} of ${op.path} spans ${fileLine - placement.start} lines, placement says ${placement.end - placement.start}`);
+    }
+    return { start: placement.start, end: placement.end, replacement };
+  });
+  edits.sort((a, b) => a.start - b.start || a.end - b.end);
+
+  const { bytes: newBytes, pieces } = renderTextPieces(file, edits);
+  const newTooLarge = fileTooLarge(ctx, op.moveTo ?? op.path, newBytes.length, "the patched file");
+  if (newTooLarge) return { ok: false, errors: [newTooLarge] };
+  const warnings = [...located.warnings];
+  if (op.moveTo !== undefined && snapshotOf(ctx, op.moveTo).parentExists === false) {
+    warnings.push(warning("parents_created", `${parentOf(op.moveTo)}/ does not exist yet; it will be created.`, { path: op.moveTo }));
+  }
+  return {
+    ok: true,
+    file: {
+      op: op.moveTo !== undefined ? "move" : "update",
+      path: op.path,
+      ...(op.moveTo !== undefined ? { moveTo: op.moveTo, expectedDestination: { state: "missing" as const } } : {}),
+      expected: { state: "sha256", sha256: sha },
+      newBytes,
+      newSha256: sha256Hex(newBytes),
+      pieces,
+      diff: unifiedDiff({
+        oldPath: op.path,
+        newPath: op.moveTo ?? op.path,
+        oldLines: { length: file.eols.length, at: (i: number) => lineOf(file, i) },
+        oldFinalNewline: file.finalNewline,
+        edits,
+        newFinalNewline: endsWithNewline(newBytes, file),
+      }),
+      hunks: located.placements.map((p) => ({ index: p.index, line: p.start + 1, tier: p.tier })),
+      warnings,
+    },
+  };
+}
+
+/** Whether rendered bytes end with a line ending (the diff's "\ No newline" marker needs it). */
+function endsWithNewline(bytes: Uint8Array, file: TextFile): boolean {
+  const min = file.bom ? 3 : 0;
+  if (bytes.length <= min) return false;
+  const last = bytes[bytes.length - 1];
+  return last === 0x0a || last === 0x0d;
+}

@@ -1,0 +1,186 @@
+/**
+ * `readWindow`: the read side of the tool pair — a window of a file's lines
+ * with the hashes a model needs for its next patch (SPEC §9, §5.6).
+ *
+ * Pure: bytes in, a value out. A framework that reads files some other way
+ * gets the same semantics as the example MCP server's `read_file`.
+ *
+ * Decisions (the spec is silent):
+ * - `text` shows every line of the window followed by `\n`, whatever its
+ *   ending in the file (`eol` tells the real endings), except the file's last
+ *   line when the file has no final newline. The BOM is never part of `text`.
+ * - `content_sha256` hashes the window's bytes exactly as they are in the
+ *   file: from the first byte of `start_line` up to and including the ending
+ *   of `end_line`, original endings included. A window starting at line 1
+ *   starts at byte 0, so it includes a BOM; hence a window covering the whole
+ *   file has `content_sha256 === file_sha256`.
+ * - Lines are never cut: a patch must quote lines exactly, and a cut line
+ *   cannot be quoted. `maxBytes` bounds the window by whole lines instead
+ *   (it always holds at least one line, however long).
+ * - An empty file has a valid empty window at offset 1 (`start_line` 1,
+ *   `end_line` 0); any other offset past the last line is an
+ *   `invalid_argument` failure naming the valid range.
+ *
+ * @module
+ */
+import { failure } from "../failure.ts";
+import { formatLineId } from "../text/line_id.ts";
+import { sha256Hex } from "../text/sha256.ts";
+import { decodeText } from "../text/text.ts";
+import type { PatchFailure } from "../types.ts";
+
+/** Options of {@linkcode readWindow}. */
+export interface ReadWindowOptions {
+  /** 1-based first line of the window. Default 1. */
+  offset?: number;
+  /** Most lines in the window. Default 800. */
+  limit?: number;
+  /** Prefix each line with its `N:hh|` line id (SPEC §5.6). */
+  lineIds?: boolean;
+  /**
+   * Most UTF-8 bytes of `text` (prefixes included): the window stops before
+   * the line that would go past it, but always holds at least one line.
+   * Default: no bound.
+   */
+  maxBytes?: number;
+  /** The file's name, for failure messages and `path` fields. */
+  path?: string;
+}
+
+/** How a file's lines end. */
+export type EolStyle = "lf" | "crlf" | "cr" | "mixed" | "none";
+
+/** A window of a file's lines and the file's identity. */
+export interface ReadWindowResult {
+  /** The window's lines, each followed by `\n` (see the module doc), optionally prefixed `N:hh|`. */
+  text: string;
+  /** Lowercase hex SHA-256 of the whole file: the `expected_sha256` of a patch built on this read. */
+  file_sha256: string;
+  /** Lowercase hex SHA-256 of the window's bytes exactly as in the file (see the module doc). */
+  content_sha256: string;
+  /** 1-based first line of the window. */
+  start_line: number;
+  /** 1-based last line of the window; `start_line - 1` for an empty window. */
+  end_line: number;
+  /** Lines in the whole file. */
+  total_lines: number;
+  /** The window stops before the end of the file: read on with `offset = end_line + 1`. */
+  truncated: boolean;
+  /** The file's line endings: one kind, `mixed`, or `none` (no line has an ending). */
+  eol: EolStyle;
+  /** The file starts with a UTF-8 byte order mark. */
+  bom: boolean;
+  /** The file's last line ends with a line ending. */
+  final_newline: boolean;
+}
+
+const DEFAULT_LIMIT = 800;
+const BOM_LENGTH = 3;
+const LF = 0x0a;
+const CR = 0x0d;
+const EOL_LENGTH = [0, 1, 2, 1] as const;
+
+function checkCount(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`readWindow: ${name} must be an integer >= 1`);
+  return value;
+}
+
+/** Byte offset just past the ending of the line that starts at `pos` and ends with `eol`. */
+function endOfLine(bytes: Uint8Array, pos: number, eol: number): number {
+  if (eol === 0) return bytes.length;
+  return bytes.indexOf(eol === 3 ? CR : LF, pos) + 1;
+}
+
+function eolStyle(eols: Uint8Array): EolStyle {
+  const seen = [false, false, false, false];
+  for (const eol of eols) seen[eol] = true;
+  const kinds = (seen[1] ? 1 : 0) + (seen[2] ? 1 : 0) + (seen[3] ? 1 : 0);
+  if (kinds === 0) return "none";
+  if (kinds > 1) return "mixed";
+  return seen[1] ? "lf" : seen[2] ? "crlf" : "cr";
+}
+
+/**
+ * A window of `bytes` (a UTF-8 text file) starting at line `offset`, at most
+ * `limit` lines (and `maxBytes` bytes of text), with the whole file's
+ * SHA-256, the window's SHA-256, the line range, and the file's ending style,
+ * BOM and final-newline state.
+ *
+ * Failures are values: `invalid_utf8` (with the first bad line and byte
+ * offset) and `invalid_argument` for an offset past the last line (its
+ * message gives `total_lines` and the valid range). A non-integer or
+ * non-positive `offset` / `limit` / `maxBytes` is a programmer error and
+ * throws.
+ *
+ * @example
+ * ```ts
+ * const window = readWindow(new TextEncoder().encode("a\nb\nc\n"), { offset: 2, limit: 1, lineIds: true });
+ * if (!("code" in window)) window.text; // "2:" + lineHash("b") + "|b\n"; truncated: true
+ * ```
+ */
+export function readWindow(bytes: Uint8Array, options: ReadWindowOptions = {}): ReadWindowResult | PatchFailure {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError("readWindow: bytes must be a Uint8Array");
+  const offset = checkCount("offset", options.offset, 1);
+  const limit = checkCount("limit", options.limit, DEFAULT_LIMIT);
+  const maxBytes = checkCount("maxBytes", options.maxBytes, Number.MAX_SAFE_INTEGER);
+  const name = options.path ?? "the file";
+  const pathField = options.path !== undefined ? { path: options.path } : {};
+
+  const decoded = decodeText(bytes);
+  if (!decoded.ok) {
+    return failure(
+      "invalid_utf8",
+      `${name} is not valid UTF-8 (first invalid byte at offset ${decoded.byteOffset}, line ${decoded.line}); only UTF-8 text can be read and patched here. Use another tool for binary or legacy-encoded files.`,
+      { ...pathField, line: decoded.line },
+    );
+  }
+  const file = decoded.file;
+  const total = file.lines.length;
+  if (offset > Math.max(total, 1)) {
+    const tail = Math.max(1, total - limit + 1);
+    return failure(
+      "invalid_argument",
+      total === 0
+        ? `offset ${offset} is past the end of ${name}: the file is empty (0 lines). Read it with offset 1, or add content with a patch.`
+        : `offset ${offset} is past the end of ${name}: total_lines is ${total}, so offset must be between 1 and ${total}. To see the end of the file, read with offset ${tail}.`,
+      { ...pathField, line: offset },
+    );
+  }
+
+  const { eols } = file;
+  const bodyStart = file.bom ? BOM_LENGTH : 0;
+  let pos = bodyStart;
+  for (let i = 0; i < offset - 1; i++) pos = endOfLine(bytes, pos, eols[i]!);
+  const windowStart = offset === 1 ? 0 : pos;
+
+  const parts: string[] = [];
+  let textBytes = 0;
+  let end = offset - 1; // 0-based index past the last line taken
+  const last = Math.min(total, offset - 1 + limit);
+  while (end < last) {
+    const eol = eols[end]!;
+    const next = endOfLine(bytes, pos, eol);
+    const lineBytes = next - pos - EOL_LENGTH[eol as 0 | 1 | 2 | 3];
+    const prefix = options.lineIds ? `${formatLineId(file.lines[end]!, end + 1)}|` : "";
+    const cost = prefix.length + lineBytes + (eol === 0 ? 0 : 1);
+    if (end >= offset && textBytes + cost > maxBytes) break;
+    parts.push(prefix, file.lines[end]!, eol === 0 ? "" : "\n");
+    textBytes += cost;
+    pos = next;
+    end++;
+  }
+
+  return {
+    text: parts.join(""),
+    file_sha256: sha256Hex(bytes),
+    content_sha256: sha256Hex(bytes.subarray(windowStart, pos)),
+    start_line: offset,
+    end_line: end,
+    total_lines: total,
+    truncated: end < total,
+    eol: eolStyle(eols),
+    bom: file.bom,
+    final_newline: file.finalNewline,
+  };
+}

@@ -1,0 +1,335 @@
+/**
+ * `commitRemote`: apply a checked plan on the remote side in one exec,
+ * following SPEC §7's seven steps (the program is lib/remote/programs/commit_program.ts).
+ *
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import { failure } from "../failure.ts";
+import { commitProgram } from "./programs/programs.ts";
+import { transactionInput, transactionLayout, uploadedBytes } from "./manifest.ts";
+import type { TransactionLayout } from "./manifest.ts";
+import { parseProgramOutput } from "./protocol.ts";
+import { reconcileTicket, shasOf } from "./plan_shas.ts";
+import type { ProgramOutput } from "./protocol.ts";
+import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unsupported } from "./failures.ts";
+import { programMayHaveRun, RemoteShellError } from "./shell.ts";
+import type { ExecResult, RemoteShell } from "./shell.ts";
+import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, Warning } from "../types.ts";
+
+/** Default bounded wait for busy locks. */
+export const DEFAULT_LOCK_WAIT_MS = 10_000;
+/** Default age after which a lock whose owner is gone is broken. */
+export const DEFAULT_STALE_LOCK_MS = 120_000;
+
+/** Options of {@linkcode commitRemote}. */
+export interface CommitOptions {
+  /** Operation id (`[A-Za-z0-9_]{1,64}`); default a fresh random one. Keep it for reconcile. */
+  operationId?: string;
+  /** Longest total wait for locks held by others, default 10 s; then `locked`. */
+  lockWaitMs?: number;
+  /** Locks older than this whose owner is gone are broken (warning `stale_lock_broken`), default 120 s. */
+  staleLockMs?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Upload progress (bytes of stdin handed to the transport). */
+  onProgress?: (sent: number, total: number) => void;
+  /**
+   * Delta upload, default true: for an update or move of 64 KiB or more
+   * whose plan records its pieces (planPatch does), send only the new
+   * stretches and let the host copy the rest from the current source file
+   * (lib/remote/delta.ts decides per file; `bytes_uploaded` in each file's
+   * report shows what was sent). The rebuilt content must have the plan's
+   * SHA-256, so the result is the same as a whole upload; a source that
+   * changed since the snapshot is a `conflict`. `false` uploads every
+   * content whole.
+   */
+  delta?: boolean;
+}
+
+/** From this many bytes of new content on, the host hashes with OpenSSL where it can (lib/remote/programs/sh_common.ts). */
+const LARGE_CONTENT_BYTES = 4 * 1024 * 1024;
+
+function writtenBytes(plan: Plan): number {
+  let total = 0;
+  for (const file of plan.files ?? []) total += file.newBytes?.length ?? 0;
+  return total;
+}
+
+/**
+ * A fresh operation id: 16 lowercase hex digits from `crypto.randomUUID`.
+ *
+ * @example
+ * ```ts
+ * newOperationId(); // "3f2a9c01d4e5b6a7"
+ * ```
+ */
+export function newOperationId(): string {
+  return randomUUID().replaceAll("-", "").slice(0, 16);
+}
+
+/**
+ * Commit a plan: stage every new content (SHA-checked), lock all paths in
+ * sorted order, re-check every expected state, copy mode and owner, then
+ * finalize file by file with backups, rolling back on failure (SPEC §7).
+ * One exec, contents framed on stdin.
+ *
+ * The report is a value in every expected case: `ok: true` with per-file
+ * SHAs, bytes and kept metadata; or `ok: false` with `errors` — `conflict`
+ * (one per changed path; nothing written), `locked`, a §6 refusal,
+ * `permission_denied`, `remote_unsupported`, `remote_error` (nothing
+ * written), `partial_apply` (restore failed: real state per path), or
+ * `outcome_unknown` when the channel died or the program was killed after
+ * it may have begun changing files — then call {@linkcode reconcile} with
+ * the report's `operation_id`. A transport failure before the program
+ * started (the adapter's `RemoteShellError.started === false`: refused
+ * connection or sudo, timeout while waiting for a channel, …) is reported
+ * as itself, since nothing ran. Only programmer errors throw (an invalid
+ * plan, root or operation id).
+ *
+ * @example
+ * ```ts
+ * const report = await commitRemote(new LocalShell(), "/srv/app", plan.plan);
+ * if (!report.ok && report.errors?.[0]?.code === "outcome_unknown") {
+ *   await reconcile(shell, "/srv/app", plan.plan, report.operation_id);
+ * }
+ * ```
+ */
+export async function commitRemote(
+  shell: RemoteShell,
+  root: string,
+  plan: Plan,
+  options: CommitOptions = {},
+): Promise<CommitReport> {
+  if (!shell || typeof shell.exec !== "function") throw new TypeError("commitRemote: shell must be a RemoteShell");
+  const operationId = options.operationId ?? newOperationId();
+  const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
+  const layout = transactionLayout(plan, { delta: options.delta !== false });
+  const command = commitProgram(root, operationId, lockWaitMs, staleSeconds, plan.createParents !== false, writtenBytes(plan) >= LARGE_CONTENT_BYTES);
+  const base = {
+    operation_id: operationId,
+    atomicity: "batch_preflight_per_file_commit" as const,
+    elevated: shell.elevated ?? false,
+  };
+  const fail = (errors: PatchFailure[], warnings: Warning[] = []): CommitReport => ({
+    ok: false,
+    ...base,
+    files: [],
+    warnings: [...plan.warnings, ...warnings],
+    errors,
+  });
+  if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [...plan.warnings] };
+  if (options.signal?.aborted) {
+    return fail([failure("cancelled", "the commit was cancelled before it started; nothing was changed", { operation_id: operationId })]);
+  }
+
+  let result: ExecResult;
+  try {
+    result = await shell.exec(command, {
+      stdin: transactionInput(plan, layout, "SAP-COMMIT-1", true),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      onStdinProgress: options.onProgress,
+    });
+  } catch (error) {
+    if (!(error instanceof RemoteShellError)) throw error;
+    // Nothing ran (the adapter says so, or the code cannot happen after a
+    // start): that failure is the answer, and retrying is safe.
+    if (!programMayHaveRun(error)) return fail([{ ...error.failure, operation_id: operationId }]);
+    return fail([outcomeUnknown(reconcileTicket(plan, operationId), `the transport failed (${error.failure.code}: ${error.failure.message})`)]);
+  }
+  const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
+  const stderr = new TextDecoder().decode(result.stderr);
+  const ctx: Context = { plan, layout, out, operationId, root, host: shell.label ?? "the host", stderr, lockWaitMs };
+  const warnings = collectWarnings(ctx);
+
+  if (out.end === null) return fail([unfinished(ctx, result)], warnings.all);
+  switch (out.end) {
+    case "ok":
+      return { ok: true, ...base, files: fileReports(ctx, warnings.byPath), warnings: [...plan.warnings, ...warnings.general] };
+    case "refused":
+      return fail(refusals(ctx), warnings.all);
+    case "locked": {
+      const k = out.locked?.k;
+      const path = k === undefined ? plan.files[0]!.path : layout.paths[k]!;
+      return fail([locked(path, out.locked?.age ?? 0, lockWaitMs, operationId)], warnings.all);
+    }
+    case "rolled_back":
+      return fail([rolledBack(ctx)], warnings.all);
+    case "partial":
+      return fail([partialApply(reconcileTicket(plan, operationId), outcomes(ctx), finalizeCause(ctx).cause)], warnings.all);
+    case "unsupported":
+      return fail([unsupported(out.unsupported ?? "a required tool", ctx.host)], warnings.all);
+    case "root":
+      return fail([{ ...rootFailure(out.root ?? "missing", root, ctx.host), operation_id: operationId }], warnings.all);
+    case "failed":
+      return fail(programFailures(ctx), warnings.all);
+    case "interrupted":
+      return fail([remoteError(`the commit program was interrupted (${out.interrupted ?? "signal"}) before it changed any file; nothing was changed: retry`, stderr, operationId)], warnings.all);
+    default:
+      return fail([remoteError(`the commit program stopped (${out.end}${out.badInput ? `: ${out.badInput}` : ""}) before changing any file; nothing was changed`, stderr, operationId)], warnings.all);
+  }
+}
+
+interface Context {
+  plan: Plan;
+  layout: TransactionLayout;
+  out: ProgramOutput;
+  operationId: string;
+  root: string;
+  host: string;
+  stderr: string;
+  lockWaitMs: number;
+}
+
+/** No `SAP-END`: decide between "certainly nothing changed" and "unknown". */
+function unfinished(ctx: Context, result: ExecResult): PatchFailure {
+  const { out, operationId, plan, stderr } = ctx;
+  const channelDied = result.exitCode === null && result.signal === null;
+  const how = result.signal ? `was killed (${result.signal})` : `exited with status ${result.exitCode}`;
+  if (channelDied) {
+    return outcomeUnknown(reconcileTicket(plan, operationId), "the connection closed before the commit reported its result");
+  }
+  if (out.malformed === null && !out.steps.has(5)) {
+    // Output is printed unbuffered, one write per line: a program that died
+    // before announcing step 5 had not touched any file.
+    if (!out.begun) return remoteError(`the commit program could not start (it ${how}); nothing was changed`, stderr, operationId);
+    return {
+      ...remoteError(
+        `the commit program ${how} before changing any file; nothing was changed. Temporary files may remain: call reconcile with operation id ${operationId} to remove them, then retry`,
+        stderr,
+        operationId,
+      ),
+      reconcile: reconcileTicket(plan, operationId),
+    };
+  }
+  return outcomeUnknown(
+    reconcileTicket(plan, operationId),
+    out.malformed !== null ? "the commit program's report was unreadable" : `the commit program ${how}`,
+  );
+}
+
+function refusals(ctx: Context): PatchFailure[] {
+  const { out, layout, plan, operationId, root } = ctx;
+  const errors: PatchFailure[] = [];
+  for (const c of out.conflicts) {
+    const path = layout.paths[c.k]!;
+    errors.push(conflict(path, expectedOf(plan, layout, c.k), c.kind, c.sha, operationId));
+  }
+  for (const r of out.rejects) {
+    errors.push({ ...pathRefusal(r.code, layout.paths[r.k]!, r.depth, root), operation_id: operationId });
+  }
+  errors.push(...programFailures(ctx, false));
+  return errors.length > 0 ? errors : [remoteError("the commit was refused without a reason; nothing was changed", ctx.stderr, operationId)];
+}
+
+function programFailures(ctx: Context, fallback = true): PatchFailure[] {
+  const { out, layout, operationId, stderr } = ctx;
+  const errors = out.fails.map((f) => {
+    const path = f.k === null ? undefined : layout.paths[f.k];
+    const where = path ? ` for ${path}` : "";
+    if (f.code === "permission_denied") {
+      const what = f.detail === "lock" ? "its lock" : f.detail === "stage" ? "the new content" : "temporary files";
+      return failure(
+        "permission_denied",
+        `the remote user may not create files in the directory of ${path ?? "the patched files"} (needed for ${what}); nothing was changed. Ask the operator for write access to that directory, or use a root the remote user can write.`,
+        { ...(path ? { path } : {}), operation_id: operationId },
+      );
+    }
+    if (f.detail === "delta" && path) {
+      return remoteError(
+        `the new content of ${path}, rebuilt on the host from the current file and the uploaded changes, did not have the planned SHA-256, although the file has its expected content again: it changed while it was being read; nothing was changed: retry (commit with delta: false if it keeps happening)`,
+        stderr,
+        operationId,
+      );
+    }
+    const what = f.detail === "truncated"
+      ? "the new contents arrived incomplete"
+      : f.detail === "stage_sha"
+      ? `the uploaded content${where} did not match its SHA-256`
+      : `the commit failed${where} (${f.detail})`;
+    return remoteError(`${what}; nothing was changed: retry`, stderr, operationId);
+  });
+  if (errors.length === 0 && fallback) {
+    errors.push(remoteError("the commit failed before changing any file; nothing was changed: retry", stderr, operationId));
+  }
+  return errors;
+}
+
+/** What went wrong in step 5, in a few words ("writing b.txt failed (rename)"). */
+function finalizeCause(ctx: Context): { cause: string; target: string | null; exists: boolean } {
+  const { out, plan } = ctx;
+  if (out.failed) {
+    const file = plan.files[out.failed.i]!;
+    const target = file.moveTo ?? file.path;
+    return { cause: `writing ${target} failed (${out.failed.detail})`, target, exists: out.failed.detail === "exists" };
+  }
+  return { cause: `the commit was interrupted (${out.interrupted ?? "signal"}) while writing`, target: null, exists: false };
+}
+
+/** The failure behind a clean rollback: nothing was changed. */
+function rolledBack(ctx: Context): PatchFailure {
+  const { operationId, stderr } = ctx;
+  const { cause, target, exists } = finalizeCause(ctx);
+  if (exists && target !== null) {
+    return {
+      ...conflict(target, { state: "missing" }, "file", null, operationId),
+      message: `${target} was created by someone else just before this commit wrote it; every file already changed was restored, so nothing was changed. Read it and rebuild the patch.`,
+    };
+  }
+  return remoteError(`${cause}; every file already changed was restored, so nothing was changed: retry`, stderr, operationId);
+}
+
+function outcomes(ctx: Context): PathOutcome[] {
+  const { out, layout, plan } = ctx;
+  return layout.paths.map((path, k) => {
+    const state = out.states.get(k);
+    if (!state) return { path, state: "unknown", sha256: null };
+    if (state.kind === "missing") return { path, state: "missing", sha256: null };
+    if (state.kind !== "file" || state.sha === null) return { path, state: "unknown", sha256: null };
+    const { oldSha, newSha } = shasOf(plan, layout, k);
+    const s = state.sha === newSha ? "new" : state.sha === oldSha ? "old" : "unknown";
+    return { path, state: s, sha256: state.sha };
+  });
+}
+
+function expectedOf(plan: Plan, layout: TransactionLayout, k: number): Plan["files"][number]["expected"] {
+  const { oldSha } = shasOf(plan, layout, k);
+  return oldSha === null ? { state: "missing" } : { state: "sha256", sha256: oldSha };
+}
+
+function collectWarnings(ctx: Context): { byPath: Map<number, Warning[]>; general: Warning[]; all: Warning[] } {
+  const byPath = new Map<number, Warning[]>();
+  const general: Warning[] = [];
+  const all: Warning[] = [];
+  for (const w of ctx.out.warns) {
+    const path = w.k === null ? null : ctx.layout.paths[w.k]!;
+    const value = remoteWarning(w.code, path, w.detail, ctx.operationId);
+    if (!value) continue;
+    all.push(value);
+    if (w.k === null || value.code === "stale_lock_broken") general.push(value);
+    else byPath.set(w.k, [...(byPath.get(w.k) ?? []), value]);
+  }
+  return { byPath, general, all };
+}
+
+function fileReports(ctx: Context, byPath: Map<number, Warning[]>): FileReport[] {
+  const { plan, layout, out } = ctx;
+  return plan.files.map((file, i): FileReport => {
+    const { src, dst } = layout.files[i]!;
+    const meta = out.meta.get(i);
+    return {
+      op: file.op,
+      path: file.path,
+      ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
+      previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+      new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
+      bytes_written: file.newBytes?.length ?? 0,
+      bytes_uploaded: uploadedBytes(plan, layout, i),
+      metadata_preserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
+      diff: file.diff,
+      warnings: [...file.warnings, ...(byPath.get(src) ?? []), ...(dst === null ? [] : byPath.get(dst) ?? [])],
+    };
+  });
+}

@@ -1,0 +1,224 @@
+/**
+ * `LocalShell`: the {@linkcode RemoteShell} adapter that runs the remote
+ * programs on this machine with a local POSIX shell (the embedded default,
+ * and how the tests run the very same programs under dash, bash and BusyBox).
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { failure } from "../failure.ts";
+import { RemoteShellError } from "./shell.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
+
+/** Options of {@linkcode LocalShell}. */
+export interface LocalShellOptions {
+  /**
+   * The shell and its leading arguments; the adapter appends `-c <command>`.
+   * Default `["/bin/sh"]`. Examples: `["dash"]`, `["bash"]`,
+   * `["/usr/bin/busybox", "sh"]`.
+   */
+  shell?: string[];
+  /** The complete environment of the program (default: this process's environment). */
+  env?: Record<string, string>;
+  /** Working directory of the program (default: this process's). */
+  cwd?: string;
+  /**
+   * Most stdout + stderr bytes one program may produce before it is killed
+   * and the call rejects `limit_exceeded`. Default 1 GiB: a snapshot of many
+   * large files legitimately produces a lot.
+   */
+  maxOutputBytes?: number;
+}
+
+const DEFAULT_MAX_OUTPUT = 1024 * 1024 * 1024;
+const STDIN_CHUNK = 64 * 1024;
+
+/**
+ * Runs each program as `[...shell, "-c", command]` in a new process group,
+ * so that cancelling or timing out kills the shell and every child it
+ * started (killing only `sh` would leave its children holding the pipes).
+ *
+ * @example
+ * ```ts
+ * const shell = new LocalShell({ shell: ["dash"] });
+ * const { stdout, exitCode } = await shell.exec("printf '%s' hello");
+ * new TextDecoder().decode(stdout); // "hello"
+ * ```
+ */
+export class LocalShell implements RemoteShell {
+  /** Always `"local"`. */
+  readonly label: string = "local";
+  /** The local shell never elevates. */
+  readonly elevated: boolean = false;
+  readonly #shell: string[];
+  readonly #env: Record<string, string> | undefined;
+  readonly #cwd: string | undefined;
+  readonly #maxOutput: number;
+
+  constructor(options: LocalShellOptions = {}) {
+    const shell = options.shell ?? ["/bin/sh"];
+    if (!Array.isArray(shell) || shell.length === 0 || !shell.every((s) => typeof s === "string" && s !== "")) {
+      throw new TypeError("LocalShell: shell must be a non-empty array of non-empty strings");
+    }
+    const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+    if (!Number.isSafeInteger(max) || max <= 0) {
+      throw new TypeError("LocalShell: maxOutputBytes must be a positive integer");
+    }
+    this.#shell = [...shell];
+    this.#env = options.env === undefined ? undefined : { ...options.env };
+    this.#cwd = options.cwd;
+    this.#maxOutput = max;
+  }
+
+  /** Run `command` with the configured shell (see {@linkcode RemoteShell.exec}). */
+  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    if (typeof command !== "string") throw new TypeError("LocalShell.exec: command must be a string");
+    const { signal, timeoutMs, stdin, onStdinProgress } = options;
+    if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
+      throw new TypeError("LocalShell.exec: timeoutMs must be a positive number");
+    }
+    if (signal?.aborted) {
+      return Promise.reject(new RemoteShellError(failure("cancelled", "the operation was cancelled before the local program started; nothing ran"), { started: false }));
+    }
+    return new Promise<ExecResult>((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(this.#shell[0]!, [...this.#shell.slice(1), "-c", command], {
+          detached: true,
+          stdio: ["pipe", "pipe", "pipe"],
+          env: this.#env ?? process.env,
+          cwd: this.#cwd,
+        });
+      } catch (error) {
+        reject(startFailure(this.#shell[0]!, error));
+        return;
+      }
+      const stdout: Uint8Array[] = [];
+      const stderr: Uint8Array[] = [];
+      let outputBytes = 0;
+      let settled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+
+      const killGroup = (): void => {
+        const pid = child.pid;
+        if (pid === undefined) return;
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          try {
+            child.kill("SIGKILL");
+          } catch {
+            // already gone
+          }
+        }
+      };
+      const finish = (): void => {
+        settled = true;
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const fail = (error: RemoteShellError): void => {
+        if (settled) return;
+        finish();
+        killGroup();
+        reject(error);
+      };
+      const onAbort = (): void =>
+        fail(new RemoteShellError(failure("cancelled", "the operation was cancelled; the local program was killed. If it was a commit, call reconcile with its operation id before retrying"), { started: true }));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() =>
+          fail(new RemoteShellError(failure("timeout", `the local program did not finish within ${timeoutMs} ms and was killed; retry with a longer timeout`), { started: true })), timeoutMs);
+      }
+
+      const collect = (into: Uint8Array[]) => (chunk: Uint8Array): void => {
+        if (settled) return;
+        outputBytes += chunk.length;
+        if (outputBytes > this.#maxOutput) {
+          fail(new RemoteShellError(failure("limit_exceeded", `the local program wrote more than ${this.#maxOutput} bytes of output and was killed; read fewer or smaller files at once`, { retryable: false }), { started: true }));
+          return;
+        }
+        into.push(chunk);
+      };
+      child.stdout!.on("data", collect(stdout));
+      child.stderr!.on("data", collect(stderr));
+      child.on("error", (error) => fail(startFailure(this.#shell[0]!, error)));
+      child.on("close", (code, sig) => {
+        if (settled) return;
+        finish();
+        resolve({
+          stdout: concat(stdout),
+          stderr: concat(stderr),
+          exitCode: code,
+          signal: sig,
+        });
+      });
+      writeStdin(child, stdin ?? new Uint8Array(0), onStdinProgress);
+    });
+  }
+
+  /** Nothing to release: every exec is its own process. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Feed stdin in chunks, honouring back-pressure so progress reports mean
+ * "handed to the program", then close it. A program that exits without
+ * reading everything makes the pipe fail with EPIPE: that is its business
+ * (its exit status and output tell what happened), not a transport error.
+ */
+function writeStdin(
+  child: ChildProcess,
+  bytes: Uint8Array,
+  onProgress: ((sent: number, total: number) => void) | undefined,
+): void {
+  const sink = child.stdin!;
+  sink.on("error", () => {});
+  const total = bytes.length;
+  let offset = 0;
+  const pump = (): void => {
+    while (offset < total) {
+      const end = Math.min(offset + STDIN_CHUNK, total);
+      const ok = sink.write(bytes.subarray(offset, end));
+      offset = end;
+      onProgress?.(offset, total);
+      if (!ok) {
+        sink.once("drain", pump);
+        return;
+      }
+    }
+    sink.end();
+  };
+  if (total === 0) {
+    onProgress?.(0, 0);
+    sink.end();
+  } else {
+    pump();
+  }
+}
+
+function startFailure(binary: string, error: unknown): RemoteShellError {
+  const detail = error instanceof Error ? error.message : String(error);
+  return new RemoteShellError(
+    failure("connect_failed", `the local shell ${JSON.stringify(binary)} could not be started (${detail}); configure an installed POSIX shell`, {
+      retryable: false,
+    }),
+    { started: false }, // the shell binary itself could not be started
+  );
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return new Uint8Array(chunks[0]!);
+  let size = 0;
+  for (const c of chunks) size += c.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}

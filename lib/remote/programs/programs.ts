@@ -1,0 +1,153 @@
+/**
+ * `lib/remote/programs/`: the POSIX `sh` programs of the remote layer, as
+ * text. This file assembles them from the parts beside it (`sh_*.ts`: shared
+ * functions; `commit_*.ts`, `snapshot_program.ts`, `reconcile_program.ts`:
+ * the main sequences). The parts are pure strings; they may import only each
+ * other and `../shell.ts` (for quoting).
+ *
+ * A program is: one `set -- '<arg>' …` line whose words are built with
+ * {@linkcode shQuote} — the only place where caller data meets program
+ * text, and only as single-quoted words — followed by fixed function
+ * definitions and a fixed main sequence. Everything unbounded (paths,
+ * contents) travels on stdin. The argument part stays tiny (root, operation
+ * id, numbers), far below ARG_MAX.
+ *
+ * The programs run under dash, bash, BusyBox `sh` (with BusyBox's own
+ * applets) and BSD/macOS `sh`, and probe their tools themselves, so there
+ * is no separate probe round trip: `sha256sum | shasum -a 256 | openssl
+ * dgst -sha256` (OpenSSL first for plans of megabytes, when it gives the
+ * right digest), `stat -c` (GNU/BusyBox) or `stat -f` (BSD), `head -c`,
+ * `tail -c +N`, `dd`, `date +%s`, `link` (else `ln` with a check). Delta
+ * uploads also use the `printf` builtin's `%b` (POSIX) for short new
+ * stretches.
+ *
+ * @module
+ */
+import { shQuote } from "../shell.ts";
+import { HOOK_DEFINITION, SH_PATHS, SH_PRELUDE, SH_PROBE, SH_STAT_SHA } from "./sh_common.ts";
+import { SH_MANIFEST } from "./sh_manifest.ts";
+import { SH_LOCKS } from "./sh_locks.ts";
+import { SH_UNDO } from "./sh_undo.ts";
+import { SH_SNAPSHOT_MAIN } from "./snapshot_program.ts";
+import { SH_COMMIT } from "./commit_program.ts";
+import { SH_RECONCILE } from "./reconcile_program.ts";
+
+export { HOOK_DEFINITION };
+
+const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
+const SNAPSHOT_BODY = COMMON + SH_SNAPSHOT_MAIN;
+const COMMIT_BODY = COMMON + SH_LOCKS + SH_UNDO + SH_COMMIT;
+const RECONCILE_BODY = COMMON + SH_LOCKS + SH_UNDO + SH_RECONCILE;
+
+/** Operation ids: letters, digits and `_` only (they become parts of file names and glob patterns). */
+const OPERATION_ID = /^[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * Check an operation id; throws `TypeError` (a programmer error) otherwise.
+ *
+ * @example
+ * ```ts
+ * assertOperationId("a1b2c3d4e5f60718"); // ok
+ * ```
+ */
+export function assertOperationId(operationId: string): void {
+  if (typeof operationId !== "string" || !OPERATION_ID.test(operationId)) {
+    throw new TypeError("operation id must be 1-64 characters of [A-Za-z0-9_]");
+  }
+}
+
+/**
+ * Check a root: an absolute path without control characters (it travels as
+ * one quoted word). Throws `TypeError` otherwise.
+ *
+ * @example
+ * ```ts
+ * assertRoot("/srv/app"); // ok
+ * ```
+ */
+export function assertRoot(root: string): void {
+  if (typeof root !== "string" || !root.startsWith("/")) {
+    throw new TypeError("root must be an absolute path on the target host");
+  }
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(root)) {
+    throw new TypeError("root must not contain control characters");
+  }
+}
+
+function program(args: readonly string[], body: string): string {
+  return `set -- ${args.map(shQuote).join(" ")}\n${body}`;
+}
+
+function nonNegativeInteger(value: number, name: string): string {
+  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${name} must be a non-negative integer`);
+  return String(value);
+}
+
+/**
+ * The snapshot program for `root`, refusing files larger than
+ * `maxFileBytes` without sending them.
+ *
+ * @example
+ * ```ts
+ * const command = snapshotProgram("/srv/app", 1 << 20);
+ * ```
+ */
+export function snapshotProgram(root: string, maxFileBytes: number): string {
+  assertRoot(root);
+  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes")], SNAPSHOT_BODY);
+}
+
+/**
+ * The commit program (SPEC §7) for one operation. `largeContent`: the plan
+ * writes megabytes, so the program hashes with OpenSSL where it works
+ * there (several times faster on large files, slower to start).
+ *
+ * @example
+ * ```ts
+ * const command = commitProgram("/srv/app", "a1b2c3", 10_000, 120, true);
+ * ```
+ */
+export function commitProgram(
+  root: string,
+  operationId: string,
+  lockWaitMs: number,
+  staleLockSeconds: number,
+  createParents: boolean,
+  largeContent = false,
+): string {
+  assertRoot(root);
+  assertOperationId(operationId);
+  return program([
+    root,
+    operationId,
+    nonNegativeInteger(lockWaitMs, "lockWaitMs"),
+    nonNegativeInteger(staleLockSeconds, "staleLockSeconds"),
+    createParents ? "1" : "0",
+    largeContent ? "1" : "0",
+  ], COMMIT_BODY);
+}
+
+/**
+ * The reconcile program for one operation.
+ *
+ * @example
+ * ```ts
+ * const command = reconcileProgram("/srv/app", "a1b2c3", 10_000, 120);
+ * ```
+ */
+export function reconcileProgram(
+  root: string,
+  operationId: string,
+  lockWaitMs: number,
+  staleLockSeconds: number,
+): string {
+  assertRoot(root);
+  assertOperationId(operationId);
+  return program([
+    root,
+    operationId,
+    nonNegativeInteger(lockWaitMs, "lockWaitMs"),
+    nonNegativeInteger(staleLockSeconds, "staleLockSeconds"),
+  ], RECONCILE_BODY);
+}

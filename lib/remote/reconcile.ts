@@ -1,0 +1,257 @@
+/**
+ * `reconcile`: settle an operation whose commit ended `outcome_unknown`
+ * (SPEC §7). The program and its state machine are described in
+ * lib/remote/programs/reconcile_program.ts and lib/remote/programs/commit_program.ts.
+ *
+ * @module
+ */
+import { failure, warning } from "../failure.ts";
+import { DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS } from "./commit.ts";
+import { reconcileProgram } from "./programs/programs.ts";
+import { transactionInput, transactionLayout } from "./manifest.ts";
+import { parseProgramOutput } from "./protocol.ts";
+import type { ProgramOutput } from "./protocol.ts";
+import { shasOf } from "./plan_shas.ts";
+import { locked, remoteError, remoteWarning, rootFailure, unsupported } from "./failures.ts";
+import { programMayHaveRun, RemoteShellError } from "./shell.ts";
+import type { ExecResult, RemoteShell } from "./shell.ts";
+import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, Warning } from "../types.ts";
+import type { TransactionLayout } from "./manifest.ts";
+
+/** Options of {@linkcode reconcile}. */
+export interface ReconcileOptions {
+  /** Longest wait for the operation's locks (e.g. while its commit still runs), default 10 s. */
+  lockWaitMs?: number;
+  /** Age after which another operation's abandoned lock is broken, default 120 s. */
+  staleLockMs?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * Find out what operation `operationId` did to the files of `target`, finish
+ * it cleanly and report each file's `state`. `target` is the plan that was
+ * committed or, when only the report was kept, the `reconcile` ticket of its
+ * `outcome_unknown` / `partial_apply` failure (plain JSON: paths and
+ * SHA-256s); both give the same states. A malformed ticket fails
+ * `invalid_argument` without contacting the host. Each file's `state`:
+ * - `applied`: the disk shows the planned result;
+ * - `not_applied`: the disk shows the state the plan was built on;
+ * - `diverged`: something else (another writer changed it).
+ *
+ * An operation that died in the middle of finalizing (no commit point in
+ * its journal) is rolled back first — every file it began is restored from
+ * its backup when the disk still shows what it wrote, including a deleted
+ * file renamed aside — so the usual outcome is "all applied" or "all
+ * not_applied", and a not_applied patch can simply be sent again. An
+ * operation that reached its commit point is left applied. Either way its
+ * stages, backups, journal and locks are removed (a backup that is the only
+ * copy of a removed file whose name was re-created by someone else is kept
+ * and named in a `cleanup_incomplete` warning).
+ *
+ * Call it after the commit's exec has returned (with `outcome_unknown`):
+ * a reconcile racing a commit that is still uploading (before it holds any
+ * lock) removes that commit's stages, which makes the commit fail cleanly
+ * with nothing changed.
+ *
+ * `ok` means reconcile itself completed; read each file's `state` for what
+ * happened. `ok: false` with `locked` means the commit is still running (or
+ * another operation holds a lock): call again later. Safe to call any number
+ * of times, also for an operation that succeeded.
+ *
+ * @example
+ * ```ts
+ * const report = await reconcile(shell, "/srv/app", plan, "3f2a9c01d4e5b6a7");
+ * report.files.map((f) => `${f.path}: ${f.state}`);
+ * // or from the failure alone:
+ * const ticket = committed.errors![0]!.reconcile!;
+ * await reconcile(shell, "/srv/app", ticket, ticket.operation_id);
+ * ```
+ */
+export async function reconcile(
+  shell: RemoteShell,
+  root: string,
+  target: Plan | ReconcileTicket,
+  operationId: string,
+  options: ReconcileOptions = {},
+): Promise<CommitReport> {
+  if (!shell || typeof shell.exec !== "function") throw new TypeError("reconcile: shell must be a RemoteShell");
+  const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
+  const base = {
+    operation_id: operationId,
+    atomicity: "batch_preflight_per_file_commit" as const,
+    elevated: shell.elevated ?? false,
+  };
+  const fail = (errors: PatchFailure[], warnings: Warning[] = []): CommitReport => ({
+    ok: false,
+    ...base,
+    files: [],
+    warnings,
+    errors: errors.map((e) => ({ ...e, operation_id: operationId })),
+  });
+  // A plan is the program's own value (a bad one is a bug: TypeError); a
+  // ticket may have travelled through JSON, a file or a model, so a bad one
+  // is a typed failure.
+  const subject = isPlan(target) ? { plan: target, sizes: target.files.map((f) => f.newBytes?.length ?? 0) } : ticketPlan(target, operationId);
+  if ("code" in subject) return fail([subject]);
+  const { plan, sizes } = subject;
+  let layout: TransactionLayout;
+  try {
+    layout = transactionLayout(plan, { contentless: !isPlan(target) });
+  } catch (error) {
+    if (isPlan(target) || !(error instanceof TypeError)) throw error;
+    return fail([badTicket(error.message)]);
+  }
+  const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds);
+  if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [] };
+  const again = `call reconcile again with operation id ${operationId}`;
+
+  let result: ExecResult;
+  try {
+    result = await shell.exec(command, {
+      stdin: transactionInput(plan, layout, "SAP-RECONCILE-1", false),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  } catch (error) {
+    if (!(error instanceof RemoteShellError)) throw error;
+    // Either way the files are as the commit left them, or partly restored
+    // by this reconcile; running it again finishes the job.
+    const how = programMayHaveRun(error) ? "reconcile may have stopped part-way" : "reconcile did not run";
+    return fail([{ ...error.failure, message: `${error.failure.message} (${how}: ${again})` }]);
+  }
+  const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
+  const stderr = new TextDecoder().decode(result.stderr);
+  const host = shell.label ?? "the host";
+  const warnings = out.warns
+    .map((w) => remoteWarning(w.code, w.k === null ? null : layout.paths[w.k]!, w.detail, operationId))
+    .filter((w): w is Warning => w !== null);
+  for (const k of out.kept) {
+    const path = layout.paths[k]!;
+    warnings.push(warning(
+      "cleanup_incomplete",
+      `${path} was re-created by someone else after this operation removed it; the removed version was kept next to it as .sap-${operationId}-<n>.bak. Compare the two and delete the backup by hand.`,
+      { path },
+    ));
+  }
+
+  if (out.end === null) {
+    const what = result.exitCode === null && result.signal === null
+      ? "the connection closed before reconcile reported its result"
+      : out.malformed !== null
+      ? "reconcile's report was unreadable"
+      : `the reconcile program stopped (${result.signal ?? `exit ${result.exitCode}`})`;
+    return fail([failure("outcome_unknown", `${what}; ${again}.`, { retryable: true })], warnings);
+  }
+  switch (out.end) {
+    case "ok":
+      return { ok: true, ...base, files: fileStates(plan, sizes, layout, out), warnings };
+    case "locked": {
+      const path = out.locked ? layout.paths[out.locked.k]! : plan.files[0]!.path;
+      const f = locked(path, out.locked?.age ?? 0, lockWaitMs, operationId);
+      return fail([{ ...f, message: `${f.message.replace(/ Retry in a few seconds\.$/, "")} The commit may still be running: ${again} in a few seconds.` }], warnings);
+    }
+    case "unsupported":
+      return fail([unsupported(out.unsupported ?? "a required tool", host)], warnings);
+    case "root":
+      return fail([rootFailure(out.root ?? "missing", root, host)], warnings);
+    default:
+      return fail([remoteError(`reconcile stopped (${out.end}); ${again}`, stderr)], warnings);
+  }
+}
+
+function fileStates(plan: Plan, sizes: readonly number[], layout: TransactionLayout, out: ProgramOutput): FileReport[] {
+  const holds = (k: number, sha: string | null): boolean => {
+    const s = out.states.get(k);
+    if (!s) return false;
+    return sha === null ? s.kind === "missing" : s.kind === "file" && s.sha === sha;
+  };
+  return plan.files.map((file, i): FileReport => {
+    const { src, dst } = layout.files[i]!;
+    const { oldSha, newSha } = shasOf(plan, layout, src);
+    let state: FileReport["state"];
+    if (dst === null) {
+      state = holds(src, newSha) ? "applied" : holds(src, oldSha) ? "not_applied" : "diverged";
+    } else {
+      const dstNew = shasOf(plan, layout, dst).newSha;
+      state = holds(src, null) && holds(dst, dstNew)
+        ? "applied"
+        : holds(src, oldSha) && holds(dst, null)
+        ? "not_applied"
+        : "diverged";
+    }
+    return {
+      op: file.op,
+      path: file.path,
+      ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
+      previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+      new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
+      bytes_written: state === "applied" ? sizes[i]! : 0,
+      metadata_preserved: null,
+      diff: file.diff,
+      warnings: [],
+      state,
+    };
+  });
+}
+
+function isPlan(target: Plan | ReconcileTicket): target is Plan {
+  return target !== null && typeof target === "object" && !("operation_id" in target);
+}
+
+const SHA = /^[0-9a-f]{64}$/;
+
+/**
+ * The content-less plan a ticket stands for, with each file's new size, or
+ * the failure saying what is wrong with the ticket. Paths and SHA-256s are
+ * checked again by transactionLayout before anything is sent.
+ */
+function ticketPlan(ticket: ReconcileTicket, operationId: string): { plan: Plan; sizes: number[] } | PatchFailure {
+  if (ticket === null || typeof ticket !== "object" || !Array.isArray(ticket.files)) {
+    return badTicket("it needs operation_id and a files array");
+  }
+  if (typeof ticket.operation_id !== "string" || !/^[A-Za-z0-9_]{1,64}$/.test(ticket.operation_id)) {
+    return badTicket("its operation_id must be 1-64 characters of [A-Za-z0-9_]");
+  }
+  if (ticket.operation_id !== operationId) {
+    return badTicket(`it is for operation ${JSON.stringify(ticket.operation_id)}, not ${JSON.stringify(operationId)}`);
+  }
+  const files: PlannedFile[] = [];
+  const sizes: number[] = [];
+  for (const [i, f] of ticket.files.entries()) {
+    const at = `files[${i}]`;
+    if (f === null || typeof f !== "object" || !["add", "update", "delete", "move"].includes(f.op)) return badTicket(`${at}.op must be add, update, delete or move`);
+    if (typeof f.path !== "string") return badTicket(`${at}.path must be a string`);
+    if ((f.op === "move") !== (typeof f.move_to === "string")) return badTicket(`${at}: a move, and only a move, has move_to`);
+    const wantsPrevious = f.op !== "add";
+    if (wantsPrevious ? typeof f.previous_sha256 !== "string" || !SHA.test(f.previous_sha256) : f.previous_sha256 !== null) {
+      return badTicket(`${at}.previous_sha256 must be ${wantsPrevious ? "a lowercase SHA-256" : "null for an add"}`);
+    }
+    const wantsNew = f.op !== "delete";
+    if (wantsNew ? typeof f.new_sha256 !== "string" || !SHA.test(f.new_sha256) : f.new_sha256 !== null) {
+      return badTicket(`${at}.new_sha256 must be ${wantsNew ? "a lowercase SHA-256" : "null for a delete"}`);
+    }
+    const size = f.new_size ?? 0;
+    if (!Number.isSafeInteger(size) || size < 0) return badTicket(`${at}.new_size must be a byte count or null`);
+    files.push({
+      op: f.op,
+      path: f.path,
+      ...(f.op === "move" ? { moveTo: f.move_to! } : {}),
+      expected: f.previous_sha256 === null ? { state: "missing" } : { state: "sha256", sha256: f.previous_sha256 },
+      ...(f.new_sha256 !== null ? { newSha256: f.new_sha256 } : {}),
+      diff: "",
+      hunks: [],
+      warnings: [],
+    });
+    sizes.push(size);
+  }
+  return { plan: { files, warnings: [], createParents: false }, sizes };
+}
+
+function badTicket(problem: string): PatchFailure {
+  return failure(
+    "invalid_argument",
+    `this reconcile ticket cannot be used: ${problem}. Pass the "reconcile" object of the outcome_unknown or partial_apply failure unchanged, with its operation_id.`,
+  );
+}

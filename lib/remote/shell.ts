@@ -1,0 +1,166 @@
+/**
+ * Layer `lib/remote/` (above the pure layers): the remote transaction —
+ * `RemoteShell` (this file), `LocalShell`, `readSnapshots`, `commitRemote`,
+ * `reconcile`, the manifest and the output protocol, with the POSIX `sh`
+ * programs they send in `programs/`. It may import the pure layers,
+ * `lib/types.ts`, `lib/failure.ts` and `node:` modules; never `lib/ssh/`
+ * or `ssh2`: an adapter is whatever implements `RemoteShell`.
+ *
+ * This file: the `RemoteShell` adapter: everything remote goes through one `exec`.
+ *
+ * An adapter runs a POSIX `sh` program (the `command` string) on the target
+ * host with the given bytes on stdin and returns the raw stdout/stderr bytes,
+ * the exit code and the signal. It knows nothing about patches.
+ *
+ * @module
+ */
+import type { PatchFailure } from "../types.ts";
+
+/** Options of one {@linkcode RemoteShell.exec} call. */
+export interface ExecOptions {
+  /** Bytes written to the program's stdin, then stdin is closed. */
+  stdin?: Uint8Array;
+  /** Abort the call: the adapter kills the remote program (best effort) and rejects. */
+  signal?: AbortSignal;
+  /** Kill the program after this many milliseconds and reject with `timeout`. */
+  timeoutMs?: number;
+  /** Called as stdin bytes are handed to the transport (for progress reports). */
+  onStdinProgress?: (sent: number, total: number) => void;
+}
+
+/** What one program run produced. */
+export interface ExecResult {
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  /**
+   * The exit code; `null` when the program was killed by a signal or, for a
+   * network transport, when the channel closed without an exit status (the
+   * program may or may not have finished: callers treat it as outcome unknown).
+   */
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/**
+ * The small adapter every remote operation goes through (SPEC §2).
+ *
+ * Contract: `exec` runs `command` with a POSIX `sh` (never the login shell's
+ * own syntax) and resolves with its result. It rejects only with a
+ * {@linkcode RemoteShellError} whose `failure` says what went wrong before or
+ * around the program (`connect_failed`, `auth_failed`, `host_key_*`,
+ * `timeout`, `cancelled`, `outcome_unknown`, `limit_exceeded` for an output
+ * cap).
+ *
+ * Outcome unknown comes in two shapes, and callers handle both alike:
+ * - the transport died while the program may have been running (a dropped
+ *   SSH connection) → the call REJECTS with `outcome_unknown`;
+ * - the transport stayed up but the program's channel ended without an exit
+ *   status → the call RESOLVES with `exitCode: null, signal: null`.
+ * A rejection tells whether the program may have run through
+ * {@linkcode RemoteShellError.started} (`false`: nothing ran; `true`: it may
+ * have run, e.g. `timeout` / `cancelled` after it started — killed part-way;
+ * unset: unknown). Adapters set it wherever they know; callers decide with
+ * {@linkcode programMayHaveRun}.
+ *
+ * @example
+ * ```ts
+ * const shell: RemoteShell = new LocalShell();
+ * const { stdout } = await shell.exec("printf '%s' \"$HOME\"");
+ * ```
+ */
+export interface RemoteShell {
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  close?(): Promise<void>;
+  /** True when every program runs elevated (sudo); reports carry it. */
+  readonly elevated?: boolean;
+  /** A short label for messages, e.g. `local` or `deploy@web1:22`. */
+  readonly label?: string;
+}
+
+/** Options of {@linkcode RemoteShellError}. */
+export interface RemoteShellErrorOptions {
+  /** Whether the program may have started; see {@linkcode RemoteShellError.started}. */
+  started?: boolean;
+}
+
+/**
+ * Failure codes that by their nature are decided before any program can
+ * start (no connection, no login): an error with one of them and no
+ * `started` flag is treated as "nothing ran".
+ */
+export const NEVER_STARTED_CODES: ReadonlySet<string> = new Set([
+  "connect_failed",
+  "auth_failed",
+  "host_key_unknown",
+  "host_key_mismatch",
+]);
+
+/**
+ * A transport-level failure of {@linkcode RemoteShell.exec}, carrying the
+ * typed failure value. The engine turns it into a report; it never escapes
+ * `applyPatch`.
+ *
+ * @example
+ * ```ts
+ * throw new RemoteShellError(failure("timeout", "the remote program did not finish within 30 s; retry"), { started: true });
+ * ```
+ */
+export class RemoteShellError extends Error {
+  /** The typed failure. */
+  readonly failure: PatchFailure;
+  /**
+   * Whether the program may have run — what a caller needs to decide between
+   * "report this failure, nothing changed" and "outcome unknown":
+   * - `false`: guaranteed nothing ran (refused before the program was sent
+   *   or before it could start: not connected, not authenticated, sudo
+   *   refused, channel refused, command too long, timed out or cancelled
+   *   while waiting). Retrying is safe.
+   * - `true`: the program may have run, wholly or in part (killed on
+   *   timeout, cancel or output cap; the connection dropped while it ran).
+   * - `undefined`: the adapter does not know. Treat it as "may have run"
+   *   unless the code is one of {@linkcode NEVER_STARTED_CODES} — use
+   *   {@linkcode programMayHaveRun} rather than reading this field alone.
+   */
+  readonly started?: boolean;
+  constructor(failure: PatchFailure, options: RemoteShellErrorOptions = {}) {
+    super(failure.message);
+    this.name = "RemoteShellError";
+    this.failure = failure;
+    if (options.started !== undefined) this.started = options.started;
+  }
+}
+
+/**
+ * Whether the program behind a rejected {@linkcode RemoteShell.exec} may
+ * have run: the error's `started` flag when the adapter set it, otherwise
+ * true for every code except {@linkcode NEVER_STARTED_CODES} (unknown is
+ * treated as "may have run", the safe side for a commit).
+ *
+ * @example
+ * ```ts
+ * programMayHaveRun(new RemoteShellError(failure("timeout", "…nothing ran"), { started: false })); // false
+ * programMayHaveRun(new RemoteShellError(failure("timeout", "…killed"))); // true
+ * programMayHaveRun(new RemoteShellError(failure("auth_failed", "…"))); // false
+ * ```
+ */
+export function programMayHaveRun(error: RemoteShellError): boolean {
+  if (error.started !== undefined) return error.started;
+  return !NEVER_STARTED_CODES.has(error.failure.code);
+}
+
+/**
+ * Quote a string as one POSIX `sh` word: single quotes, with each `'`
+ * written as `'\''`. Inside single quotes nothing is special, so any data
+ * (including `$`, backticks, `\`, newlines) stays literal.
+ *
+ * @example
+ * ```ts
+ * shQuote("it's $HOME"); // "'it'\\''s $HOME'"
+ * ```
+ */
+export function shQuote(value: string): string {
+  if (value.includes("\0")) {
+    throw new TypeError("shQuote: a shell word cannot contain NUL");
+  }
+  return "'" + value.replaceAll("'", "'\\''") + "'";
+}

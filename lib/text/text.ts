@@ -1,0 +1,462 @@
+/**
+ * Layer `lib/text/` (pure, the bottom layer): bytes ⇄ lines, line endings,
+ * BOM, UTF-8 validation, `N:hh` line ids, SHA-256, unified diffs and bounded
+ * excerpts. It may import only its own files, `lib/types.ts`,
+ * `lib/failure.ts` and `node:crypto` (checked by test/unit/layering.test.ts).
+ *
+ * This file: the text model (SPEC §5.3): bytes ⇄ logical lines, keeping every line's
+ * own ending, the UTF-8 BOM and the final-newline state.
+ *
+ * Decisions where the spec is silent (also in the README):
+ * - Line endings are LF, CRLF and lone CR; a CR directly followed by LF is one
+ *   CRLF ending, never a CR line plus an empty LF line.
+ * - The dominant ending is the most frequent one; ties (and files without
+ *   any ending) resolve in the order LF, CRLF, lone CR.
+ * - An empty file (or one holding only a BOM) counts as "ends with a
+ *   newline" for new content, exactly like an added file.
+ * - Deleting every line keeps a BOM that was there: the BOM is an encoding
+ *   property of the file, like its mode, not part of its first line.
+ * - Invalid UTF-8 reports the 0-based byte offset (counting the BOM) of the
+ *   first ill-formed sequence and its 1-based line.
+ *
+ * @module
+ */
+import {
+  EOL_CHARS,
+  type EolCode,
+  lfScanOf,
+  scanLfLines,
+  scanLines,
+  type ScannedLines,
+  scannedLine,
+  splitScannedLines,
+} from "./line_scan.ts";
+import type { ContentPiece, LineEdit } from "../types.ts";
+import { firstInvalidUtf8, lineNumberAt } from "./utf8_errors.ts";
+
+export type { EolCode } from "./line_scan.ts";
+
+/** A decoded UTF-8 text file, split into logical lines. */
+export interface TextFile {
+  /**
+   * Logical lines without endings; a file ending in a newline has no
+   * trailing `""` line; empty file → `[]`. Made on first read (a million
+   * line strings cost more than decoding): code that only needs a few lines
+   * uses {@linkcode lineOf}, and the line count is `eols.length`.
+   */
+  readonly lines: string[];
+  /** {@linkcode EolCode} per line (its length is the line count). */
+  readonly eols: Uint8Array;
+  /** A UTF-8 BOM was present (it is not part of `lines[0]`). */
+  readonly bom: boolean;
+  /** The last line has an ending. False for an empty file. */
+  readonly finalNewline: boolean;
+  /** The most frequent ending; LF when there is none; ties resolve LF, CRLF, CR. */
+  readonly dominantEol: "\n" | "\r\n" | "\r";
+  /** The original bytes, for slice copies. */
+  readonly bytes: Uint8Array;
+  /** Every character is ASCII, so character offsets equal byte offsets (after the BOM). */
+  readonly ascii?: boolean;
+  /**
+   * The decoded text (without the BOM). The matcher scans this one flat
+   * string instead of reading every line.
+   */
+  readonly text: string;
+  /**
+   * Offset in `text` (UTF-16 code units) where each line starts, then
+   * `text.length`: one entry more than there are lines.
+   */
+  readonly lineStarts: Int32Array;
+}
+
+/** The result of {@linkcode decodeText}. */
+export type DecodeResult =
+  | { ok: true; file: TextFile }
+  | { ok: false; line: number; byteOffset: number };
+
+const BOM_LENGTH = 3;
+const LF = 0x0a;
+const CR = 0x0d;
+const EOL_TEXT = ["", "\n", "\r\n", "\r"] as const;
+
+const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const encoder = new TextEncoder();
+
+function hasBom(bytes: Uint8Array): boolean {
+  return bytes.length >= BOM_LENGTH && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+/**
+ * A {@linkcode TextFile} whose lines are found on first use and whose
+ * `lines` array is made on first read. A text without CR can hand its
+ * scanning to a caller that reads every line anyway (the matcher), which
+ * then gives the line starts back ({@linkcode adoptLfLineStarts}).
+ */
+class DecodedTextFile implements TextFile {
+  readonly bom: boolean;
+  readonly finalNewline: boolean;
+  readonly dominantEol: "\n" | "\r\n" | "\r";
+  readonly bytes: Uint8Array;
+  readonly ascii: boolean;
+  readonly text: string;
+  /** No CR anywhere: every line ends with LF (or, the last, with nothing). */
+  readonly lfOnly: boolean;
+  #scan: ScannedLines | undefined;
+  #lines: string[] | undefined;
+
+  constructor(bytes: Uint8Array, bom: boolean, ascii: boolean, text: string) {
+    this.bom = bom;
+    this.bytes = bytes;
+    this.ascii = ascii;
+    this.text = text;
+    this.lfOnly = text.indexOf("\r") < 0;
+    if (this.lfOnly) {
+      // Known without finding the lines.
+      this.dominantEol = "\n";
+      this.finalNewline = text.length > 0 && text.charCodeAt(text.length - 1) === 0x0a;
+    } else {
+      const scan = scanLines(text);
+      this.#scan = scan;
+      this.dominantEol = scan.dominant;
+      this.finalNewline = scan.eols.length > 0 && scan.eols[scan.eols.length - 1] !== 0;
+    }
+  }
+
+  /** The lines have been found. */
+  get scanned(): boolean {
+    return this.#scan !== undefined;
+  }
+
+  #scanned(): ScannedLines {
+    this.#scan ??= scanLfLines(this.text);
+    return this.#scan;
+  }
+
+  get eols(): Uint8Array {
+    return this.#scanned().eols;
+  }
+
+  get lineStarts(): Int32Array {
+    return this.#scanned().starts;
+  }
+
+  get lines(): string[] {
+    this.#lines ??= splitScannedLines(this.text, this.#scanned());
+    return this.#lines;
+  }
+
+  /** Line `i`, from the array when it exists, else sliced from the text. */
+  line(i: number): string {
+    return this.#lines !== undefined ? this.#lines[i]! : scannedLine(this.text, this.#scanned(), i);
+  }
+
+  /** Take the line starts a caller found in the text (LF-only texts, before they are scanned here). */
+  adopt(starts: Int32Array): void {
+    if (this.#scan !== undefined || !this.lfOnly) throw new Error("adoptLfLineStarts: the file's lines are already known or it holds a CR");
+    if (starts.length === 0 || starts[starts.length - 1] !== this.text.length) {
+      throw new RangeError("adoptLfLineStarts: the starts must end with the text length");
+    }
+    this.#scan = lfScanOf(this.text, starts);
+  }
+}
+
+/**
+ * Line `i` of a decoded file (0-based) without materialising `file.lines`.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\r\nb"));
+ * if (r.ok) lineOf(r.file, 1); // "b"
+ * ```
+ */
+export function lineOf(file: TextFile, i: number): string {
+  if (file instanceof DecodedTextFile) return file.line(i);
+  return scannedLine(file.text, { starts: file.lineStarts, eols: file.eols }, i);
+}
+
+/**
+ * The text of a decoded file whose lines all end with LF and have not been
+ * found yet (`undefined` otherwise): a caller that reads every line anyway
+ * can find their starts as it goes, in the same pass, and hand them over
+ * with {@linkcode adoptLfLineStarts} instead of the file scanning again.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\n"));
+ * if (r.ok) unscannedLfText(r.file); // "a\nb\n"
+ * ```
+ */
+export function unscannedLfText(file: TextFile): string | undefined {
+  return file instanceof DecodedTextFile && file.lfOnly && !file.scanned ? file.text : undefined;
+}
+
+/**
+ * Give a file from {@linkcode unscannedLfText} the starts of its lines
+ * (one entry per line, then the text length). Throws if its lines are
+ * already known (a programmer error).
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\n"));
+ * if (r.ok) adoptLfLineStarts(r.file, new Int32Array([0, 2, 4]));
+ * ```
+ */
+export function adoptLfLineStarts(file: TextFile, starts: Int32Array): void {
+  if (!(file instanceof DecodedTextFile)) throw new TypeError("adoptLfLineStarts: not a file from decodeText");
+  file.adopt(starts);
+}
+
+/**
+ * Decode UTF-8 bytes into lines. Invalid UTF-8 gives the first bad
+ * sequence's 1-based line and 0-based byte offset.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\r\nb"));
+ * if (r.ok) r.file.lines; // ["a", "b"], eols [2, 0], finalNewline false
+ * ```
+ */
+export function decodeText(bytes: Uint8Array): DecodeResult {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError("decodeText: bytes must be a Uint8Array");
+  const bom = hasBom(bytes);
+  const body = bom ? bytes.subarray(BOM_LENGTH) : bytes;
+  let text: string;
+  try {
+    text = fatalDecoder.decode(body);
+  } catch {
+    const offset = firstInvalidUtf8(bytes, bom ? BOM_LENGTH : 0);
+    return { ok: false, line: lineNumberAt(bytes, offset), byteOffset: offset };
+  }
+  const ascii = text.length === body.length;
+  return { ok: true, file: new DecodedTextFile(bytes, bom, ascii, text) };
+}
+
+/**
+ * Byte offsets of line starts. In an ASCII file they are the character
+ * offsets (after the BOM); other files walk forward from the last answer,
+ * finding each ending with a native byte search.
+ */
+class LineOffsets {
+  #line = 0;
+  #pos: number;
+  readonly #file: TextFile;
+  readonly #base: number;
+  readonly #ascii: boolean;
+
+  constructor(file: TextFile) {
+    this.#file = file;
+    this.#base = file.bom ? BOM_LENGTH : 0;
+    this.#pos = this.#base;
+    this.#ascii = file.ascii === true;
+  }
+
+  /** Byte offset where line `k` starts (`k` = line count: end of the bytes). `k` never decreases. */
+  startOf(k: number): number {
+    const { eols, bytes } = this.#file;
+    if (k >= eols.length) return bytes.length;
+    if (this.#ascii) return this.#base + this.#file.lineStarts[k]!;
+    let pos = this.#pos;
+    for (let i = this.#line; i < k; i++) {
+      const eol = eols[i]!;
+      pos = bytes.indexOf(eol === 3 ? CR : LF, pos) + 1;
+    }
+    this.#line = k;
+    this.#pos = pos;
+    return pos;
+  }
+}
+
+function checkEdits(file: TextFile, edits: readonly LineEdit[]): void {
+  let previousEnd = 0;
+  for (const edit of edits) {
+    if (!(edit.start >= previousEnd && edit.end >= edit.start && edit.end <= file.eols.length)) {
+      throw new RangeError(`renderText: edits must be sorted, non-overlapping and within the file (edit ${edit.start}-${edit.end})`);
+    }
+    let previousKeep = edit.start - 1;
+    for (const out of edit.replacement) {
+      if ("keep" in out) {
+        if (!(out.keep > previousKeep && out.keep < edit.end)) {
+          throw new RangeError(`renderText: keep ${out.keep} must be ascending within ${edit.start}-${edit.end}`);
+        }
+        previousKeep = out.keep;
+      }
+    }
+    previousEnd = edit.end;
+  }
+}
+
+/**
+ * Apply sorted, non-overlapping line edits and re-encode, copying untouched
+ * stretches as byte slices of the original. Kept lines keep their text and
+ * ending; new lines take the dominant ending; the BOM and the final-newline
+ * state are kept.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\r\nb\r\n"));
+ * if (r.ok) renderText(r.file, [{ start: 1, end: 2, replacement: [{ text: "B" }] }]); // "a\r\nB\r\n"
+ * ```
+ */
+export function renderText(file: TextFile, edits: readonly LineEdit[]): Uint8Array {
+  return renderTextPieces(file, edits).bytes;
+}
+
+/** The result of {@linkcode renderTextPieces}. */
+export interface RenderedText {
+  /** The new content. */
+  bytes: Uint8Array;
+  /**
+   * How `bytes` is made: byte ranges of `file.bytes` and of `bytes` itself,
+   * in order, adjacent ranges of the same kind merged.
+   */
+  pieces: ContentPiece[];
+}
+
+/**
+ * {@linkcode renderText}, also telling which stretches of the result are
+ * byte ranges of the old file and which are new. The slices renderText
+ * copies are those ranges already, so recording them costs one entry per
+ * slice and no pass over the bytes.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\nc\n"));
+ * if (r.ok) renderTextPieces(r.file, [{ start: 1, end: 2, replacement: [{ text: "B" }] }]).pieces;
+ * // [{ source: [0, 2] }, { fresh: [2, 4] }, { source: [4, 6] }]
+ * ```
+ */
+export function renderTextPieces(file: TextFile, edits: readonly LineEdit[]): RenderedText {
+  checkEdits(file, edits);
+  const { bytes, eols } = file;
+  const offsets = new LineOffsets(file);
+  const dominant = encoder.encode(file.dominantEol);
+  const parts: Uint8Array[] = [];
+  // Per part: where it starts in the old bytes, or -1 for new bytes.
+  const origins: number[] = [];
+  let pendingText = "";
+  // The last emitted line has no ending yet (it was the old last line).
+  let pendingNoEnding = false;
+  let lastEndingLength = 0;
+  let emittedAny = false;
+
+  const flushText = (): void => {
+    if (pendingText.length > 0) {
+      parts.push(encoder.encode(pendingText));
+      origins.push(-1);
+    }
+    pendingText = "";
+  };
+  const emitOriginal = (from: number, to: number): void => {
+    if (from >= to) return;
+    flushText();
+    if (pendingNoEnding) {
+      parts.push(dominant);
+      origins.push(-1);
+    }
+    const a = offsets.startOf(from);
+    const b = offsets.startOf(to);
+    parts.push(bytes.subarray(a, b));
+    origins.push(a);
+    const eol = eols[to - 1] as EolCode;
+    pendingNoEnding = eol === 0;
+    lastEndingLength = EOL_CHARS[eol];
+    emittedAny = true;
+  };
+  const emitText = (text: string): void => {
+    if (pendingNoEnding) {
+      pendingText += file.dominantEol;
+      pendingNoEnding = false;
+    }
+    pendingText += text + file.dominantEol;
+    lastEndingLength = dominant.length;
+    emittedAny = true;
+  };
+
+  if (file.bom) {
+    parts.push(bytes.subarray(0, BOM_LENGTH));
+    origins.push(0);
+  }
+  let cursor = 0;
+  for (const edit of edits) {
+    emitOriginal(cursor, edit.start);
+    let runStart = -1;
+    let runEnd = -1;
+    for (const out of edit.replacement) {
+      if ("keep" in out) {
+        if (out.keep === runEnd) runEnd++;
+        else {
+          emitOriginal(runStart, runEnd);
+          runStart = out.keep;
+          runEnd = out.keep + 1;
+        }
+      } else {
+        emitOriginal(runStart, runEnd);
+        runStart = runEnd = -1;
+        emitText(out.text);
+      }
+    }
+    emitOriginal(runStart, runEnd);
+    cursor = edit.end;
+  }
+  emitOriginal(cursor, file.eols.length);
+  flushText();
+
+  const wantsFinalNewline = file.eols.length === 0 || file.finalNewline;
+  if (emittedAny && !wantsFinalNewline && !pendingNoEnding) {
+    const lastPart = parts[parts.length - 1]!;
+    parts[parts.length - 1] = lastPart.subarray(0, lastPart.length - lastEndingLength);
+  }
+  let total = 0;
+  for (const part of parts) total += part.length;
+  const out = new Uint8Array(total);
+  const pieces: ContentPiece[] = [];
+  let last: [number, number] | null = null;
+  let lastIsSource = false;
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    out.set(part, at);
+    if (part.length > 0) {
+      const origin = origins[i]!;
+      const isSource = origin >= 0;
+      // Merge with the previous piece when it continues it: new bytes
+      // always do (they are contiguous in the output), old bytes only when
+      // they follow on in the old file (a BOM and the first lines).
+      if (last !== null && lastIsSource === isSource && (!isSource || last[1] === origin)) {
+        last[1] += part.length;
+      } else {
+        last = isSource ? [origin, origin + part.length] : [at, at + part.length];
+        lastIsSource = isSource;
+        pieces.push(isSource ? { source: last } : { fresh: last });
+      }
+    }
+    at += part.length;
+  }
+  return { bytes: out, pieces };
+}
+
+/**
+ * The bytes of an added file: `\n` endings and a final newline; no lines
+ * give an empty file.
+ *
+ * @example
+ * ```ts
+ * newFileBytes(["a", "b"]); // bytes of "a\nb\n"
+ * ```
+ */
+export function newFileBytes(lines: readonly string[]): Uint8Array {
+  if (lines.length === 0) return new Uint8Array(0);
+  return encoder.encode(lines.join("\n") + "\n");
+}
+
+/**
+ * The ending text of an {@linkcode EolCode}.
+ *
+ * @example
+ * ```ts
+ * eolText(2); // "\r\n"
+ * ```
+ */
+export function eolText(code: EolCode): "" | "\n" | "\r\n" | "\r" {
+  return EOL_TEXT[code];
+}
