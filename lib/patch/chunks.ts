@@ -53,7 +53,14 @@ class ChunkReader {
   private firstUnifiedLine = 0;
   private sectionErrors = 0;
 
-  constructor(private readonly parser: ChunkHost, private readonly op: UpdateFileOp) {}
+  private readonly parser: ChunkHost;
+  private readonly op: UpdateFileOp;
+
+  // Plain fields, not parameter properties: Node's type stripping accepts only erasable syntax (SPEC §1.1).
+  constructor(parser: ChunkHost, op: UpdateFileOp) {
+    this.parser = parser;
+    this.op = op;
+  }
 
   read(): void {
     const p = this.parser;

@@ -78,12 +78,15 @@ class SectionParser implements ChunkHost {
   private sawEnd = false;
   readonly paddedMarkers: number[] = [];
 
-  constructor(
-    readonly lines: readonly string[],
-    from: number,
-    readonly to: number,
-    private readonly last: number,
-  ) {
+  readonly lines: readonly string[];
+  readonly to: number;
+  private readonly last: number;
+
+  // Plain fields, not parameter properties: Node's type stripping accepts only erasable syntax (SPEC §1.1).
+  constructor(lines: readonly string[], from: number, to: number, last: number) {
+    this.lines = lines;
+    this.to = to;
+    this.last = last;
     this.i = from;
   }
 
