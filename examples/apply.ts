@@ -62,6 +62,7 @@ import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket, RemoteSh
 import { parseApplyArgs, USAGE } from "./cli/args.ts";
 import type { ApplyCliOptions } from "./cli/args.ts";
 import { formatReconcile, readReconcileTicket, reconcileExitCode, reconcileLater } from "./cli/reconcile_text.ts";
+import { cliReport } from "./cli/hint_words.ts";
 import { exitCodeFor, formatReport } from "./cli/report_text.ts";
 
 /**
@@ -73,6 +74,7 @@ import { exitCodeFor, formatReport } from "./cli/report_text.ts";
  * ```
  */
 export async function main(argv: readonly string[]): Promise<number> {
+  guardStdout();
   const parsed = parseApplyArgs(argv);
   if (parsed.kind === "help") {
     process.stdout.write(USAGE);
@@ -125,10 +127,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     const ticket = exitCodeFor(report) === 3 ? reconcileTicketOf(report) : null;
     if (ticket === null) return print(report, options, where);
     const settled = await settle(shell, options, ticket);
+    const words = { reconciled: settled.ok };
     if (options.json) {
-      process.stdout.write(JSON.stringify({ ...report, reconciled: settled }, null, 2) + "\n");
+      process.stdout.write(JSON.stringify({ ...cliReport(report, words), reconciled: settled }, null, 2) + "\n");
     } else {
-      process.stdout.write(formatReport(report, where) + "\n" + formatReconcile(settled, where));
+      process.stdout.write(formatReport(report, where, words) + "\n" + formatReconcile(settled, where));
     }
     return afterReconcile(settled, ticket, options);
   } finally {
@@ -204,8 +207,25 @@ function reconcileCommand(options: ApplyCliOptions): string {
 
 /** Print the report (text or JSON) and return its exit code. */
 function print(report: ApplyReport, options: ApplyCliOptions, where: string): number {
-  process.stdout.write(options.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, where));
+  process.stdout.write(options.json ? JSON.stringify(cliReport(report), null, 2) + "\n" : formatReport(report, where));
   return exitCodeFor(report);
+}
+
+/**
+ * A reader that stops early (`… | head -1`) closes stdout under a report
+ * that is still being written: that is not a failure of the apply, whose
+ * outcome the exit code already carries. Write errors on stdout are noted
+ * on stderr (once) and otherwise ignored, so they never replace the exit
+ * code of what happened to the files.
+ */
+function guardStdout(): void {
+  let noted = false;
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (noted) return;
+    noted = true;
+    if (error.code === "EPIPE") return; // the reader is gone: nothing to tell it
+    process.stderr.write(`apply.ts: could not write the report to stdout (${error.code ?? error.message}); the exit code still says what happened.\n`);
+  });
 }
 
 async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { FailureCode, PatchFailure, Warning, WarningCode } from "./types.ts";
+import type { FailureCode, FailureHint, HintOption, PatchFailure, Warning, WarningCode } from "./types.ts";
 
 /**
  * Codes for which sending the same request again, unchanged, may succeed:
@@ -65,4 +65,138 @@ export function warning(
   fields: Omit<Partial<Warning>, "code" | "message"> = {},
 ): Warning {
   return { code, message, ...fields };
+}
+
+// ---------------------------------------------------------------------------
+// Hints: next steps as data (SPEC §5.4 round 2)
+// ---------------------------------------------------------------------------
+
+/**
+ * A hint to look at a file (or some of its lines) again; `says` is in the
+ * library's words, e.g. `read lines 3–12 of app.py again`.
+ *
+ * @example
+ * ```ts
+ * const h = readHint("app.py", 3, 12);
+ * `Next step: ${h.says} and rebuild the chunk.`; // "Next step: read lines 3–12 of app.py again and rebuild the chunk."
+ * ```
+ */
+export function readHint(path: string, startLine?: number, endLine?: number): FailureHint {
+  if (startLine === undefined || endLine === undefined) return { kind: "read", path, says: `read ${path} again` };
+  const lines = startLine === endLine ? `line ${startLine}` : `lines ${startLine}–${endLine}`;
+  return { kind: "read", path, start_line: startLine, end_line: endLine, says: `read ${lines} of ${path} again` };
+}
+
+/**
+ * A hint to send a revision precondition: `sha256` itself, or (`null`) the
+ * SHA-256 a fresh read of the file gives.
+ *
+ * @example
+ * ```ts
+ * shaHint("app.py", null).says; // 'pass the SHA-256 of the version you read as expectedSha256 {"app.py": "<sha256>"}'
+ * ```
+ */
+export function shaHint(path: string, sha256: string | null): FailureHint {
+  const key = JSON.stringify(path);
+  return {
+    kind: "expected_sha256",
+    path,
+    sha256,
+    says: sha256 === null
+      ? `pass the SHA-256 of the version you read as expectedSha256 {${key}: "<sha256>"}`
+      : `pass expectedSha256 {${key}: "${sha256}"}`,
+  };
+}
+
+/**
+ * A hint naming a caller option and the value that changes the outcome;
+ * `says` is the bare setting, for a message to put words around.
+ *
+ * @example
+ * ```ts
+ * const h = optionHint("hostKeyPolicy", "accept-new");
+ * `connect once with ${h.says}`; // 'connect once with hostKeyPolicy: "accept-new"'
+ * ```
+ */
+export function optionHint(option: HintOption, value?: string | number | boolean): FailureHint {
+  return {
+    kind: "option",
+    option,
+    ...(value !== undefined ? { value } : {}),
+    says: value === undefined ? `the option ${option}` : `${option}: ${JSON.stringify(value)}`,
+  };
+}
+
+/**
+ * A hint to settle an operation with `reconcile` before anything else.
+ *
+ * `says` may be a whole sentence that contains the call, so a front end
+ * that settles the operation itself can replace the step in full.
+ *
+ * @example
+ * ```ts
+ * reconcileHint("op1").says; // "call reconcile with operation id op1"
+ * ```
+ */
+export function reconcileHint(operationId: string, says?: string): FailureHint {
+  return { kind: "reconcile", operation_id: operationId, says: says ?? `call reconcile with operation id ${operationId}` };
+}
+
+/**
+ * A failure's message for quoting inside another message: it starts with
+ * its code exactly once (failure() already puts the code first; this keeps
+ * a nested cause from saying `connect_failed: connect_failed: …`).
+ *
+ * @example
+ * ```ts
+ * quotedFailure(failure("timeout", "no answer")); // "timeout: no answer"
+ * ```
+ */
+export function quotedFailure(f: Pick<PatchFailure, "code" | "message">): string {
+  let message = f.message;
+  while (message.startsWith(`${f.code}: ${f.code}: `)) message = message.slice(f.code.length + 2);
+  return message.startsWith(`${f.code}: `) ? message : `${f.code}: ${message}`;
+}
+
+/**
+ * A hint to list a directory (`""`: the root) to find the right name.
+ *
+ * @example
+ * ```ts
+ * listHint("src").says; // "list the directory src/"
+ * ```
+ */
+export function listHint(directory: string): FailureHint {
+  return { kind: "list", path: directory, says: directory === "" ? "list the root directory" : `list the directory ${directory}/` };
+}
+
+/**
+ * What a front end says for a hint: its own words, or `undefined` to keep
+ * the library's (`hint.says`).
+ */
+export type HintWords = (hint: FailureHint) => string | undefined;
+
+/**
+ * A failure or warning with each hint's words replaced by a front end's
+ * (`words(hint)`; `undefined` keeps them). Only the span `hint.says` of
+ * the message changes; code, fields and hints stay as they are. Returns
+ * the same object when nothing changes.
+ *
+ * @example
+ * ```ts
+ * const cli = rewordFailure(f, (h) => h.kind === "option" && h.option === "hostKeyPolicy" ? "pass --accept-new-host-key" : undefined);
+ * ```
+ */
+export function rewordFailure<T extends PatchFailure | Warning>(item: T, words: HintWords): T {
+  const hints = item.hints;
+  if (hints === undefined || hints.length === 0) return item;
+  let message = item.message;
+  for (const hint of hints) {
+    const said = words(hint);
+    if (said === undefined || said === hint.says) continue;
+    const at = message.indexOf(hint.says);
+    if (at < 0) continue;
+    message = message.slice(0, at) + said + message.slice(at + hint.says.length);
+  }
+  return message === item.message ? item : { ...item, message };
 }

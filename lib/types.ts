@@ -57,6 +57,12 @@ export interface LineRef {
   id: string;
   /** The line's text without its ending, cut to a bounded length. */
   text: string;
+  /**
+   * For an `ambiguous_hunk` candidate: the block it is in, i.e. the nearest
+   * non-blank line above it with less indentation (a `def`, a `server {`),
+   * when there is one.
+   */
+  enclosing?: LineRef;
 }
 
 /** What kind of difference separates a chunk from the closest file region. */
@@ -92,6 +98,44 @@ export interface PathOutcome {
   state: "old" | "new" | "missing" | "unknown";
   sha256: string | null;
 }
+
+/**
+ * A next step of a failure or warning, as data, so that each front end can
+ * say it in its own vocabulary (SPEC §5.4 round 2): the library names its
+ * options (`hostKeyPolicy "accept-new"`), the CLI its flags
+ * (`--accept-new-host-key`), the MCP server its tools and arguments
+ * (`read_file`, `expected_sha256`). `says` is the exact text of the step in
+ * the `message` as the library wrote it; a front end replaces that span
+ * (see `rewordFailure`) and keeps the rest of the message.
+ *
+ * - `read`: look at the file (or lines `start_line`–`end_line`) again;
+ * - `expected_sha256`: send this SHA-256 (`null`: the one a fresh read gives)
+ *   as the file's revision precondition;
+ * - `option`: a caller option and the value that would change the outcome;
+ * - `reconcile`: settle operation `operation_id` before anything else;
+ * - `list`: list the directory `path` (`""`: the root) to find the right name.
+ */
+export type FailureHint =
+  | { kind: "read"; path: string; start_line?: number; end_line?: number; says: string }
+  | { kind: "expected_sha256"; path: string; sha256: string | null; says: string }
+  | { kind: "option"; option: HintOption; value?: string | number | boolean; says: string }
+  | { kind: "reconcile"; operation_id: string; says: string }
+  | { kind: "list"; path: string; says: string };
+
+/** The caller options a hint can name (library spelling). */
+export type HintOption =
+  | "matching"
+  | "createParents"
+  | "requireShaForDelete"
+  | "maxFileBytes"
+  | "maxPatchBytes"
+  | "maxFiles"
+  | "maxChunksPerFile"
+  | "timeoutMs"
+  | "lockWaitMs"
+  | "hostKeyPolicy"
+  | "sharedDirectories"
+  | "sudo";
 
 /**
  * A typed failure. `message` is a recovery instruction for a model: what was
@@ -139,6 +183,12 @@ export interface PatchFailure {
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
   fingerprint?: string;
   known_hosts_line?: string;
+  /** For an absolute path inside the root: the root-relative path to write instead. */
+  suggested_path?: string;
+  /** For chunk lines without a ' ', '-' or '+' marker: their 1-based patch lines. */
+  unmarked_lines?: number[];
+  /** The next steps as data, for front ends that say them in their own words. */
+  hints?: FailureHint[];
 }
 
 /** Warning codes: a changed meaning or a weaker guarantee that still succeeded. */
@@ -147,6 +197,9 @@ export type WarningCode =
   | "heredoc_stripped"
   | "carriage_return_stripped"
   | "unified_header_ignored"
+  | "markdown_fence_stripped"
+  | "unified_diff_converted"
+  | "line_ids_stripped"
   | "first_chunk_without_anchor"
   | "fuzzy_match"
   | "escaped_literals_recovered"
@@ -171,6 +224,8 @@ export interface Warning {
   hunk?: number;
   line?: number;
   patch_line?: number;
+  /** Next steps as data (see {@linkcode FailureHint}). */
+  hints?: FailureHint[];
 }
 
 // ---------------------------------------------------------------------------

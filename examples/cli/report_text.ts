@@ -4,7 +4,10 @@
  *
  * @module
  */
+import { shQuote } from "../../mod.ts";
 import type { ApplyReport, FileReport, PatchFailure, Warning } from "../../mod.ts";
+import { cliFailure, cliWarning } from "./hint_words.ts";
+import type { CliWordsContext } from "./hint_words.ts";
 
 /** Failure codes after which files MAY have changed (exit code 3). */
 const MAYBE_CHANGED: ReadonlySet<string> = new Set(["outcome_unknown", "partial_apply"]);
@@ -70,8 +73,8 @@ export function formatFileLine(file: FileReport, pathWidth = 0): string {
  * // "parents_created (docs/a.md): docs/ will be created."
  * ```
  */
-export function formatWarning(w: Warning): string {
-  return `${w.code}${w.path !== undefined ? ` (${w.path})` : ""}: ${w.message}`;
+export function formatWarning(w: Warning, context: CliWordsContext = {}): string {
+  return `${w.code}${w.path !== undefined ? ` (${w.path})` : ""}: ${cliWarning(w, context).message}`;
 }
 
 /**
@@ -83,7 +86,8 @@ export function formatWarning(w: Warning): string {
  * formatFailure(report.errors![0]!, 1); // "[1] conflict · index.html\n    index.html changed …"
  * ```
  */
-export function formatFailure(failure: PatchFailure, index: number): string {
+export function formatFailure(failure: PatchFailure, index: number, context: CliWordsContext = {}): string {
+  failure = cliFailure(failure, context);
   const where = [failure.code, failure.path, failure.hunk !== undefined ? `chunk ${failure.hunk}` : undefined]
     .filter((part) => part !== undefined)
     .join(" · ");
@@ -103,7 +107,10 @@ export function formatFailure(failure: PatchFailure, index: number): string {
 
 /**
  * The whole report as text: a headline, the per-file table, warnings, the
- * diffs (success) or every failure with its recovery message.
+ * diffs (success) or every failure with its recovery message, in the CLI's
+ * words (examples/cli/hint_words.ts). A dry run ends its table with the
+ * ready `--expect` flags of the versions it planned on (full SHA-256s: the
+ * table shows prefixes only), a commit with those of the new versions.
  * `where` names the target, e.g. `local /tmp/site`.
  *
  * @example
@@ -111,7 +118,7 @@ export function formatFailure(failure: PatchFailure, index: number): string {
  * console.log(formatReport(await applyPatch(shell, request), "local /srv/site"));
  * ```
  */
-export function formatReport(report: ApplyReport, where: string): string {
+export function formatReport(report: ApplyReport, where: string, context: CliWordsContext = {}): string {
   const op = `operation ${report.operation_id}${report.elevated ? ", sudo" : ""}`;
   const out: string[] = [];
   const errors = report.errors ?? [];
@@ -122,6 +129,16 @@ export function formatReport(report: ApplyReport, where: string): string {
     if (report.dry_run) out.push("Nothing was written. The SHAs on the left are the versions the plan was built on.");
     const width = Math.max(0, ...report.files.map((f) => shownPath(f).length));
     out.push("", ...report.files.map((f) => formatFileLine(f, width)));
+    const expect = expectFlags(report);
+    if (expect !== "") {
+      out.push(
+        "",
+        report.dry_run
+          ? "To apply exactly these versions (refused if any file changes first), run it again without --dry-run and with:"
+          : "To patch these files again on top of this result, pass:",
+        `  ${expect}`,
+      );
+    }
   } else if (exitCodeFor(report) === 3) {
     out.push(`OUTCOME UNKNOWN: files under ${where} MAY have changed (${op}).`);
   } else {
@@ -129,14 +146,37 @@ export function formatReport(report: ApplyReport, where: string): string {
     out.push(`Refused: nothing was changed in ${where} (${op}; ${count}).`);
   }
   if (report.warnings.length > 0) {
-    out.push("", "Warnings:", ...report.warnings.map((w) => `  - ${formatWarning(w)}`));
+    out.push("", "Warnings:", ...report.warnings.map((w) => `  - ${formatWarning(w, context)}`));
   }
   if (report.ok) {
     for (const file of report.files) if (file.diff !== "") out.push("", file.diff.trimEnd());
   } else {
-    errors.forEach((e, i) => out.push("", formatFailure(e, i + 1)));
+    errors.forEach((e, i) => out.push("", formatFailure(e, i + 1, context)));
   }
   return out.join("\n") + "\n";
+}
+
+/**
+ * The `--expect PATH=SHA256` flags of a successful report, shell-quoted
+ * where needed: for a dry run the versions the plan was built on (what
+ * the real run must still find), after a commit the new versions (what a
+ * next patch of these files starts from). Empty when no file has one.
+ *
+ * @example
+ * ```ts
+ * expectFlags(dryRunReport); // "--expect index.html=9f86d081…0a08"
+ * ```
+ */
+export function expectFlags(report: ApplyReport): string {
+  const flags: string[] = [];
+  for (const file of report.files) {
+    const sha = report.dry_run ? file.previous_sha256 : file.new_sha256;
+    const path = report.dry_run ? file.path : file.move_to ?? file.path;
+    if (sha === null) continue;
+    const item = `${path}=${sha}`;
+    flags.push(`--expect ${/^[A-Za-z0-9_./=@%+:,-]+$/.test(item) ? item : shQuote(item)}`);
+  }
+  return flags.join(" ");
 }
 
 function shownPath(file: FileReport): string {

@@ -7,6 +7,8 @@
  * @module
  */
 import type { CommitReport, FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
+import { mcpFailures, mcpWarnings } from "./hint_words.ts";
+import type { McpWordsContext } from "./hint_words.ts";
 import type { ApplyPatchOutput } from "./schemas.ts";
 
 /** A text content block. */
@@ -42,20 +44,42 @@ export function readBlocks(root: string, path: string, w: ReadWindowResult, line
 
 /**
  * The failure blocks of any tool: the recovery messages first (the block a
- * model reads), then the warnings, if any.
+ * model reads), then the warnings, if any — each in this server's words
+ * (examples/mcp/hint_words.ts).
  *
  * @example
  * ```ts
  * failureBlocks(report.errors ?? [], report.warnings);
  * ```
  */
-export function failureBlocks(errors: readonly PatchFailure[], warnings: readonly Warning[] = []): TextBlock[] {
+export function failureBlocks(errors: readonly PatchFailure[], warnings: readonly Warning[] = [], context: McpWordsContext = {}): TextBlock[] {
   // Library messages start with their code (lib/failure.ts), so the text alone says which failure it is.
-  const items = errors.map((e) => e.message);
+  const items = mcpFailures(errors, context).map((e) => e.message);
   const head = errors.length > 1 ? `${errors.length} problems:\n\n` : "";
   const blocks = [text(head + items.join("\n\n"))];
-  if (warnings.length > 0) blocks.push(text(warningLines(warnings)));
+  if (warnings.length > 0) blocks.push(text(warningLines(mcpWarnings(warnings, context))));
   return blocks;
+}
+
+/**
+ * A failed apply_patch as one coherent result: when the server reconciled
+ * an unknown outcome, the verdict comes first and no later block sends the
+ * model elsewhere (the failure's "call reconcile" step becomes a pointer to
+ * the verdict); messages in the text and in `structuredContent` are in this
+ * server's words, and each code is said once per message.
+ *
+ * @example
+ * ```ts
+ * return { isError: true, ...failedApplyResult(report, { tools: new Set(["read_file", "apply_patch"]) }) };
+ * ```
+ */
+export function failedApplyResult(report: ApplyPatchOutput, context: McpWordsContext = {}): { content: TextBlock[]; structuredContent: ApplyPatchOutput } {
+  const words: McpWordsContext = { ...context, reconciled: report.reconciled?.ok === true };
+  const errors = mcpFailures(report.errors ?? [], words);
+  const warnings = mcpWarnings(report.warnings, words);
+  const blocks = failureBlocks(errors, warnings, words);
+  const content = report.reconciled ? [reconciledBlock(report.reconciled), ...blocks] : blocks;
+  return { content, structuredContent: { ...report, errors, warnings } };
 }
 
 /**
@@ -145,7 +169,7 @@ export function reportBlocks(report: ApplyPatchOutput, root: string, diffBudget:
   }
   const blocks = [text(lines.join("\n"))];
   if (report.warnings.length > 0 || report.files.some((f) => f.warnings.length > 0)) {
-    blocks.push(text(warningLines([...report.warnings, ...report.files.flatMap((f) => f.warnings)])));
+    blocks.push(text(warningLines(mcpWarnings([...report.warnings, ...report.files.flatMap((f) => f.warnings)]))));
   }
   const diff = report.files.map((f) => f.diff).filter((d) => d !== "").join("\n");
   if (diff !== "") blocks.push(text(boundedDiff(diff, diffBudget)));

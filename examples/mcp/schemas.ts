@@ -11,7 +11,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ApplyReport, CommitReport, FailureCode, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
+import type { ApplyReport, CommitReport, FailureCode, HintOption, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
@@ -23,22 +23,47 @@ const FAILURE_CODES = [
 
 const WARNING_CODES = [
   "patch_trimmed", "heredoc_stripped", "carriage_return_stripped", "unified_header_ignored",
+  "markdown_fence_stripped", "unified_diff_converted", "line_ids_stripped",
   "first_chunk_without_anchor", "fuzzy_match", "escaped_literals_recovered", "indentation_adjusted",
   "indentation_not_adjusted", "trailing_blank_context_dropped", "appended_at_eof", "parents_created",
   "mode_not_preserved", "owner_not_preserved", "acl_or_xattr_not_preserved", "hard_link_broken",
   "stale_lock_broken", "insecure_host_key", "cleanup_incomplete",
 ] as const satisfies readonly WarningCode[];
 
+const HINT_OPTIONS = [
+  "matching", "createParents", "requireShaForDelete", "maxFileBytes", "maxPatchBytes", "maxFiles", "maxChunksPerFile",
+  "timeoutMs", "lockWaitMs", "hostKeyPolicy", "sharedDirectories", "sudo",
+] as const satisfies readonly HintOption[];
+
 // The lists above must name every code of the library: a new code fails the type check here.
 const everyFailureCode: [Exclude<FailureCode, (typeof FAILURE_CODES)[number]>] extends [never] ? true : never = true;
 const everyWarningCode: [Exclude<WarningCode, (typeof WARNING_CODES)[number]>] extends [never] ? true : never = true;
-void everyFailureCode, everyWarningCode;
+const everyHintOption: [Exclude<HintOption, (typeof HINT_OPTIONS)[number]>] extends [never] ? true : never = true;
+void everyFailureCode, everyWarningCode, everyHintOption;
 
 const sha256 = z.string().describe("lowercase hex SHA-256");
 // Plain numbers in outputs: zod's integer adds ±2^53 bounds to every field of the listed JSON Schema.
 const lineNumber = z.number();
 
-const lineRef = z.looseObject({ line: lineNumber, id: z.string().describe("N:hh line id"), text: z.string() });
+const plainLineRef = z.looseObject({ line: lineNumber, id: z.string().describe("N:hh line id"), text: z.string() });
+const lineRef = plainLineRef.extend({
+  enclosing: plainLineRef.optional().describe("the block the line is in: the nearest less-indented line above it"),
+});
+
+/** A next step as data (lib/types.ts FailureHint); the message already says it in this server's words. */
+const says = z.string().describe("the library's words for this step");
+const hintSchema = z.discriminatedUnion("kind", [
+  z.looseObject({ kind: z.literal("read"), path: z.string(), start_line: lineNumber.optional(), end_line: lineNumber.optional(), says }),
+  z.looseObject({ kind: z.literal("expected_sha256"), path: z.string(), sha256: sha256.nullable(), says }),
+  z.looseObject({
+    kind: z.literal("option"),
+    option: z.enum(HINT_OPTIONS),
+    value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    says,
+  }),
+  z.looseObject({ kind: z.literal("reconcile"), operation_id: z.string(), says }),
+  z.looseObject({ kind: z.literal("list"), path: z.string(), says }),
+]);
 
 const closestRegion = z.looseObject({
   start_line: lineNumber,
@@ -93,6 +118,9 @@ export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
   tool: z.string().optional(),
   fingerprint: z.string().optional(),
   known_hosts_line: z.string().optional(),
+  suggested_path: z.string().optional().describe("the root-relative path to write instead of an absolute one"),
+  unmarked_lines: z.array(lineNumber).optional().describe("patch lines of a chunk that lack their ' ', '-' or '+' marker"),
+  hints: z.array(hintSchema).optional(),
 });
 
 /** A warning (lib/types.ts Warning). */
@@ -103,6 +131,7 @@ export const warningSchema: z.ZodType<Warning> = z.looseObject({
   hunk: z.number().optional(),
   line: lineNumber.optional(),
   patch_line: lineNumber.optional(),
+  hints: z.array(hintSchema).optional(),
 });
 
 const fileReport = z.looseObject({

@@ -12,7 +12,8 @@ import { RemoteShellError, applyPatch, failure, readSnapshots, readWindow, recon
 import type { CommitReport, FileSnapshot, PatchFailure, RemoteShell } from "../../mod.ts";
 import { applyPatchDescription, readFileDescription } from "./descriptions.ts";
 import type { ShellSource } from "./pool.ts";
-import { failureBlocks, readBlocks, reconciledBlock, reportBlocks, settledSummary } from "./render.ts";
+import { mcpFailures } from "./hint_words.ts";
+import { failedApplyResult, failureBlocks, readBlocks, reportBlocks, settledSummary } from "./render.ts";
 import type { RootConfig } from "./roots.ts";
 import { applyPatchInput, applyPatchOutput, readFileInput, readFileOutput } from "./schemas.ts";
 import type { ApplyPatchArgs, ApplyPatchOutput, ReadFileArgs, ReadFileOutput } from "./schemas.ts";
@@ -30,6 +31,9 @@ export interface ServerOptions {
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** The tools registered below: failure messages name only these (examples/mcp/hint_words.ts). */
+const TOOL_NAMES: ReadonlySet<string> = new Set(["read_file", "apply_patch"]);
 
 /**
  * Build the server with both tools registered.
@@ -76,8 +80,9 @@ export function createServer(options: ServerOptions): McpServer {
   }, async (args: ReadFileArgs, extra: Extra): Promise<CallToolResult> => {
     const failed = (f: PatchFailure, rootName?: string): CallToolResult => {
       log(`read_file ${rootName ?? "?"}:${args.path} failed: ${f.code}`);
-      const out: ReadFileOutput = { ok: false, ...(rootName ? { root: rootName } : {}), path: args.path, errors: [f] };
-      return { isError: true, content: failureBlocks([f]), structuredContent: out };
+      const errors = mcpFailures([f], { tools: TOOL_NAMES });
+      const out: ReadFileOutput = { ok: false, ...(rootName ? { root: rootName } : {}), path: args.path, errors };
+      return { isError: true, content: failureBlocks(errors), structuredContent: out };
     };
     const root = pickRoot(args.root);
     if ("code" in root) return failed(root);
@@ -119,8 +124,9 @@ export function createServer(options: ServerOptions): McpServer {
     const dryRun = args.dry_run === true;
     const failed = (f: PatchFailure): CallToolResult => {
       log(`apply_patch failed before starting: ${f.code}`);
-      const out: ApplyPatchOutput = { ok: false, dry_run: dryRun, files: [], warnings: [], errors: [f] };
-      return { isError: true, content: failureBlocks([f]), structuredContent: out };
+      const errors = mcpFailures([f], { tools: TOOL_NAMES });
+      const out: ApplyPatchOutput = { ok: false, dry_run: dryRun, files: [], warnings: [], errors };
+      return { isError: true, content: failureBlocks(errors), structuredContent: out };
     };
     const root = pickRoot(args.root);
     if ("code" in root) return failed(root);
@@ -165,8 +171,7 @@ export function createServer(options: ServerOptions): McpServer {
         log(`apply_patch ${root.name} reconciled operation ${ticket.operation_id}: ${settledSummary(reconciled)}`);
         report = { ...report, reconciled };
       }
-      const blocks = failureBlocks(report.errors ?? [], report.warnings);
-      return { isError: true, content: report.reconciled ? [reconciledBlock(report.reconciled), ...blocks] : blocks, structuredContent: { ...report } };
+      return { isError: true, ...failedApplyResult(report, { tools: TOOL_NAMES }) };
     }
     log(`apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operation_id})`);
     return { content: reportBlocks(report, root.name, diffBudget), structuredContent: { ...report } };

@@ -11,12 +11,12 @@ import type { ChunkVariant, IndentDelta } from "./chunk_variants.ts";
 import { describeWhitespace, hasTextInserts } from "./chunk_variants.ts";
 import { castVotes, type Closest, closestAt, LooseIndex, type VoteSource, VoteScratch } from "./closest.ts";
 import { boundedBlock, type ExcerptLimits, formatRef, lineRange, refsOf } from "../text/excerpt.ts";
-import { failure } from "../failure.ts";
+import { failure, optionHint, readHint } from "../failure.ts";
 import type { MatchIndex } from "./index.ts";
 import { findMatches } from "./search.ts";
 import type { MatchStats, TierIndex } from "./tier_index.ts";
 import { describeTier, type LineTier } from "./normalize.ts";
-import type { MatchTier, PatchFailure } from "../types.ts";
+import type { FailureHint, MatchTier, PatchFailure } from "../types.ts";
 
 /** What every diagnosis of one file needs. */
 export interface DiagnoseEnv {
@@ -170,10 +170,11 @@ function alreadyAppliedFailure(env: DiagnoseEnv, c: MismatchCase, start: number,
   const end = start + m;
   const refs = refsOf(env.lines, start, end, env.limits);
   const how = tier > 1 ? ` (${describeTier(tier)})` : "";
+  const read = readLines(env, start - 5, end + 5);
   const message = [
     `context_mismatch: ${chunkLabel(env, c)}: its context and '-' lines are not in the file, but its result — the context and '+' lines — is already there at ${lineRange(start, end)}${how}. The change looks already applied, usually by an earlier call that succeeded. The file there:`,
     boundedBlock(refs.map(formatRef), env.limits),
-    `Next step: do not resend this chunk; drop it from the patch (re-read ${lineRange(Math.max(0, start - 5), Math.min(env.lines.length, end + 5))} with read_file to confirm if unsure).`,
+    `Next step: do not resend this chunk; drop it from the patch (${read.says} to confirm if unsure).`,
   ].join("\n");
   return failure("context_mismatch", message, {
     path: env.path,
@@ -181,6 +182,7 @@ function alreadyAppliedFailure(env: DiagnoseEnv, c: MismatchCase, start: number,
     patch_line: c.patchLine,
     line: start + 1,
     already_applied_at: start + 1,
+    hints: [read],
   });
 }
 
@@ -206,15 +208,17 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
       const s = c.foundElsewhere;
       parts.push(`They do appear at ${lineRange(s, s + m)}, which is not the end of the file:`);
       parts.push(boundedBlock(refsOf(env.lines, s, s + m, env.limits).map(formatRef), env.limits));
-      parts.push(`Next step: if that is the place, remove the *** End of File line after this chunk; otherwise re-read the end of the file (${lineRange(Math.max(0, n - 10), n)}) with read_file and rebuild the chunk.`);
-      return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine, line: s + 1 });
+      const read = readLines(env, n - 10, n);
+      parts.push(`Next step: if that is the place, remove the *** End of File line after this chunk; otherwise ${read.says} (the end of the file) and rebuild the chunk.`);
+      return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine, line: s + 1, hints: [read] });
     }
   }
   if (closest === undefined) {
     parts.push(`Nothing similar was found in the file. The chunk expected:`);
     parts.push(boundedBlock(c.variant.oldTexts, env.limits));
-    parts.push(`Next step: re-read the file with read_file (it may have changed, or this may be the wrong file) and rebuild the chunk from its current text.`);
-    return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine });
+    const read = readHint(env.path);
+    parts.push(`Next step: ${read.says} (it may have changed, or this may be the wrong file) and rebuild the chunk from its current text.`);
+    return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine, hints: [read] });
   }
   const r = closest.region;
   parts.push(`The closest region is ${lineRange(closest.start, closest.end)} (score ${r.score.toFixed(2)}: ${DIFFERENCE_WORDS[r.difference]}). The file there, with line ids:`);
@@ -224,11 +228,15 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
   if (closest.start < c.start.from) {
     parts.push(`That region lies before line ${c.start.from + 1}, where this chunk's search started (after ${c.start.reason}): if it is the intended place, the chunk is also out of order${c.start.byAnchor ? " or its @@ anchor points past it" : ""}.`);
   }
-  const reread = `re-read ${lineRange(Math.max(0, closest.start - 10), Math.min(n, closest.end + 10))} with read_file and rebuild the chunk`;
+  const read = readLines(env, closest.start - 10, closest.end + 10);
+  const hints = [read];
+  const reread = `${read.says} and rebuild the chunk`;
   if (r.difference === "content") {
     parts.push(`Next step: the file is not what the chunk expects there. Copy the file's current lines exactly as shown above (without the N:hh ids) into the chunk's context and '-' lines, then re-apply your change to them; or ${reread}.`);
   } else if (r.difference === "indentation") {
-    parts.push(`Next step: copy the context and '-' lines with the file's exact indentation (as shown above, without the N:hh ids)${env.tiers.includes(3) ? "" : `, or apply with matching "whitespace" or "lenient"`}; or ${reread}.`);
+    const loosen = env.tiers.includes(3) ? undefined : optionHint("matching", "whitespace");
+    if (loosen) hints.push(loosen);
+    parts.push(`Next step: copy the context and '-' lines with the file's exact indentation (as shown above, without the N:hh ids)${loosen ? `, or apply with ${loosen.says}` : ""}; or ${reread}.`);
   } else {
     parts.push(`Next step: copy the lines exactly as shown above, including their whitespace (without the N:hh ids), into the chunk's context and '-' lines; or ${reread}.`);
   }
@@ -238,6 +246,7 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
     patch_line: c.patchLine,
     line: r.start_line,
     closest: r,
+    hints,
   });
 }
 
@@ -273,4 +282,11 @@ export function unevenIndentationFailure(env: DiagnoseEnv, c: ChunkRef, start: n
     line: start + 1,
     ...(closest ? { closest: { ...closest.region, difference: "indentation" as const } } : {}),
   });
+}
+
+/** A hint to read lines `[start, end)` (0-based, clamped to the file) of the file again. */
+function readLines(env: DiagnoseEnv, start: number, end: number): FailureHint {
+  const from = Math.max(0, start);
+  const to = Math.min(env.lines.length, end);
+  return to > from ? readHint(env.path, from + 1, to) : readHint(env.path);
 }

@@ -9,7 +9,7 @@
 import type { ChunkPlacement } from "./placement.ts";
 import type { ChunkRef, DiagnoseEnv, SearchStart } from "./diagnose.ts";
 import { boundedBlock, cutLine, formatRef, lineRange, lineRef } from "../text/excerpt.ts";
-import { failure } from "../failure.ts";
+import { failure, readHint } from "../failure.ts";
 import { contentStart, describeTier, normalizeLine } from "./normalize.ts";
 import type { LineRef, MatchTier, PatchFailure } from "../types.ts";
 
@@ -142,8 +142,10 @@ export function anchorNotFoundFailure(env: DiagnoseEnv, c: ChunkRef, anchor: str
     parts.push(`Lines that look similar:`);
     parts.push(boundedBlock(candidates.map(formatRef), env.limits));
     parts.push(`Next step: put one of these lines after @@ exactly as shown (without the N:hh id), or drop the @@ line and give three lines of exact context instead.`);
-  } else {
-    parts.push(`No similar line was found. Next step: re-read the file with read_file and use an existing line as the anchor, or drop the @@ line and give three lines of exact context instead.`);
+  }
+  const read = candidates.length > 0 ? undefined : readHint(env.path);
+  if (read) {
+    parts.push(`No similar line was found. Next step: ${read.says} and use an existing line as the anchor, or drop the @@ line and give three lines of exact context instead.`);
   }
   return failure("anchor_not_found", parts.join("\n"), {
     path: env.path,
@@ -151,6 +153,7 @@ export function anchorNotFoundFailure(env: DiagnoseEnv, c: ChunkRef, anchor: str
     patch_line: c.patchLine,
     ...(before !== undefined ? { line: before + 1 } : candidates.length > 0 ? { line: candidates[0]!.line } : {}),
     candidates,
+    ...(read ? { hints: [read] } : {}),
   });
 }
 

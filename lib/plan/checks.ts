@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { failure } from "../failure.ts";
+import { failure, listHint, optionHint, readHint, shaHint } from "../failure.ts";
 import { parentOf, validatePath } from "../patch/paths.ts";
 import { isSha256Hex, sha256Hex } from "../text/sha256.ts";
 import type { FileSnapshot, Limits, Patch, PatchFailure, PlanOptions, Snapshots } from "../types.ts";
@@ -102,11 +102,12 @@ export function checkExpectedShaKeys(patch: Patch, ctx: PlanContext): PatchFailu
   const sources = new Set(patch.ops.map((op) => op.path));
   for (const [path, raw] of Object.entries(ctx.options.expectedSha256 ?? {})) {
     if (typeof raw !== "string" || !isSha256Hex(raw)) {
+      const sha = shaHint(path, null);
       errors.push(
         failure(
           "precondition_failed",
-          `expected_sha256 for ${path} is not a SHA-256 (64 hex digits): ${JSON.stringify(String(raw)).slice(0, 80)}. Send the file_sha256 value that read_file returned for that file.`,
-          { path },
+          `the expected SHA-256 given for ${path} is not a SHA-256 (64 hex digits): ${JSON.stringify(String(raw)).slice(0, 80)}. Next step: ${sha.says} — the SHA-256 of the whole file.`,
+          { path, hints: [sha] },
         ),
       );
       continue;
@@ -115,7 +116,7 @@ export function checkExpectedShaKeys(patch: Patch, ctx: PlanContext): PatchFailu
       errors.push(
         failure(
           "precondition_failed",
-          `expected_sha256 names ${path}, but the patch does not update or delete that path, so the precondition could not be checked. Fix the path in expected_sha256 (it must be the root-relative path of an Update or Delete section) or remove the entry.`,
+          `an expected SHA-256 is given for ${path}, but the patch does not update or delete that path, so the precondition could not be checked. Fix that path (it must be the root-relative path of an Update or Delete section) or remove the entry.`,
           { path, expected_sha256: raw.toLowerCase() },
         ),
       );
@@ -138,14 +139,20 @@ export function notARegularFile(snap: FileSnapshot, section: string): PatchFailu
   const path = snap.path;
   if (snap.rejected) return { ...snap.rejected, path: snap.rejected.path ?? path };
   switch (snap.kind) {
-    case "missing":
-      return failure(
-        "not_found",
-        section === "Update"
-          ? `*** Update File: ${path} — no such file under the root. To create it, use "*** Add File: ${path}" with every line prefixed by "+"; otherwise check the path (read a sibling file or list the directory).`
-          : `*** Delete File: ${path} — no such file under the root, so there is nothing to delete (it may already be gone). Remove this section from the patch.`,
-        { path, actual_state: "missing" },
-      );
+    case "missing": {
+      const list = listHint(parentOf(path));
+      return section === "Update"
+        ? failure(
+          "not_found",
+          `*** Update File: ${path} — no such file under the root. To create it, use "*** Add File: ${path}" with every line prefixed by "+"; otherwise check the path (${list.says}).`,
+          { path, actual_state: "missing", hints: [list] },
+        )
+        : failure(
+          "not_found",
+          `*** Delete File: ${path} — no such file under the root, so there is nothing to delete (it may already be gone). Remove this section from the patch.`,
+          { path, actual_state: "missing" },
+        );
+    }
     case "symlink":
       return failure(
         "symlink_rejected",
@@ -169,20 +176,23 @@ export function notARegularFile(snap: FileSnapshot, section: string): PatchFailu
 export function checkCallerSha(ctx: PlanContext, snap: FileSnapshot): PatchFailure | null {
   const expected = ctx.expectedSha.get(snap.path);
   if (expected === undefined || expected === snap.sha256) return null;
+  const read = readHint(snap.path);
+  const sha = shaHint(snap.path, null);
   return failure(
     "precondition_failed",
-    `${snap.path}: expected_sha256 ${expected} does not match the current file (SHA-256 ${snap.sha256}). The file changed since you read it. Read it again with read_file, rebuild the patch against the current content, and send the new file_sha256 as expected_sha256.`,
-    { path: snap.path, expected_sha256: expected, actual_sha256: snap.sha256 ?? null, actual_state: snap.kind },
+    `${snap.path}: the expected SHA-256 ${expected} is not the current file's (SHA-256 ${snap.sha256}): the file changed since that version was read. Next step: ${read.says}, rebuild the patch against its current content, and ${sha.says}.`,
+    { path: snap.path, expected_sha256: expected, actual_sha256: snap.sha256 ?? null, actual_state: snap.kind, hints: [read, sha] },
   );
 }
 
 /** `limit_exceeded` when a file (old or new) is over `maxFileBytes`, else null. */
 export function fileTooLarge(ctx: PlanContext, path: string, size: number, what: string): PatchFailure | null {
   if (size <= ctx.limits.maxFileBytes) return null;
+  const raise = optionHint("maxFileBytes", size);
   return failure(
     "limit_exceeded",
-    `${path}: ${what} is ${size} bytes, over the maxFileBytes limit of ${ctx.limits.maxFileBytes}. This tool does not handle files that large; split the content or raise the limit in the configuration.`,
-    { path, limit: { name: "maxFileBytes", max: ctx.limits.maxFileBytes, actual: size } },
+    `${path}: ${what} is ${size} bytes, over the limit of ${ctx.limits.maxFileBytes} bytes per file. This tool does not handle files that large: split the content, or raise the limit (${raise.says} or more).`,
+    { path, limit: { name: "maxFileBytes", max: ctx.limits.maxFileBytes, actual: size }, hints: [raise] },
   );
 }
 
@@ -208,10 +218,11 @@ export function checkDestination(ctx: PlanContext, path: string, section: string
     });
   }
   if (snap.parentExists === false && !ctx.createParents) {
+    const allow = optionHint("createParents", true);
     return failure(
       "not_found",
-      `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — the directory ${parentOf(path) || "."} does not exist, and creating parent directories is turned off for this root. Create files only inside existing directories.`,
-      { path, patch_line: patchLine, actual_state: "missing" },
+      `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — the directory ${parentOf(path) || "."} does not exist, and creating parent directories is turned off. Create files only inside existing directories, or allow it (${allow.says}).`,
+      { path, patch_line: patchLine, actual_state: "missing", hints: [allow] },
     );
   }
   return null;

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { failure, warning } from "../failure.ts";
+import { failure, readHint, shaHint, warning } from "../failure.ts";
 import { unifiedDiff } from "../text/diff.ts";
 import { resolveLimits } from "../patch/limits.ts";
 import { locateChunks } from "../match/locate.ts";
@@ -106,7 +106,7 @@ function planAdd(op: AddFileOp, ctx: PlanContext): OpResult {
     return {
       ok: false,
       errors: [
-        failure("precondition_failed", `expected_sha256 names ${op.path}, which this patch adds: a new file has no previous version. Remove the entry.`, {
+        failure("precondition_failed", `an expected SHA-256 is given for ${op.path}, which this patch adds: a new file has no previous version. Remove that entry.`, {
           path: op.path,
           expected_state: "missing",
         }),
@@ -149,13 +149,15 @@ function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
   const shaFailure = checkCallerSha(ctx, snap);
   if (shaFailure) return { ok: false, errors: [shaFailure] };
   if (ctx.options.requireShaForDelete && !ctx.expectedSha.has(op.path)) {
+    const read = readHint(op.path);
+    const sha = shaHint(op.path, null);
     return {
       ok: false,
       errors: [
         failure(
           "precondition_failed",
-          `*** Delete File: ${op.path} — this root requires expected_sha256 for every deleted file, so a delete always names the exact version it removes. Read the file with read_file and send its file_sha256 as expected_sha256 {"${op.path}": "<sha>"}.`,
-          { path: op.path, patch_line: op.patchLine, expected_sha256: null },
+          `*** Delete File: ${op.path} — here every Delete must name the exact version it removes by its expected SHA-256, and this one names none. Next step: ${read.says} and ${sha.says}.`,
+          { path: op.path, patch_line: op.patchLine, expected_sha256: null, hints: [read, sha] },
         ),
       ],
     };

@@ -5,7 +5,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { failure } from "../failure.ts";
+import { failure, quotedFailure, reconcileHint } from "../failure.ts";
 import { commitProgram } from "./programs/programs.ts";
 import { transactionInput, transactionLayout, uploadedBytes } from "./manifest.ts";
 import type { TransactionLayout } from "./manifest.ts";
@@ -137,7 +137,7 @@ export async function commitRemote(
     // Nothing ran (the adapter says so, or the code cannot happen after a
     // start): that failure is the answer, and retrying is safe.
     if (!programMayHaveRun(error)) return fail([{ ...error.failure, operation_id: operationId }]);
-    return fail([outcomeUnknown(reconcileTicket(plan, operationId), `the transport failed (${error.failure.code}: ${error.failure.message})`)]);
+    return fail([outcomeUnknown(reconcileTicket(plan, operationId), `the transport failed (${quotedFailure(error.failure)})`)]);
   }
   const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
   const stderr = new TextDecoder().decode(result.stderr);
@@ -195,13 +195,15 @@ function unfinished(ctx: Context, result: ExecResult): PatchFailure {
     // Output is printed unbuffered, one write per line: a program that died
     // before announcing step 5 had not touched any file.
     if (!out.begun) return remoteError(`the commit program could not start (it ${how}); nothing was changed`, stderr, operationId);
+    const settle = reconcileHint(operationId);
     return {
       ...remoteError(
-        `the commit program ${how} before changing any file; nothing was changed. Temporary files may remain: call reconcile with operation id ${operationId} to remove them, then retry`,
+        `the commit program ${how} before changing any file; nothing was changed. Temporary files may remain: ${settle.says} to remove them, then retry`,
         stderr,
         operationId,
       ),
       reconcile: reconcileTicket(plan, operationId),
+      hints: [settle],
     };
   }
   return outcomeUnknown(

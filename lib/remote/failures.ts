@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { failure, warning } from "../failure.ts";
+import { failure, optionHint, reconcileHint, warning } from "../failure.ts";
 import type { ExpectedState, PatchFailure, PathOutcome, PathState, ReconcileTicket, Warning, WarningCode } from "../types.ts";
 import { plannedShas } from "./plan_shas.ts";
 import type { RemoteKind } from "./protocol.ts";
@@ -67,12 +67,14 @@ export function pathRefusal(code: string, path: string, depth: number, root: str
           : `the remote user cannot read ${path}. Ask the operator for access, or patch a file you can read.`,
         { path, retryable: false },
       );
-    case "not_found":
+    case "not_found": {
+      const allow = optionHint("createParents", true);
       return failure(
         "not_found",
-        `the directory of ${path} does not exist and creating parent directories is turned off. Create the directory first, or allow createParents.`,
-        { path },
+        `the directory of ${path} does not exist and creating parent directories is turned off. Create the directory first, or allow it (${allow.says}).`,
+        { path, hints: [allow] },
       );
+    }
     case "conflict":
       return failure(
         "conflict",
@@ -96,10 +98,11 @@ export function pathRefusal(code: string, path: string, depth: number, root: str
  * ```
  */
 export function tooLarge(path: string, size: number, max: number): PatchFailure {
+  const raise = optionHint("maxFileBytes", size);
   return failure(
     "limit_exceeded",
-    `${path} is ${size} bytes, over the limit of ${max} bytes for files this tool reads and rewrites. Edit it with another tool, or raise maxFileBytes.`,
-    { path, limit: { name: "maxFileBytes", max, actual: size } },
+    `${path} is ${size} bytes, over the limit of ${max} bytes for files this tool reads and rewrites. Edit it with another tool, or raise the limit (${raise.says} or more).`,
+    { path, limit: { name: "maxFileBytes", max, actual: size }, hints: [raise] },
   );
 }
 
@@ -214,10 +217,16 @@ export function remoteError(what: string, stderr: string, operationId?: string):
  */
 export function outcomeUnknown(ticket: ReconcileTicket, cause: string): PatchFailure {
   const operationId = ticket.operation_id;
+  // The whole next-step sentence is the hint's span: a front end that
+  // reconciles by itself replaces it with the verdict (SPEC §5.4 round 2).
+  const settle = reconcileHint(
+    operationId,
+    `Do not resend it yet: call reconcile with operation id ${operationId} (it finishes or undoes the operation and reports each file as applied, not_applied or diverged), then act on that.`,
+  );
   return failure(
     "outcome_unknown",
-    `${cause}, while the commit may have been changing files: the patch may be fully, partly or not applied. Do not resend it yet: call reconcile with operation id ${operationId} (it finishes or undoes the operation and reports each file as applied, not_applied or diverged), then act on that.`,
-    { operation_id: operationId, planned: plannedShas(ticket), reconcile: ticket, retryable: false },
+    `${cause}, while the commit may have been changing files: the patch may be fully, partly or not applied. ${settle.says}`,
+    { operation_id: operationId, planned: plannedShas(ticket), reconcile: ticket, retryable: false, hints: [settle] },
   );
 }
 
@@ -232,10 +241,11 @@ export function outcomeUnknown(ticket: ReconcileTicket, cause: string): PatchFai
 export function partialApply(ticket: ReconcileTicket, outcomes: PathOutcome[], cause: string): PatchFailure {
   const operationId = ticket.operation_id;
   const listed = outcomes.map((o) => `${o.path}: ${o.state}`).join(", ");
+  const settle = reconcileHint(operationId, `To retry the restore and remove leftovers, call reconcile with operation id ${operationId}.`);
   return failure(
     "partial_apply",
-    `${cause}, and restoring the files already changed failed: the batch is partly applied (${listed}). Read these files, then repair them with a new patch; reconcile with operation id ${operationId} retries the restore and removes leftovers.`,
-    { operation_id: operationId, outcomes, reconcile: ticket, retryable: false },
+    `${cause}, and restoring the files already changed failed: the batch is partly applied (${listed}). Read these files, then repair them with a new patch. ${settle.says}`,
+    { operation_id: operationId, outcomes, reconcile: ticket, retryable: false, hints: [settle] },
   );
 }
 
@@ -260,9 +270,11 @@ const WARNING_TEXT: Partial<Record<WarningCode, (path: string, detail: string) =
  */
 export function remoteWarning(code: string, path: string | null, detail: string, operationId: string): Warning | null {
   if (code === "cleanup_incomplete") {
+    const settle = reconcileHint(operationId);
     return warning(
       "cleanup_incomplete",
-      `some temporary .sap-${operationId} files or locks could not be removed; call reconcile with operation id ${operationId} to remove them.`,
+      `some temporary .sap-${operationId} files or locks could not be removed; ${settle.says} to remove them.`,
+      { hints: [settle] },
     );
   }
   const text = WARNING_TEXT[code as WarningCode];

@@ -7,7 +7,7 @@
  */
 import type { Client, ConnectConfig, ServerHostKeyAlgorithm } from "ssh2";
 import type { Duplex } from "node:stream";
-import { failure, warning } from "../failure.ts";
+import { failure, optionHint, warning } from "../failure.ts";
 import {
   fingerprintSha256,
   formatKnownHostsLine,
@@ -288,12 +288,13 @@ function hostKeyMessage(
   const ca = verdict.status === "unknown" && verdict.certAuthorityLines?.length
     ? ` A @cert-authority line covers this host, but host certificates are not supported by this adapter.`
     : "";
+  const acceptNew = optionHint("hostKeyPolicy", "accept-new");
   return failure(
     "host_key_unknown",
     `the host key of ${where} is not in known_hosts (${files}); the server presented ${type} ${fingerprint}.${ca} ` +
       `Confirm this fingerprint out of band (on the server: ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then add ` +
-      `this line to ${writeFile}: ${line} — or connect once with hostKeyPolicy "accept-new" to trust it on first use.`,
-    fields,
+      `this line to ${writeFile}: ${line} — or connect once with ${acceptNew.says} to trust it on first use.`,
+    { ...fields, hints: [acceptNew] },
   );
 }
 

@@ -306,6 +306,12 @@ describe.skipIf(!sshReady)("apply.ts --ssh against a real sshd", () => {
     expect(report).toMatchObject({ ok: false, files: [], dry_run: false });
     expect(report.errors[0].code).toBe("host_key_unknown");
     expect(report.errors[0].fingerprint).toBe(sshd.hostKeyFingerprint);
+    // In the CLI's words (issue 15): the flag, not the library option.
+    expect(report.errors[0].message).toContain("or connect once with --accept-new-host-key to trust it on first use");
+    expect(report.errors[0].hints).toEqual([{ kind: "option", option: "hostKeyPolicy", value: "accept-new", says: 'hostKeyPolicy: "accept-new"' }]);
+    const human = await runApply(["--root", root, ...sshArgs(sshd.user, empty)], CONF_PATCH);
+    expect(human.stdout).toContain("--accept-new-host-key");
+    expect(human.stdout).not.toContain("hostKeyPolicy");
     expect(treeBytes(root)).toEqual(tree);
   }, 20000);
 

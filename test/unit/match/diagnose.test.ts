@@ -46,7 +46,8 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
     ]);
     expect(e.message.startsWith("context_mismatch: chunk 1 of src/file.ts (patch line 10)")).toBe(true);
     expect(e.message).toContain(`${formatLineId(lines[721]!, 722)}    const id = request.params.get("id120");`);
-    expect(e.message).toMatch(/Next step: .*re-read lines 711–733 with read_file/);
+    expect(e.message).toMatch(/Next step: .*read lines 711–733 of src\/file\.ts again/);
+    expect(e.hints).toContainEqual({ kind: "read", path: "src/file.ts", start_line: 711, end_line: 733, says: "read lines 711–733 of src/file.ts again" });
   });
 
   test("internal whitespace only: difference 'whitespace', lines quoted so spaces show", () => {
@@ -63,7 +64,8 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
   test("indentation only, in exact mode: difference 'indentation'", () => {
     const e = failureOf(lines, [chunk(["     if (!id) return notFound(9);", "-    return json({ id, index: 9 });"])], { matching: "exact" });
     expect(e.closest!.difference).toBe("indentation");
-    expect(e.message).toContain('matching "whitespace" or "lenient"');
+    expect(e.message).toContain('or apply with matching: "whitespace"');
+    expect(e.hints).toContainEqual({ kind: "option", option: "matching", value: "whitespace", says: 'matching: "whitespace"' });
   });
 
   test("trailing whitespace only, in exact mode: difference 'whitespace'", () => {
@@ -86,7 +88,7 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
     expect(e.closest).toBeUndefined();
     expect(e.message).toContain("Nothing similar was found");
     expect(e.message).toContain("  completely different\n  text here");
-    expect(e.message).toContain("Next step: re-read the file");
+    expect(e.message).toContain("Next step: read src/file.ts again");
   });
 
   test("the closest region before the search start is flagged", () => {

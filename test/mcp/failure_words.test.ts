@@ -1,0 +1,93 @@
+/**
+ * The MCP server's failure results speak MCP (issue 15 items 4 and 5): one
+ * coherent unknown-outcome result once the server has reconciled (no block
+ * sends the model to a tool the server does not have, each code said once),
+ * and next steps that name read_file / expected_sha256, never library
+ * options or CLI flags. FAULT INJECTION: the shells below lose a result or
+ * drop "the connection" on purpose.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { failure } from "../../lib/failure.ts";
+import { LocalShell } from "../../lib/remote/local_shell.ts";
+import { RemoteShellError } from "../../lib/remote/shell.ts";
+import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
+import type { ApplyPatchOutput } from "../../examples/mcp/schemas.ts";
+import { call, connect, localRoots, makeTree, sourceOf, textOf } from "./helpers.ts";
+import type { Session } from "./helpers.ts";
+
+const APP = "def main():\n    setup()\n    run(debug=True)\n";
+const FIX = "*** Begin Patch\n*** Update File: app.py\n@@ def main():\n     setup()\n-    run(debug=True)\n+    run(debug=False)\n*** End Patch";
+const CODES = ["outcome_unknown", "connect_failed", "context_mismatch", "precondition_failed", "remote_error", "partial_apply"];
+
+let dir: string;
+let session: Session | undefined;
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** FAULT INJECTION: exec 2 (the commit) loses its result, or "drops" before it ran. */
+function faulty(fault: "lose-result" | "drop-before-run"): RemoteShell {
+  const inner = new LocalShell();
+  let n = 0;
+  return {
+    label: "local",
+    elevated: false,
+    async exec(command: string, options?: ExecOptions): Promise<ExecResult> {
+      if (++n === 2 && fault === "drop-before-run") {
+        throw new RemoteShellError(failure("connect_failed", "the connection dropped", { retryable: true }), { started: true });
+      }
+      const result = await inner.exec(command, options);
+      if (n !== 2) return result;
+      const text = new TextDecoder().decode(result.stdout);
+      return { stdout: new TextEncoder().encode(text.slice(0, text.indexOf("DONE"))), stderr: result.stderr, exitCode: null, signal: null };
+    },
+  };
+}
+
+function allText(result: Awaited<ReturnType<typeof call>>): string[] {
+  return result.content.map((_, i) => textOf(result, i));
+}
+
+describe("MCP failure results in MCP words", () => {
+  for (const fault of ["lose-result", "drop-before-run"] as const) {
+    test(`outcome_unknown (${fault}), reconciled at once: one coherent result, no "call reconcile", each code once`, async () => {
+      dir = makeTree({ "app.py": APP });
+      session = await connect({ roots: localRoots({ site: dir }), shells: sourceOf(faulty(fault)) });
+      const result = await call(session, "apply_patch", { patch: FIX });
+      const out = result.structuredContent as ApplyPatchOutput;
+      expect(out.errors![0]!.code).toBe("outcome_unknown");
+      const blocks = allText(result);
+      expect(blocks[0]).toContain(fault === "lose-result" ? "the patch IS applied" : "the patch was NOT applied");
+      const all = blocks.join("\n");
+      expect(all).not.toContain("call reconcile");
+      expect(all).not.toContain("Do not resend it yet");
+      expect(blocks[1]).toContain("The server has already run reconcile for this operation: act on its verdict above, not on this message.");
+      for (const code of CODES) expect(all.split(`${code}:`).length - 1).toBeLessThanOrEqual(1);
+      // structuredContent says the same as the text.
+      expect(out.errors![0]!.message).toBe(blocks[1]!);
+      expect(out.errors![0]!.hints).toEqual([expect.objectContaining({ kind: "reconcile", operation_id: out.operation_id })]);
+    });
+  }
+
+  test("a wrong expected_sha256: read_file and expected_sha256 with file_sha256, no library option names", async () => {
+    dir = makeTree({ "app.py": APP });
+    session = await connect({ roots: localRoots({ site: dir }) });
+    const result = await call(session, "apply_patch", { patch: FIX, expected_sha256: { "app.py": "0".repeat(64) } });
+    const text = textOf(result);
+    expect(text).toStartWith("precondition_failed: app.py: ");
+    expect(text).toContain('call read_file {"path": "app.py"}');
+    expect(text).toContain('send the file_sha256 that read_file returns as expected_sha256 {"app.py": "<file_sha256>"}');
+    expect(text).not.toContain("expectedSha256");
+    expect(text).not.toContain("--expect");
+  });
+
+  test("a chunk that does not match: read_file with offset and limit of the closest region", async () => {
+    dir = makeTree({ "app.py": APP });
+    session = await connect({ roots: localRoots({ site: dir }) });
+    const result = await call(session, "apply_patch", { patch: FIX.replace("setup()", "prepare()") });
+    expect(textOf(result)).toMatch(/call read_file \{"path": "app\.py", "offset": 1, "limit": 3\}/);
+  });
+});
