@@ -160,6 +160,13 @@ export interface PatchFailure {
   closest?: ClosestRegion;
   /** Where the chunk's new side already is, when the change looks applied. */
   already_applied_at?: number;
+  /**
+   * For a failure standing for several chunks of one file with the same
+   * code, not diagnosed one by one (planPatch shows the first 20 failures
+   * of a patch in full and folds later chunk failures per file and code):
+   * how many, and every chunk number and patch line, ascending.
+   */
+  chunks?: { count: number; hunks: number[]; patch_lines: number[] };
   expected_sha256?: string | null;
   actual_sha256?: string | null;
   expected_state?: "missing" | "sha256";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ChunkPlacement } from "./placement.ts";
+import { type ChunkPlacement, overlappedPlacement } from "./placement.ts";
 import type { ChunkRef, DiagnoseEnv, SearchStart } from "./diagnose.ts";
 import { boundedBlock, cutLine, formatRef, lineRange, lineRef } from "../text/excerpt.ts";
 import { failure, readHint } from "../failure.ts";
@@ -220,7 +220,7 @@ export function outOfOrderFailure(
   const fields = { path: env.path, hunk: c.hunk, patch_line: c.patchLine, line: shown[0]! + 1, candidates };
   if (positions.length === 1) {
     const s = positions[0]!;
-    const other = placements.find((p) => (p.end > p.start ? s < p.end && p.start < s + m : s < p.start && p.start < s + m));
+    const other = overlappedPlacement(s, m, placements);
     if (other) {
       return failure("overlapping_hunks", [
         `overlapping_hunks: ${label(env, c)} matches ${lineRange(s, s + m)}, which overlaps chunk ${other.index} (${other.end > other.start ? lineRange(other.start, other.end) : `insertion before line ${other.start + 1}`}). Chunks of one file must not share lines.`,

@@ -38,6 +38,7 @@ import {
 } from "./chunk_variants.ts";
 import { type DiagnoseEnv, diagnoseMismatches, type MismatchCase, type SearchStart, unevenIndentationFailure } from "./diagnose.ts";
 import { ambiguousFailure, anchorNotFoundFailure, outOfOrderFailure } from "./failures.ts";
+import { briefFailure, outOfOrderCode } from "./brief.ts";
 import { lineRange } from "../text/excerpt.ts";
 import { warning } from "../failure.ts";
 import { MatchIndex } from "./index.ts";
@@ -67,6 +68,14 @@ export interface LocateOptions {
    * file itself is passed instead of its lines.
    */
   file?: Pick<TextFile, "text" | "eols" | "ascii"> & Partial<Pick<TextFile, "lineStarts">>;
+  /**
+   * How many failures may still be diagnosed in full (default: all). Later
+   * failures, in chunk order, come back in `undiagnosed` as compact entries
+   * (code, chunk, patch line) at no cost beyond the search itself: a patch
+   * of thousands of failing chunks must not cost thousands of diagnoses
+   * and megabytes of message (planPatch passes what is left of its budget).
+   */
+  detail?: number;
 }
 
 export type { ChunkPlacement } from "./placement.ts";
@@ -74,7 +83,10 @@ export type { ChunkPlacement } from "./placement.ts";
 /** The result of {@linkcode locateChunks}. */
 export interface LocateResult {
   placements: ChunkPlacement[];
+  /** Failures diagnosed in full, by chunk. */
   errors: PatchFailure[];
+  /** Failures past `options.detail`, compact, by chunk (empty without a budget). */
+  undiagnosed: PatchFailure[];
   warnings: Warning[];
 }
 
@@ -138,8 +150,12 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
   };
   const placements: ChunkPlacement[] = [];
   const errors: PatchFailure[] = [];
+  const undiagnosed: PatchFailure[] = [];
   const warnings: Warning[] = [];
   const mismatches: MismatchCase[] = [];
+  // Failures are counted in chunk order (each chunk fails at most once).
+  let detailLeft = options.detail ?? Infinity;
+  const inFull = (): boolean => detailLeft-- > 0;
   let cursor = 0;
   let cursorReason = "the start of the file";
 
@@ -157,7 +173,9 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     for (let a = 0; a < form.anchors.length; a++) {
       const found = findAnchor(index, tiers, form.anchors[a]!, form.escapedAnchors[a], from);
       if (found === undefined) {
-        errors.push(anchorNotFoundFailure(env, { hunk, patchLine: chunk.patchLine + a }, form.anchors[a]!, start, findAnchorAnywhere(index, tiers, form, a, from)));
+        const anchorRef = { hunk, patchLine: chunk.patchLine + a };
+        if (inFull()) errors.push(anchorNotFoundFailure(env, anchorRef, form.anchors[a]!, start, findAnchorAnywhere(index, tiers, form, a, from)));
+        else undiagnosed.push(briefFailure("anchor_not_found", options.path, anchorRef));
         anchorsOk = false;
         break;
       }
@@ -205,19 +223,27 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     }
 
     if (hit !== undefined && hit.positions.length > 1) {
-      errors.push(ambiguousFailure(env, ref, hit.positions, hit.variant.oldTexts.length, hit.tier, start));
+      if (inFull()) errors.push(ambiguousFailure(env, ref, hit.positions, hit.variant.oldTexts.length, hit.tier, start));
+      else undiagnosed.push(briefFailure("ambiguous_hunk", options.path, ref, hit.positions[0]! + 1));
       continue;
     }
+    const outOfOrder = (found: Hit): void => {
+      const m = found.variant.oldTexts.length;
+      if (inFull()) errors.push(outOfOrderFailure(env, ref, found.positions, m, start, placements));
+      else undiagnosed.push(briefFailure(outOfOrderCode(found.positions, m, placements), options.path, ref, found.positions[0]! + 1));
+    };
     if (hit !== undefined && hit.positions[0]! < from) {
       // Only an End of File chunk gets here: the file's end lies before the cursor.
-      errors.push(outOfOrderFailure(env, ref, hit.positions, hit.variant.oldTexts.length, start, placements));
+      outOfOrder(hit);
       continue;
     }
     if (hit === undefined) {
       const before: Finder = (t, p) => findMatches(t, p, 0, from, MATCH_CAP, index.stats);
       const earlier = chunk.endOfFile ? undefined : searchForms(index, tiers, form, before);
       if (earlier !== undefined) {
-        errors.push(outOfOrderFailure(env, ref, earlier.positions, earlier.variant.oldTexts.length, start, placements));
+        outOfOrder(earlier);
+      } else if (!inFull()) {
+        undiagnosed.push(briefFailure("context_mismatch", options.path, ref));
       } else {
         let elsewhere: number | undefined;
         if (chunk.endOfFile) {
@@ -238,7 +264,8 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
       const reindented = delta.kind === "uneven" ? undefined : reindentInserts(body, delta);
       if (reindented === undefined) {
         if (options.indentationSensitive) {
-          errors.push(unevenIndentationFailure(env, ref, s, hit.variant, delta));
+          if (inFull()) errors.push(unevenIndentationFailure(env, ref, s, hit.variant, delta));
+          else undiagnosed.push(briefFailure("context_mismatch", options.path, ref, s + 1));
           continue;
         }
         warnings.push(warning("indentation_not_adjusted", `chunk ${hunk} matched ${lineRange(s, s + m)} only ignoring indentation, and the indentation differs unevenly, so its + lines were inserted exactly as sent. Check their indentation in the diff.`, { ...at, line: s + 1 }));
@@ -267,7 +294,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
 
   if (mismatches.length > 0) errors.push(...diagnoseMismatches(env, mismatches));
   errors.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0));
-  return { placements, errors, warnings };
+  return { placements, errors, undiagnosed, warnings };
 }
 
 function registerQueries(index: MatchIndex, form: ChunkForms): void {

@@ -23,3 +23,16 @@ export interface ChunkPlacement {
    */
   body: ChunkLine[];
 }
+
+/**
+ * The placement a chunk found at `[s, s + m)` would share lines with (an
+ * insertion counts when it falls strictly inside), if any.
+ *
+ * @example
+ * ```ts
+ * overlappedPlacement(2, 3, [{ index: 1, start: 3, end: 5, tier: 1, body: [] }])?.index; // 1
+ * ```
+ */
+export function overlappedPlacement(s: number, m: number, placements: readonly ChunkPlacement[]): ChunkPlacement | undefined {
+  return placements.find((p) => (p.end > p.start ? s < p.end && p.start < s + m : s < p.start && p.start < s + m));
+}

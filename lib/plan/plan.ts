@@ -17,6 +17,7 @@ import { failure, readHint, shaHint, warning } from "../failure.ts";
 import { unifiedDiff } from "../text/diff.ts";
 import { resolveLimits } from "../patch/limits.ts";
 import { locateChunks } from "../match/locate.ts";
+import { foldFailures, FULL_FAILURES } from "./fold_failures.ts";
 import { isIndentationSensitive } from "../match/normalize.ts";
 import { parentOf } from "../patch/paths.ts";
 import {
@@ -87,13 +88,16 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
 
   const files: PlannedFile[] = [];
   for (const op of patch.ops) {
-    const result = op.type === "add" ? planAdd(op, ctx) : op.type === "delete" ? planDelete(op, ctx) : planUpdate(op, ctx);
+    // Chunk failures past the first FULL_FAILURES of the patch are not
+    // diagnosed one by one (see fold_failures.ts).
+    const detail = Math.max(0, FULL_FAILURES - errors.length);
+    const result = op.type === "add" ? planAdd(op, ctx) : op.type === "delete" ? planDelete(op, ctx) : planUpdate(op, ctx, detail);
     if (result.ok) files.push(result.file);
     else errors.push(...result.errors);
   }
   if (errors.length > 0) {
     for (const file of files) warnings.push(...file.warnings);
-    return { ok: false, errors, warnings };
+    return { ok: false, errors: foldFailures(errors), warnings };
   }
   return { ok: true, plan: { files, warnings, createParents: ctx.createParents } };
 }
@@ -182,7 +186,7 @@ function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
 }
 
 
-function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
+function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResult {
   const snap = snapshotOf(ctx, op.path);
   const errors: PatchFailure[] = [];
   if (snap.kind !== "file" || snap.rejected) errors.push({ ...notARegularFile(snap, "Update"), patch_line: op.patchLine });
@@ -222,8 +226,10 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext): OpResult {
     indentationSensitive: isIndentationSensitive(op.moveTo ?? op.path),
     excerptLines: ctx.excerptLines,
     excerptBytes: ctx.excerptBytes,
+    detail,
   });
-  if (located.errors.length > 0) return { ok: false, errors: located.errors };
+  const failed = [...located.errors, ...located.undiagnosed];
+  if (failed.length > 0) return { ok: false, errors: failed.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0)) };
 
   const edits: LineEdit[] = located.placements.map((placement) => {
     const replacement: OutputLine[] = [];

@@ -1,0 +1,53 @@
+/**
+ * Compact failures (SPEC §5.4, issue 16): a chunk that fails after the
+ * caller's budget of fully diagnosed failures is spent gets its code and
+ * where it is, but no closest region, candidates or similar lines — the
+ * diagnostics that cost a pass over the file and kilobytes of message.
+ * `planPatch` folds these into one failure per file and code.
+ *
+ * @module
+ */
+import { failure } from "../failure.ts";
+import { type ChunkPlacement, overlappedPlacement } from "./placement.ts";
+import type { FailureCode, PatchFailure } from "../types.ts";
+
+const WHAT: Partial<Record<FailureCode, string>> = {
+  context_mismatch: "does not match the file",
+  ambiguous_hunk: "matches more than one place",
+  anchor_not_found: "has an @@ anchor that was not found",
+  out_of_order_hunk: "matches only before where its search started",
+  overlapping_hunks: "overlaps an earlier chunk",
+};
+
+/**
+ * A compact failure of chunk `hunk` of `path`, not diagnosed in full.
+ *
+ * @example
+ * ```ts
+ * briefFailure("context_mismatch", "a.ts", { hunk: 30, patchLine: 400 }).message;
+ * // "context_mismatch: chunk 30 of a.ts (patch line 400) does not match the file (not diagnosed in full: …)"
+ * ```
+ */
+export function briefFailure(code: FailureCode, path: string, ref: { hunk: number; patchLine: number }, line?: number): PatchFailure {
+  const what = WHAT[code] ?? `fails with ${code}`;
+  return failure(code, `${code}: chunk ${ref.hunk} of ${path} (patch line ${ref.patchLine}) ${what} (not diagnosed in full: earlier failures used up the budget of detailed ones).`, {
+    path,
+    hunk: ref.hunk,
+    patch_line: ref.patchLine,
+    ...(line !== undefined ? { line } : {}),
+  });
+}
+
+/**
+ * The code {@linkcode outOfOrderFailure} gives a chunk found only before its
+ * search start: `overlapping_hunks` when its one match shares lines with an
+ * accepted chunk, else `out_of_order_hunk`.
+ *
+ * @example
+ * ```ts
+ * outOfOrderCode([0], 2, []); // "out_of_order_hunk"
+ * ```
+ */
+export function outOfOrderCode(positions: readonly number[], m: number, placements: readonly ChunkPlacement[]): FailureCode {
+  return positions.length === 1 && overlappedPlacement(positions[0]!, m, placements) ? "overlapping_hunks" : "out_of_order_hunk";
+}
