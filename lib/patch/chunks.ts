@@ -7,6 +7,7 @@
  * @module
  */
 import { warning } from "../failure.ts";
+import { lineIdPrefix, stripChunkLineIds } from "./line_ids.ts";
 import { markerOf, SECTION_HEADERS } from "./markers.ts";
 import type { Chunk, ChunkLine, UpdateFileOp, Warning } from "../types.ts";
 
@@ -52,6 +53,10 @@ class ChunkReader {
   private unifiedHeaders = 0;
   private firstUnifiedLine = 0;
   private sectionErrors = 0;
+  /** `N:hh|` prefixes removed (line_ids.ts), the first one's patch line and text. */
+  private idsStripped = 0;
+  private firstIdLine = 0;
+  private firstId = "";
 
   private readonly parser: ChunkHost;
   private readonly op: UpdateFileOp;
@@ -80,7 +85,9 @@ class ChunkReader {
         this.anchorLine(i, line);
       } else {
         const marker = markerOf(line);
-        if (marker === null) {
+        if (marker === null && line.startsWith("diff --git ")) {
+          break; // a unified-diff file starts: the section parser reads it (unified.ts)
+        } else if (marker === null) {
           this.badLine(i, line);
         } else if (marker.kind === "eof") {
           p.noteMarker(i);
@@ -91,6 +98,15 @@ class ChunkReader {
       }
     }
     this.closeChunk(p.cursor());
+    if (this.idsStripped > 0) {
+      p.warn(warning(
+        "line_ids_stripped",
+        `${this.idsStripped} line${this.idsStripped === 1 ? "" : "s"} of ${JSON.stringify(this.op.path)} (first: patch line ${this.firstIdLine}) started with an 'N:hh|' line id such as ${
+          JSON.stringify(this.firstId)
+        }, as a read with line ids shows them; every id matched its line's text, so the prefixes were removed. The ids are not part of the file: never copy them into a patch.`,
+        { path: this.op.path, patch_line: this.firstIdLine },
+      ));
+    }
     if (this.unifiedHeaders > 0) {
       p.warn(warning(
         "unified_header_ignored",
@@ -214,7 +230,21 @@ class ChunkReader {
         index,
       );
     }
+    this.stripLineIds(chunk);
     this.op.chunks.push(chunk);
+  }
+
+  private stripLineIds(chunk: Chunk): void {
+    const first = chunk.lines.find((l) => lineIdPrefix(l.text) !== null);
+    if (first === undefined) return;
+    const prefix = first.text.slice(0, lineIdPrefix(first.text)!.length);
+    const stripped = stripChunkLineIds(chunk);
+    if (stripped === 0) return;
+    if (this.idsStripped === 0) {
+      this.firstIdLine = first.patchLine;
+      this.firstId = prefix;
+    }
+    this.idsStripped += stripped;
   }
 
   private report(i: number, message: string, hunk?: number): void {

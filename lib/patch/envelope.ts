@@ -1,6 +1,12 @@
 /**
  * The envelope of a patch text: splitting into lines, the whole-text trim,
- * the heredoc wrapper and trailing carriage returns (SPEC §3 leniencies).
+ * the heredoc wrapper, a Markdown code fence (round 2) and trailing
+ * carriage returns (SPEC §3 leniencies).
+ *
+ * Wrappers are peeled from the outside in, each at most once per pass and
+ * only as whole first and last lines, so a fence inside an Add File's `+`
+ * lines is content: a Markdown fence around a heredoc (```` ```bash ````,
+ * `apply_patch <<'EOF'`, …, `EOF`, ```` ``` ````) loses both.
  *
  * Nothing here copies or re-joins the text: the result indexes the original
  * lines, so every later error can name the line number as the model sent it,
@@ -36,6 +42,13 @@ const HEREDOC_OPENER = /^[^<]*<<-?\s*(['"]?)([A-Za-z0-9_.-]+)\1(?:\s.*)?$/;
 const END_PATCH = "*** End Patch";
 
 /**
+ * A Markdown code fence opener: three or more backticks or tildes and an
+ * optional info string (```` ```diff ````, ```` ```patch ````, `~~~`). An info
+ * string with a backtick is not a fence (CommonMark).
+ */
+const FENCE_OPENER = /^(`{3,}|~{3,})[^`]*$/;
+
+/**
  * Split a patch text into lines and find the patch inside its wrapping.
  * Never throws for a string input; linear in the text length.
  *
@@ -59,6 +72,75 @@ export function preparePatchLines(text: string): PatchLines {
   const warnings: Warning[] = [];
   let [first, last] = trimRange(lines, 0, lines.length - 1);
 
+  // Outside in: a fence around a heredoc, a heredoc around a fence.
+  for (let pass = 0; pass < 2 && first < last; pass++) {
+    const before: [number, number] = [first, last];
+    [first, last] = stripFence(lines, first, last, warnings);
+    [first, last] = stripHeredoc(lines, first, last, warnings);
+    if (first === before[0] && last === before[1]) break;
+  }
+
+  let carriageReturns = 0;
+  for (let i = first; i <= last; i++) carriageReturns += hadCarriageReturn[i]!;
+  if (carriageReturns > 0) {
+    warnings.push(warning(
+      "carriage_return_stripped",
+      `${carriageReturns} patch line${
+        carriageReturns === 1 ? "" : "s"
+      } ended in "\\r\\n"; the "\\r" was dropped from each, so patch lines are compared without it (the file's own line endings are kept).`,
+      { patch_line: firstFlagged(hadCarriageReturn, first, last) + 1 },
+    ));
+  }
+  return { lines, first, last, warnings };
+}
+
+/**
+ * A Markdown code fence on the first line, with its closing fence on the
+ * last (or, when that is missing, a patch that ends with `*** End Patch`;
+ * or only a closing fence after `*** End Patch`).
+ */
+function stripFence(lines: string[], first: number, last: number, warnings: Warning[]): [number, number] {
+  const opener = FENCE_OPENER.exec(lines[first]!);
+  const closes = (line: string, fence: string): boolean => {
+    const t = line.trim();
+    return t.length >= fence.length && t === t[0]!.repeat(t.length) && t[0] === fence[0];
+  };
+  if (opener !== null) {
+    const fence = opener[1]!;
+    if (closes(lines[last]!, fence)) {
+      warnings.push(warning(
+        "markdown_fence_stripped",
+        `The Markdown code fence around the patch (line ${first + 1} ${JSON.stringify(lines[first]!.slice(0, 80))} and line ${last + 1}) was removed; the patch itself starts at the next line. Send the patch text alone next time, without a fence.`,
+        { patch_line: first + 1 },
+      ));
+      return trimRange(lines, first + 1, last - 1);
+    }
+    if (lines[last]!.trim() === END_PATCH) {
+      warnings.push(warning(
+        "markdown_fence_stripped",
+        `The Markdown code fence opener on line ${first + 1} was removed (its closing fence was missing). Send the patch text alone next time, without a fence.`,
+        { patch_line: first + 1 },
+      ));
+      return trimRange(lines, first + 1, last);
+    }
+    return [first, last];
+  }
+  if (closes(lines[last]!, "`") || closes(lines[last]!, "~")) {
+    const fenceOnly = /^(`{3,}|~{3,})$/.test(lines[last]!.trim());
+    if (fenceOnly && last > first && lines[last - 1]!.trim() === END_PATCH) {
+      warnings.push(warning(
+        "markdown_fence_stripped",
+        `The closing Markdown code fence on line ${last + 1} was removed (there was no opening fence). Send the patch text alone next time, without a fence.`,
+        { patch_line: last + 1 },
+      ));
+      return trimRange(lines, first, last - 1);
+    }
+  }
+  return [first, last];
+}
+
+/** A shell here-document wrapper: opener on the first line, its delimiter on the last. */
+function stripHeredoc(lines: string[], first: number, last: number, warnings: Warning[]): [number, number] {
   if (first < last) {
     const opener = HEREDOC_OPENER.exec(lines[first]!);
     if (opener !== null) {
@@ -82,19 +164,7 @@ export function preparePatchLines(text: string): PatchLines {
       }
     }
   }
-
-  let carriageReturns = 0;
-  for (let i = first; i <= last; i++) carriageReturns += hadCarriageReturn[i]!;
-  if (carriageReturns > 0) {
-    warnings.push(warning(
-      "carriage_return_stripped",
-      `${carriageReturns} patch line${
-        carriageReturns === 1 ? "" : "s"
-      } ended in "\\r\\n"; the "\\r" was dropped from each, so patch lines are compared without it (the file's own line endings are kept).`,
-      { patch_line: firstFlagged(hadCarriageReturn, first, last) + 1 },
-    ));
-  }
-  return { lines, first, last, warnings };
+  return [first, last];
 }
 
 /**

@@ -17,11 +17,18 @@
  * - A chunk of context lines only is rejected as a no-op, except under
  *   `*** Move to:`, where it is how a file is moved unchanged while stating
  *   what it must contain (an Update with no chunk is rejected, SPEC §3).
- * - `--- a/x` / `+++ b/x` lines are NOT stripped: right after
- *   `*** Update File:` they are valid Codex body lines (delete "-- a/x",
- *   insert "++ b/x") of a first chunk without `@@`, so stripping them would
- *   change the meaning of a valid patch. They stay body lines; the planner's
- *   context_mismatch then shows the model what it sent.
+ * - Unified / git diff input is converted (unified.ts) only where a file
+ *   section header is expected: at the start of a text without `*** Begin
+ *   Patch`, or between sections inside Begin/End, when the line is `diff
+ *   --git …` or `--- …` directly followed by `+++ …`. No valid Codex patch
+ *   has such a line there. Inside an `*** Update File:` section `--- a/x` /
+ *   `+++ b/x` are NOT converted: they are valid Codex body lines (delete
+ *   "-- a/x", insert "++ b/x") of a first chunk without `@@`, so reading
+ *   them as headers would change the meaning of a valid patch. They stay
+ *   body lines; when that chunk does not match, the planner says the lines
+ *   look like diff headers (lib/plan/refine.ts). A bare diff (no Begin/End)
+ *   whose last hunk is shorter than its header announces is refused as
+ *   possibly cut off, as a missing End Patch is.
  * - In a unified-diff header `@@ -1,3 +1,4 @@ def foo():` the text after the
  *   second `@@` (git's function context) is ignored, not used as an anchor:
  *   git takes it from any line above the hunk, often above an earlier hunk
@@ -38,6 +45,7 @@ import { preparePatchLines, quoteLine } from "./envelope.ts";
 import { markerOf } from "./markers.ts";
 import { type ParsedSection, parseSections } from "./sections.ts";
 import { pathProblem, utf8Length } from "./paths.ts";
+import { isUnifiedStart, type UnifiedFile } from "./unified.ts";
 import type { Limits, ParseOptions, ParseResult, PatchFailure, Warning } from "../types.ts";
 
 /** At most this many errors are returned; the rest are summarised in one more. */
@@ -87,7 +95,10 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   }
 
   const begin = findBegin(lines, first, last);
-  if (begin !== first) {
+  // A unified / git diff without Begin/End (unified.ts): its sections run to
+  // the end of the text, and its last hunk's counts stand in for End Patch.
+  const bareDiff = begin < 0 && isUnifiedStart(lines, first, last);
+  if (begin !== first && !bareDiff) {
     if (begin >= 0) {
       invalid(
         `line ${first + 1} ${quoteLine(lines[first]!)}${
@@ -105,7 +116,7 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   const kindAtFirst = markerOf(lines[first]!)?.kind;
   const from = begin >= 0
     ? begin + 1
-    : kindAtFirst === "add" || kindAtFirst === "update" || kindAtFirst === "delete"
+    : bareDiff || kindAtFirst === "add" || kindAtFirst === "update" || kindAtFirst === "delete"
     ? first
     : first + 1;
   const endAtLast = last !== begin && markerOf(lines[last]!)?.kind === "end";
@@ -114,7 +125,10 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   const parsed = parseSections(lines, from, to, last);
   errors.push(...parsed.errors);
   warnings.push(...parsed.warnings);
-  if (!endAtLast && !parsed.sawEnd) {
+  if (bareDiff && !endAtLast) {
+    const cut = cutOffHunk(parsed.unified, lines, last);
+    if (cut !== null) errors.push(cut);
+  } else if (!endAtLast && !parsed.sawEnd) {
     invalid(
       `the patch ends at line ${last + 1} ${
         quoteLine(lines[last]!)
@@ -136,6 +150,32 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
 
   if (errors.length > 0) return { ok: false, errors: capErrors(sortByLine(errors)), warnings };
   return { ok: true, patch: { ops: parsed.sections.map((s) => s.op) }, warnings };
+}
+
+/**
+ * A bare unified diff has no end marker: when its last hunk has fewer lines
+ * than its header announces, the text may have been cut off (blank lines
+ * trimmed from the end of the text count as empty context lines).
+ */
+function cutOffHunk(files: readonly UnifiedFile[], lines: readonly string[], last: number): PatchFailure | null {
+  const hunk = files.at(-1)?.lastHunk;
+  if (hunk === undefined) return null;
+  let blank = 0;
+  let j = last + 1;
+  while (j < lines.length && lines[j]!.trim() === "") j++, blank++;
+  if (j === lines.length && lines[lines.length - 1] === "") blank--;
+  const oldFound = hunk.oldFound + Math.max(0, blank);
+  const newFound = hunk.newFound + Math.max(0, blank);
+  if (oldFound >= hunk.oldWanted && newFound >= hunk.newWanted) return null;
+  const file = files.at(-1)!.op;
+  const numbers = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(hunk.header)!;
+  const fixed = `@@ -${numbers[1]},${hunk.oldFound} +${numbers[2]},${hunk.newFound} @@`;
+  const codex = file.type === "update" ? `'*** Update File: ${file.path}', '@@', the same ' ', '-' and '+' lines` : "one section per file";
+  return failure(
+    "invalid_patch",
+    `invalid_patch: the unified diff ends inside its last hunk: line ${hunk.patchLine} ${quoteLine(hunk.header)} announces ${hunk.oldWanted} old and ${hunk.newWanted} new lines, but ${hunk.oldFound} and ${hunk.newFound} follow, so the text may have been cut off (a bare diff has no end marker). If it was, send it again complete. If only the counts are wrong, write the header as ${quoteLine(fixed)}, or wrap the diff in '*** Begin Patch' … '*** End Patch' (the counts are not checked there), or send the Codex format: '*** Begin Patch', ${codex}, '*** End Patch'.`,
+    { patch_line: hunk.patchLine, ...(file.path !== "" ? { path: file.path } : {}) },
+  );
 }
 
 /** Index of the `*** Begin Patch` line: `first` when it is there, a later line, or -1. */

@@ -19,8 +19,10 @@
  *
  * @module
  */
-import { failure } from "../failure.ts";
+import { failure, warning } from "../failure.ts";
 import { type ChunkHost, readChunks } from "./chunks.ts";
+import { stripAddedLineIds } from "./line_ids.ts";
+import { isUnifiedStart, readUnifiedFile, type UnifiedFile, unifiedWarning } from "./unified.ts";
 import { quoteLine } from "./envelope.ts";
 import {
   type Marker,
@@ -47,6 +49,8 @@ export interface SectionsResult {
   sawEnd: boolean;
   /** 1-based lines of markers that were recognised only after trimming whitespace. */
   paddedMarkers: number[];
+  /** The files read from unified-diff input (unified.ts), in order. */
+  unified: UnifiedFile[];
 }
 
 /**
@@ -77,6 +81,7 @@ class SectionParser implements ChunkHost {
   private i: number;
   private sawEnd = false;
   readonly paddedMarkers: number[] = [];
+  readonly unified: UnifiedFile[] = [];
 
   readonly lines: readonly string[];
   readonly to: number;
@@ -115,6 +120,10 @@ class SectionParser implements ChunkHost {
           this.reportTextAfterEnd();
           return this.result();
         default:
+          if (marker === null && isUnifiedStart(this.lines, this.i, this.to)) {
+            this.parseUnified();
+            break;
+          }
           this.reportBadHeader(line, marker);
           this.skipToNextSection();
       }
@@ -123,13 +132,24 @@ class SectionParser implements ChunkHost {
   }
 
   private result(): SectionsResult {
+    if (this.unified.length > 0) this.warnings.push(unifiedWarning(this.unified, this.unified[0]!.op.patchLine));
     return {
       sections: this.sections,
       errors: this.errors,
       warnings: this.warnings,
       sawEnd: this.sawEnd,
       paddedMarkers: this.paddedMarkers,
+      unified: this.unified,
     };
+  }
+
+  /** A file of unified-diff input where a section header was expected (unified.ts). */
+  private parseUnified(): void {
+    const file = readUnifiedFile(this.lines, this.i, this.to);
+    this.unified.push(file);
+    this.errors.push(...file.errors);
+    this.sections.push({ op: file.op, ...(file.moveLine !== undefined ? { moveLine: file.moveLine } : {}) });
+    this.i = file.next;
   }
 
   /** Record a marker line that needed trimming to be recognised. */
@@ -161,6 +181,14 @@ class SectionParser implements ChunkHost {
         ? "is empty, but every line of an Add File section starts with '+' (write a lone '+' for an empty line of the new file)"
         : "does not start with '+', but every line of an Add File section does (the '+' is removed)";
       this.error(`${this.at(this.i)} ${what}; ${SECTION_HEADERS}.`, this.i + 1, { path });
+    }
+    const ids = stripAddedLineIds(added);
+    if (ids > 0) {
+      this.warnings.push(warning(
+        "line_ids_stripped",
+        `All ${ids} lines of the new file ${JSON.stringify(path)} (patch lines ${header + 2}–${header + 1 + ids}) started with an 'N:hh|' line id (1, 2, 3, … each matching its text), as a read with line ids shows them; the prefixes were removed. The ids are not part of a file: never copy them into a patch.`,
+        { path, patch_line: header + 2 },
+      ));
     }
     this.sections.push({ op: { type: "add", path, lines: added, patchLine: header + 1 } });
   }
@@ -234,6 +262,7 @@ class SectionParser implements ChunkHost {
     while (this.i <= this.to) {
       const kind = markerOf(this.lines[this.i]!)?.kind;
       if (kind === "add" || kind === "delete" || kind === "update" || kind === "end") return;
+      if (kind === undefined && isUnifiedStart(this.lines, this.i, this.to)) return;
       this.i++;
     }
   }

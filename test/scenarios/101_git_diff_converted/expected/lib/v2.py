@@ -1,0 +1,2 @@
+VERSION = 2
+NAME = 'x'
