@@ -6,7 +6,8 @@
  * (`parsePatch`, `planPatch`); the remote layer reads snapshots and commits
  * plans through a small `RemoteShell` adapter (`readSnapshots`,
  * `commitRemote`, `reconcile`), with `LocalShell` for this machine and
- * `connectSsh` for OpenSSH servers. `applyPatch` does the whole job.
+ * `connectSsh` for OpenSSH servers. `applyPatch` does the whole job;
+ * `listFiles` and `searchFiles` find what to patch (read-only, bounded).
  *
  * @example
  * ```ts
@@ -51,6 +52,10 @@ export type { CommitOptions } from "./lib/remote/commit.ts";
 export { reconcile } from "./lib/remote/reconcile.ts";
 export { reconcileTicket, reconcileTicketOf } from "./lib/remote/plan_shas.ts";
 export type { ReconcileOptions } from "./lib/remote/reconcile.ts";
+export { listFiles } from "./lib/remote/list_files.ts";
+export type { ListedEntry, ListedKind, ListFilesOptions, ListFilesResult } from "./lib/remote/list_files.ts";
+export { searchFiles } from "./lib/remote/search_files.ts";
+export type { SearchFilesOptions, SearchFilesResult, SearchMatch, SkipReason } from "./lib/remote/search_files.ts";
 export { applyPatch, patchPaths } from "./lib/apply.ts";
 export type { ApplyRequest } from "./lib/apply.ts";
 

@@ -1,0 +1,157 @@
+/**
+ * `listFiles`: the entries of a directory below the root, in one exec,
+ * never following a symlink (SPEC §9 round 2).
+ *
+ * @module
+ */
+import type { PatchFailure } from "../types.ts";
+import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
+import { listProgram } from "./programs/list_program.ts";
+import { RecordReader } from "./records.ts";
+import type { RemoteShell } from "./shell.ts";
+
+/** Options of {@linkcode listFiles}. */
+export interface ListFilesOptions {
+  /** Root-relative directory to list; default the root. */
+  path?: string;
+  /** How deep to go: 1 lists the directory's own entries (default), 2 also its subdirectories' … (at most 32). */
+  depth?: number;
+  /**
+   * Only entries whose name matches this shell glob (`*.conf`, `[Mm]akefile`);
+   * with a `/`, matched against the path below the listed directory, where `*`
+   * also matches `/` (`src/*.ts`). Subdirectories are walked either way.
+   */
+  glob?: string;
+  /** Most entries returned (default 1000, at most 100000); `truncated` says when there were more. */
+  maxEntries?: number;
+  signal?: AbortSignal;
+  /** Default 60 s. */
+  timeoutMs?: number;
+}
+
+/** The kind of a listed entry; a symlink is never followed, so it is never a directory or file here. */
+export type ListedKind = "file" | "directory" | "symlink" | "other";
+
+/** One entry of {@linkcode ListFilesResult}. */
+export interface ListedEntry {
+  /** Root-relative path (what read_file and patches take). */
+  path: string;
+  kind: ListedKind;
+  /** 1 = directly inside the listed directory. */
+  depth: number;
+  /** Bytes, for regular files; null otherwise. */
+  size: number | null;
+  /** Permission bits (e.g. 0o644 = 420), or null when the host could not stat it. */
+  mode: number | null;
+  /** Modification time, seconds since the epoch, or null. */
+  mtime: number | null;
+  /** Present and false when the name is not valid UTF-8 or breaks the path rules (control characters…): no tool can address it. */
+  addressable?: false;
+}
+
+/** What {@linkcode listFiles} returns. */
+export interface ListFilesResult {
+  ok: boolean;
+  /** The listed directory, root-relative (`""` for the root). */
+  path: string;
+  /** Sorted by path. */
+  entries: ListedEntry[];
+  /** More entries exist than `maxEntries` (the walk is breadth first, so shallower ones come first). */
+  truncated: boolean;
+  /** Directories that could not be entered (root-relative; at most 20 named). */
+  unreadable: string[];
+  /** How many directories could not be entered. */
+  unreadable_count: number;
+  errors?: PatchFailure[];
+}
+
+const KINDS: ReadonlySet<string> = new Set(["file", "directory", "symlink", "other"]);
+const NUM = /^[0-9]{1,15}$/;
+const RECORDS: ReadonlyMap<string, number> = new Map([["E", 5], ["U", 0]]);
+const MAX_DEPTH = 32;
+const MAX_ENTRIES = 100_000;
+
+/**
+ * List a directory below `root` on the host: each entry's kind, size
+ * (files), permission bits and mtime, breadth first to `depth`, at most
+ * `maxEntries` (then `truncated`). Symlinks are listed as symlinks and
+ * never followed; a directory swapped for a symlink during the walk is
+ * skipped (reported in `unreadable`). Path rules and root confinement are
+ * those of every other operation (SPEC §6).
+ *
+ * Failures are values (`ok: false`, `errors`): an invalid path, a path
+ * through a symlink, a path that is not a directory, a missing root, the
+ * transport (connection, timeout, cancel). Only wrong argument types throw.
+ *
+ * @example
+ * ```ts
+ * const listing = await listFiles(new LocalShell(), "/srv/app", { path: "src", depth: 2, glob: "*.ts" });
+ * if (listing.ok) for (const e of listing.entries) console.log(e.kind, e.path, e.size);
+ * ```
+ */
+export async function listFiles(shell: RemoteShell, root: string, options: ListFilesOptions = {}): Promise<ListFilesResult> {
+  if (!shell || typeof shell.exec !== "function") throw new TypeError("listFiles: shell must be a RemoteShell");
+  const depth = countOption("depth", options.depth, 1, MAX_DEPTH);
+  const maxEntries = countOption("maxEntries", options.maxEntries, 1000, MAX_ENTRIES);
+  const command = listProgram(root, maxEntries, depth); // validates root
+  const dir = directoryArg(options.path);
+  const failed = (f: PatchFailure, path = typeof dir === "string" ? dir : options.path ?? ""): ListFilesResult => ({
+    ok: false,
+    path,
+    entries: [],
+    truncated: false,
+    unreadable: [],
+    unreadable_count: 0,
+    errors: [f],
+  });
+  if (typeof dir !== "string") return failed(dir);
+  const glob = options.glob ?? "";
+  const globFailure = globProblem(glob);
+  if (globFailure !== null) return failed(globFailure);
+
+  const stdin = new TextEncoder().encode(`SAP-LIST-1\n${dir}\n${glob}\n`);
+  const result = await runDiscovery(shell, command, stdin, options);
+  if ("code" in result) return failed(result);
+  const host = shell.label ?? "the host";
+  const reader = new RecordReader(result.stdout, RECORDS);
+  const begin = reader.next();
+  if (begin?.type !== "SAP-BEGIN" || begin.fields[0] !== "list") return failed(brokenOutput("the list program did not start", result));
+  const out: ListFilesResult = { ok: true, path: dir, entries: [], truncated: false, unreadable: [], unreadable_count: 0 };
+  for (;;) {
+    const record = reader.next();
+    if (record === null) {
+      return failed(brokenOutput(reader.broken ? `the list output broke the protocol (${reader.broken})` : "the list output ended early", result));
+    }
+    const early = earlyEnd(record, dir, root, host);
+    if (early !== null) return failed(early);
+    const f = record.fields;
+    if (record.type === "E" && KINDS.has(f[0]!) && NUM.test(f[1]!) && f.slice(2, 5).every((x) => x === "-" || NUM.test(x))) {
+      if (out.entries.length >= maxEntries) return failed(brokenOutput("the host listed more entries than asked for", result));
+      const name = decodeName(record.raw!);
+      const num = (x: string): number | null => (x === "-" ? null : Number(x));
+      out.entries.push({
+        path: name.path,
+        kind: f[0] as ListedKind,
+        depth: Number(f[1]),
+        size: num(f[2]!),
+        mode: num(f[3]!),
+        mtime: num(f[4]!),
+        ...(name.addressable ? {} : { addressable: false as const }),
+      });
+    } else if (record.type === "U") {
+      if (out.unreadable.length < 20) out.unreadable.push(decodeName(record.raw!).path);
+      out.unreadable_count++;
+    } else if (record.type === "UCOUNT" && f.length === 1 && NUM.test(f[0]!)) {
+      out.unreadable_count = Math.max(out.unreadable_count, Number(f[0]));
+    } else if (record.type === "MORE" && f.length === 0) {
+      out.truncated = true;
+    } else if (record.type === "SAP-END" && f.length === 1) {
+      if (f[0] !== "ok" || !reader.atEnd()) return failed(brokenOutput(`the list program stopped (${f[0]})`, result));
+      break;
+    } else {
+      return failed(brokenOutput(`unexpected list output ${JSON.stringify(record.type)}`, result));
+    }
+  }
+  out.entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return out;
+}
