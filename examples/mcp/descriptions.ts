@@ -8,10 +8,65 @@
 import type { RootConfig } from "./roots.ts";
 
 function rootList(roots: readonly RootConfig[]): string {
+  if (roots.length === 0) return `Roots: the folders the client shares with this server (none yet); "root" is a folder's name.`;
   const listed = roots.map((r) => `${r.name} (${r.kind === "local" ? "local directory" : r.label})`).join(", ");
   return roots.length === 1
     ? `Root: ${listed}; "root" may be omitted.`
     : `Roots: ${listed}. Pass "root" with one of these names.`;
+}
+
+/**
+ * The server's \`instructions\` (initialize result): the workflow in a few lines.
+ *
+ * @example
+ * ```ts
+ * new McpServer(info, { instructions: serverInstructions() });
+ * ```
+ */
+export function serverInstructions(): string {
+  return `Edit files under the configured roots (local directories or directories on SSH hosts) safely:
+1. Find: list_files {path, depth, glob} lists a directory; search {pattern} greps the files (lines as path:N:hh).
+2. Read: read_file {path, offset, limit} returns lines and file_sha256.
+3. Patch: apply_patch {patch, expected_sha256: {path: file_sha256}} in the Codex apply_patch format; every chunk must match exactly one place, nothing is written unless the whole patch applies; dry_run: true previews the diff.
+On a failure (isError) the first text block says what to do next. Paths are relative to the root; symlinks are never followed.`;
+}
+
+/**
+ * The list_files description for the roots.
+ *
+ * @example
+ * ```ts
+ * listFilesDescription(roots);
+ * ```
+ */
+export function listFilesDescription(roots: readonly RootConfig[]): string {
+  return `List the files and directories below a root (read-only), to find what to read or patch.
+
+${rootList(roots)} "path" is a directory relative to the root (default the root itself).
+
+depth 1 (default) lists the directory's own entries; up to 10 goes further down, breadth first. glob keeps entries whose name matches ("*.conf"), or, with a "/", whose path below "path" matches ("src/*.ts"). At most 1000 entries: truncated: true means narrow it down. Each entry: path (relative to the root, ready for read_file), kind (file, directory, symlink, other), size (files), mode, mtime. Symlinks are listed but never followed; directories that cannot be entered are reported in unreadable.
+
+Failures (isError): not_found, not_regular_file (not a directory), symlink_rejected (a path through a link), invalid_path, permission_denied, and the SSH codes.`;
+}
+
+/**
+ * The search description for the roots.
+ *
+ * @example
+ * ```ts
+ * searchDescription(roots);
+ * ```
+ */
+export function searchDescription(roots: readonly RootConfig[]): string {
+  return `Search the text of the files below a root for a pattern (grep on the host; read-only).
+
+${rootList(roots)}
+
+pattern is one line: a POSIX extended regular expression (grep -E: a|b, [0-9]+, ^start, end$; escape . ( ) [ ] * + ? { } | ^ $ \\ to match them literally), or a literal string with fixed_string: true. ignore_case folds ASCII letters. path limits the search to a directory, glob to file names ("*.py"). Binary files, symlinks and .git are skipped. At most max_results lines (default 100, up to 1000); truncated: true means more matched.
+
+Each match is path:N:hh text — N the line number, hh the line's id as read_file's line_ids shows it — with the line cut to a few hundred characters. Then read_file {"path": path, "offset": N - 10, "limit": 30} to see the lines around it before patching.
+
+Failures (isError): invalid_argument (an empty or multi-line pattern, or one grep rejects: the message has grep's words), not_found, not_regular_file, symlink_rejected, invalid_path, remote_unsupported (no grep on the host), and the SSH codes.`;
 }
 
 /**
@@ -27,7 +82,8 @@ export function readFileDescription(roots: readonly RootConfig[]): string {
 
 ${rootList(roots)} "path" is relative to the root (no leading "/", no "..").
 
-Returns up to "limit" lines (default 800, whole lines, about 128 KiB at most) from line "offset" (default 1): start_line, end_line, total_lines; when truncated is true, call again with offset = end_line + 1.
+Returns up to "limit" lines (default 800, whole lines, about 128 KiB at most) from line "offset" (default 1): start_line, end_line, total_lines; when truncated is true, call again with offset = end_line + 1. A single line longer than the budget is cut (line_cut says which characters are shown): read on with offset = that line and "column" = line_cut.next_column.
+To find a file or a line first, use list_files and search.
 file_sha256 is the SHA-256 of the whole file: pass it to apply_patch as expected_sha256 {"<path>": file_sha256} so the patch applies only to the version you read. content_sha256 hashes only the returned lines' bytes. eol, bom and final_newline describe the file; apply_patch keeps them, so write patch lines without "\\r".
 line_ids: true prefixes each line with "N:hh|" (line number and content hash, as in failure messages); never copy that prefix into a patch.
 

@@ -10,6 +10,7 @@ import type { CommitReport, FileReport, PatchFailure, ReadWindowResult, Warning 
 import { mcpFailures, mcpWarnings } from "./hint_words.ts";
 import type { McpWordsContext } from "./hint_words.ts";
 import type { ApplyPatchOutput } from "./schemas.ts";
+import { cutText, diffCutNote } from "./bounds.ts";
 
 /** A text content block. */
 export type TextBlock = { type: "text"; text: string };
@@ -176,26 +177,17 @@ export function reportBlocks(report: ApplyPatchOutput, root: string, diffBudget:
   return blocks;
 }
 
-const encoder = new TextEncoder();
-
 /**
- * The diff, cut at a line boundary within `budget` UTF-8 bytes, with a note saying what was cut.
+ * The diff, cut within `budget` UTF-8 bytes (at a line boundary, see
+ * bounds.ts), with a note saying what was cut and how to see more.
  *
  * @example
  * ```ts
- * boundedDiff(hugeDiff, 64 * 1024); // "...\n[diff cut: 65500 of 900000 bytes shown. …]"
+ * boundedDiff(hugeDiff, 256 * 1024); // "...\n[diff cut: 262100 of 900000 bytes shown. …]"
  * ```
  */
 export function boundedDiff(diff: string, budget: number): string {
-  const total = encoder.encode(diff).length;
-  if (total <= budget) return diff;
-  let kept = 0;
-  let end = 0;
-  for (const line of diff.split(/(?<=\n)/)) {
-    const size = encoder.encode(line).length;
-    if (kept + size > budget) break;
-    kept += size;
-    end += line.length;
-  }
-  return `${diff.slice(0, end)}${diff.slice(0, end).endsWith("\n") || end === 0 ? "" : "\n"}[diff cut: ${kept} of ${total} bytes shown. The full diff of each file is in structuredContent.files[].diff; or read_file the changed files to see them whole.]`;
+  const cut = cutText(diff, budget);
+  if (!cut.cut) return diff;
+  return `${cut.text}${cut.text.endsWith("\n") || cut.text === "" ? "" : "\n"}${diffCutNote(cut.bytes, cut.total)}`;
 }

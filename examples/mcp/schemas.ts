@@ -143,7 +143,9 @@ const fileReport = z.looseObject({
   bytes_written: z.number(),
   bytes_uploaded: z.number().optional().describe("bytes of this file's content sent to the host (a delta upload sends only the changed stretches)"),
   metadata_preserved: z.looseObject({ mode: z.boolean(), owner: z.boolean() }).nullable(),
-  diff: z.string().describe("unified diff of the change"),
+  diff: z.string().describe("unified diff of the change (bounded: see diff_truncated)"),
+  diff_truncated: z.literal(true).optional().describe("the diff is cut to the result's budget; diff_bytes is its full size"),
+  diff_bytes: z.number().optional(),
   warnings: z.array(warningSchema),
   state: z.enum(["applied", "not_applied", "diverged"]).optional(),
 });
@@ -186,6 +188,7 @@ export const readFileInput: z.ZodType<ReadFileArgs> = z.object({
   offset: z.number().int().min(1).optional().describe("1-based first line (default 1)"),
   limit: z.number().int().min(1).optional().describe("most lines (default 800)"),
   line_ids: z.boolean().optional().describe("prefix each line with its N:hh| id"),
+  column: z.number().int().min(1).optional().describe("read only line offset, from this character on (to read the rest of a line cut by line_cut)"),
 });
 
 /** read_file output: the window (lib/plan/read_window.ts) when ok, the failures otherwise. */
@@ -203,6 +206,13 @@ export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({
   eol: z.enum(["lf", "crlf", "cr", "mixed", "none"]).optional(),
   bom: z.boolean().optional(),
   final_newline: z.boolean().optional(),
+  line_cut: z.object({
+    line: lineNumber,
+    line_chars: z.number().describe("characters (UTF-16 code units) in the whole line"),
+    from_column: z.number(),
+    to_column: z.number(),
+    next_column: z.number().nullable().describe("read on with offset = line and column = next_column; null: the line ends here"),
+  }).optional().describe("one line longer than the byte budget: only columns from_column..to_column are in text"),
   errors: z.array(failureSchema).optional(),
 });
 
@@ -221,7 +231,11 @@ export type ReadFileArgs = {
   offset?: number;
   limit?: number;
   line_ids?: boolean;
+  column?: number;
 };
+
+/** A line cut to read_file's byte budget. */
+export type LineCut = { line: number; line_chars: number; from_column: number; to_column: number; next_column: number | null };
 
 /** The structured result of apply_patch: an ApplyReport, or a report-shaped failure from before any operation. */
 export type ApplyPatchOutput =
@@ -232,6 +246,7 @@ export type ApplyPatchOutput =
 /** The structured result of read_file: the window when ok, the failures otherwise. */
 export type ReadFileOutput = Partial<ReadWindowResult> & {
   ok: boolean;
+  line_cut?: LineCut;
   root?: string;
   path: string;
   errors?: PatchFailure[];

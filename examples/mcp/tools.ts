@@ -1,241 +1,149 @@
 /**
- * The MCP server and its two tools, `read_file` and `apply_patch`, over the
- * configured roots. Transport-agnostic: the entry connects it to stdio,
- * tests to an in-memory pair.
+ * The MCP server of one connection: `read_file`, `apply_patch`,
+ * `list_files` and `search` over the roots, with `instructions`, the
+ * `logging` capability and, when no root is configured, the client's
+ * roots. Transport-agnostic: the entry connects it to stdio or to one
+ * Streamable HTTP session, tests to an in-memory pair.
+ *
+ * The tools live one per file (tool_read_file.ts, tool_apply_patch.ts,
+ * tool_discovery.ts) and share a per-connection context (context.ts).
  *
  * @module
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import { RemoteShellError, applyPatch, failure, readSnapshots, readWindow, reconcile, reconcileTicketOf } from "../../mod.ts";
-import type { CommitReport, FileSnapshot, PatchFailure, RemoteShell } from "../../mod.ts";
-import { applyPatchDescription, readFileDescription } from "./descriptions.ts";
+import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_DIFF_BUDGET_BYTES } from "./bounds.ts";
+import { rootsFromClient } from "./client_roots.ts";
+import { Connection } from "./context.ts";
+import type { ToolContext } from "./context.ts";
+import { applyPatchDescription, listFilesDescription, readFileDescription, searchDescription, serverInstructions } from "./descriptions.ts";
 import type { ShellSource } from "./pool.ts";
-import { mcpFailures } from "./hint_words.ts";
-import { failedApplyResult, failureBlocks, readBlocks, reportBlocks, settledSummary } from "./render.ts";
 import type { RootConfig } from "./roots.ts";
-import { applyPatchInput, applyPatchOutput, readFileInput, readFileOutput } from "./schemas.ts";
-import type { ApplyPatchArgs, ApplyPatchOutput, ReadFileArgs, ReadFileOutput } from "./schemas.ts";
+import { registerApplyPatch } from "./tool_apply_patch.ts";
+import { registerDiscovery } from "./tool_discovery.ts";
+import { registerReadFile } from "./tool_read_file.ts";
 
 /** What {@linkcode createServer} needs. */
 export interface ServerOptions {
+  /** The configured roots; none: serve the roots the client offers (roots/list). */
   roots: readonly RootConfig[];
   shells: ShellSource;
-  /** One line per tool call and per problem (the entry writes them to stderr). */
+  /** One line per tool call and per problem (the entry writes them, escaped, to stderr). */
   log?: (line: string) => void;
-  /** Most bytes of text one read_file returns (default 128 KiB; whole lines). */
+  /** Most bytes of text one read_file returns (default 128 KiB; whole lines, a longer line is cut). */
   readMaxBytes?: number;
-  /** Most diff bytes in apply_patch's text block (default 64 KiB; structuredContent keeps them all). */
+  /** Most diff bytes in a result's text, and again in its structuredContent (default 256 KiB). */
   diffBudgetBytes?: number;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** A server and the state of its connection. */
+export interface Session {
+  server: McpServer;
+  connection: Connection;
+}
 
 /** The tools registered below: failure messages name only these (examples/mcp/hint_words.ts). */
-const TOOL_NAMES: ReadonlySet<string> = new Set(["read_file", "apply_patch"]);
+export const TOOL_NAMES: ReadonlySet<string> = new Set(["read_file", "apply_patch", "list_files", "search"]);
 
 /**
- * Build the server with both tools registered.
+ * Build the server of one connection with every tool registered.
+ *
+ * @example
+ * ```ts
+ * const { server, connection } = createSession({ roots, shells: new ShellPool() });
+ * await server.connect(transport);
+ * await connection.calls.idle(); // on shutdown
+ * ```
+ */
+export function createSession(options: ServerOptions): Session {
+  const connection = new Connection(options.roots, options.log ?? (() => {}));
+  const server = new McpServer(
+    { name: "ssh-apply-patch", version: "0.1.0" },
+    { instructions: serverInstructions(), capabilities: { logging: {} } },
+  );
+  connection.server = server;
+  const ctx: ToolContext = {
+    connection,
+    shells: options.shells,
+    readMaxBytes: options.readMaxBytes ?? 128 * 1024,
+    diffBudgetBytes: options.diffBudgetBytes ?? DEFAULT_DIFF_BUDGET_BYTES,
+    tools: TOOL_NAMES,
+  };
+  const read = registerReadFile(server, ctx);
+  const apply = registerApplyPatch(server, ctx);
+  const [list, search] = registerDiscovery(server, ctx);
+
+  const describe = (): void => {
+    const roots = connection.roots;
+    read.update({ description: readFileDescription(roots) });
+    apply.update({ description: applyPatchDescription(roots) });
+    list.update({ description: listFilesDescription(roots) });
+    search.update({ description: searchDescription(roots) });
+  };
+
+  /** Ask the client for its roots (client-roots mode). */
+  const refreshRoots = (why: string): Promise<void> => {
+    const capable = server.server.getClientCapabilities()?.roots !== undefined;
+    if (!capable) {
+      connection.rootsProblem = "the client does not offer roots (no roots capability)";
+      connection.event({ level: "warning", event: "roots", message: `no --root configured and the client offers no roots: the tools have nothing to work on` });
+      return Promise.resolve();
+    }
+    return server.server.listRoots(undefined, { timeout: 10_000 }).then(
+      ({ roots: listed }) => {
+        const { roots, ignored } = rootsFromClient(listed);
+        connection.roots = roots;
+        connection.rootsProblem = roots.length === 0 ? `the client's roots are not local directories${ignored.length ? ` (${ignored.join("; ")})` : ""}` : null;
+        connection.event({
+          level: "info",
+          event: "roots",
+          message: `client roots (${why}): ${roots.map((r) => `${r.name}=${r.path}`).join(", ") || "none usable"}${ignored.length ? `; ignored: ${ignored.join("; ")}` : ""}`,
+          data: { roots: roots.map((r) => ({ name: r.name, path: r.path })), ignored },
+        });
+        describe();
+      },
+      (error: Error) => {
+        connection.rootsProblem = `the client did not answer roots/list (${error.message})`;
+        connection.event({ level: "warning", event: "roots", message: `roots/list failed: ${error.message}` });
+      },
+    );
+  };
+  // In client-roots mode tool calls wait until the roots are known: from
+  // initialization on (the first list is asked for once the client says it
+  // is initialized), and again after each list_changed.
+  let rootsKnown: () => void = () => {};
+  if (connection.origin === "client") connection.rootsPending = new Promise((resolve) => (rootsKnown = resolve));
+
+  // Deferred: a client that pipelines `initialized` right after `initialize`
+  // would otherwise get this before the initialize result.
+  server.server.oninitialized = () => void setTimeout(onInitialized, 0);
+  const onInitialized = (): void => {
+    const client = server.server.getClientVersion();
+    connection.event({
+      level: "info",
+      event: "connection",
+      message: `client connected: ${client?.name ?? "?"} ${client?.version ?? ""}`.trim(),
+      data: { client: client ?? null, roots: connection.origin },
+    });
+    if (connection.origin === "client") void refreshRoots("initialized").finally(rootsKnown);
+  };
+  if (connection.origin === "client") {
+    server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+      connection.rootsPending = refreshRoots("list_changed");
+    });
+  }
+  return { server, connection };
+}
+
+/**
+ * Build the server with every tool registered (see {@linkcode createSession}).
  *
  * @example
  * ```ts
  * const server = createServer({ roots, shells: new ShellPool() });
- * await server.connect(new StdioServerTransport());
+ * await server.connect(new ServerTransport(transport));
  * ```
  */
 export function createServer(options: ServerOptions): McpServer {
-  const { roots, shells } = options;
-  const log = options.log ?? (() => {});
-  const readMaxBytes = options.readMaxBytes ?? 128 * 1024;
-  const diffBudget = options.diffBudgetBytes ?? 64 * 1024;
-  const server = new McpServer({ name: "ssh-apply-patch", version: "0.1.0" });
-
-  /** The named root, or the only one; otherwise a failure listing the roots. */
-  const pickRoot = (name: string | undefined): RootConfig | PatchFailure => {
-    const names = roots.map((r) => r.name).join(", ");
-    if (name === undefined) {
-      if (roots.length === 1) return roots[0]!;
-      return failure("invalid_argument", `several roots are configured (${names}): pass "root" with one of these names.`);
-    }
-    return roots.find((r) => r.name === name) ??
-      failure("invalid_argument", `there is no root named ${JSON.stringify(name)}; the configured roots are: ${names}. Pass one of these as "root".`);
-  };
-
-  /** A shell, or the typed reason there is none (SSH connect, auth, host key). */
-  const shellOf = async (root: RootConfig): Promise<RemoteShell | PatchFailure> => {
-    try {
-      return await shells.shellFor(root);
-    } catch (error) {
-      return error instanceof RemoteShellError ? error.failure : unexpected(error, log);
-    }
-  };
-
-  server.registerTool("read_file", {
-    title: "Read file",
-    description: readFileDescription(roots),
-    inputSchema: readFileInput,
-    outputSchema: readFileOutput,
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, async (args: ReadFileArgs, extra: Extra): Promise<CallToolResult> => {
-    const failed = (f: PatchFailure, rootName?: string): CallToolResult => {
-      log(`read_file ${rootName ?? "?"}:${args.path} failed: ${f.code}`);
-      const errors = mcpFailures([f], { tools: TOOL_NAMES });
-      const out: ReadFileOutput = { ok: false, ...(rootName ? { root: rootName } : {}), path: args.path, errors };
-      return { isError: true, content: failureBlocks(errors), structuredContent: out };
-    };
-    const root = pickRoot(args.root);
-    if ("code" in root) return failed(root);
-    const shell = await shellOf(root);
-    if ("code" in shell) return failed(shell, root.name);
-    let snapshot: FileSnapshot | undefined;
-    try {
-      const snapshots = await readSnapshots(shell, root.path, [args.path], {
-        signal: extra.signal,
-        timeoutMs: root.options.timeoutMs,
-        maxFileBytes: root.options.limits?.maxFileBytes,
-      });
-      snapshot = snapshots.get(args.path);
-    } catch (error) {
-      return failed(error instanceof RemoteShellError ? error.failure : unexpected(error, log), root.name);
-    }
-    const problem = snapshotProblem(args.path, snapshot, root);
-    if (problem !== null) return failed(problem, root.name);
-    const window = readWindow(snapshot!.bytes!, {
-      offset: args.offset,
-      limit: args.limit,
-      lineIds: args.line_ids,
-      maxBytes: readMaxBytes,
-      path: args.path,
-    });
-    if ("code" in window) return failed(window, root.name);
-    log(`read_file ${root.name}:${args.path} lines ${window.start_line}-${window.end_line} of ${window.total_lines}`);
-    const out: ReadFileOutput = { ok: true, root: root.name, path: args.path, ...window };
-    return { content: readBlocks(root.name, args.path, window, args.line_ids === true), structuredContent: out };
-  });
-
-  server.registerTool("apply_patch", {
-    title: "Apply patch",
-    description: applyPatchDescription(roots),
-    inputSchema: applyPatchInput,
-    outputSchema: applyPatchOutput,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  }, async (args: ApplyPatchArgs, extra: Extra): Promise<CallToolResult> => {
-    const dryRun = args.dry_run === true;
-    const failed = (f: PatchFailure): CallToolResult => {
-      log(`apply_patch failed before starting: ${f.code}`);
-      const errors = mcpFailures([f], { tools: TOOL_NAMES });
-      const out: ApplyPatchOutput = { ok: false, dry_run: dryRun, files: [], warnings: [], errors };
-      return { isError: true, content: failureBlocks(errors), structuredContent: out };
-    };
-    const root = pickRoot(args.root);
-    if ("code" in root) return failed(root);
-    const shell = await shellOf(root);
-    if ("code" in shell) return failed(shell);
-    let report: ApplyPatchOutput;
-    try {
-      report = await applyPatch(shell, {
-        root: root.path,
-        patch: args.patch,
-        dryRun,
-        expectedSha256: args.expected_sha256,
-        matching: root.options.matching,
-        requireShaForDelete: root.options.requireShaForDelete,
-        createParents: root.options.createParents,
-        limits: root.options.limits,
-        timeoutMs: root.options.timeoutMs,
-        signal: extra.signal,
-        onProgress: progressReporter(extra),
-      });
-    } catch (error) {
-      return failed(unexpected(error, log));
-    }
-    const files = report.files.map((f) => `${f.op} ${f.path}`).join(", ");
-    if (!report.ok) {
-      log(`apply_patch ${root.name} failed: ${(report.errors ?? []).map((e) => e.code).join(", ")} (operation ${report.operation_id})`);
-      // An unknown outcome (or leftovers) is settled here at once, on the same
-      // shell (an SSH shell reconnects after a drop): the model gets "applied"
-      // or "not applied" instead of a question it has no tool to answer.
-      const ticket = reconcileTicketOf(report);
-      if (ticket !== null) {
-        const reconciled = await reconcile(shell, root.path, ticket, ticket.operation_id, { timeoutMs: root.options.timeoutMs, signal: extra.signal })
-          .catch((error: unknown): CommitReport => ({
-            ok: false,
-            operation_id: ticket.operation_id,
-            atomicity: "batch_preflight_per_file_commit",
-            elevated: shell.elevated ?? false,
-            files: [],
-            warnings: [],
-            errors: [unexpected(error, log)],
-          }));
-        log(`apply_patch ${root.name} reconciled operation ${ticket.operation_id}: ${settledSummary(reconciled)}`);
-        report = { ...report, reconciled };
-      }
-      return { isError: true, ...failedApplyResult(report, { tools: TOOL_NAMES }) };
-    }
-    log(`apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operation_id})`);
-    return { content: reportBlocks(report, root.name, diffBudget), structuredContent: { ...report } };
-  });
-
-  return server;
-}
-
-/** Why a snapshot cannot be read as a text file, or null when it can. */
-function snapshotProblem(path: string, snap: FileSnapshot | undefined, root: RootConfig): PatchFailure | null {
-  if (snap === undefined) return failure("remote_error", `the host did not report ${path}; retry.`, { path, retryable: true });
-  if (snap.rejected) return { ...snap.rejected, path: snap.rejected.path ?? path };
-  switch (snap.kind) {
-    case "file":
-      return snap.bytes ? null : failure("remote_error", `the host sent no content for ${path}; retry.`, { path, retryable: true });
-    case "missing":
-      return failure(
-        "not_found",
-        `${path} does not exist in root ${root.name}. Check the spelling and the directory; to create it, send apply_patch with "*** Add File: ${path}".`,
-        { path, actual_state: "missing" },
-      );
-    case "directory":
-      return failure("not_regular_file", `${path} is a directory; read_file reads files. Name a file inside it.`, { path, actual_state: "directory" });
-    case "symlink":
-      return failure(
-        "symlink_rejected",
-        `${path} is a symbolic link; links are not followed (that could reach outside the root). Read the file it points to by its real path below the root.`,
-        { path, actual_state: "symlink" },
-      );
-    default:
-      return failure("not_regular_file", `${path} is not a regular file (a device, socket or FIFO); it cannot be read here.`, { path, actual_state: "other" });
-  }
-}
-
-/**
- * Upload progress as MCP progress notifications, when the client asked for
- * them (a progressToken): at most about one per 5% of the bytes, so a 40 MB
- * upload does not flood the client, and always the last one.
- */
-function progressReporter(extra: Extra): ((sent: number, total: number) => void) | undefined {
-  const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined) return undefined;
-  let lastSent = -1;
-  let lastStep = -1;
-  return (sent, total) => {
-    if (total === 0 || sent <= lastSent) return;
-    const step = Math.floor((sent * 20) / total);
-    if (sent < total && step === lastStep) return;
-    lastSent = sent;
-    lastStep = step;
-    extra.sendNotification({
-      method: "notifications/progress",
-      params: { progressToken, progress: sent, total, message: `uploading the new contents: ${sent} of ${total} bytes` },
-    }).catch(() => {});
-  };
-}
-
-/** A bug or an unforeseen error: logged with its stack, reported as a typed failure. */
-function unexpected(error: unknown, log: (line: string) => void): PatchFailure {
-  log(`unexpected error: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
-  const what = error instanceof Error ? error.message : String(error);
-  return failure(
-    "remote_error",
-    `the server hit an unexpected error (${what}). After apply_patch, read_file the patch's files to see their state before retrying; if it persists, tell the user.`,
-    { retryable: false },
-  );
+  return createSession(options).server;
 }

@@ -142,15 +142,20 @@ describe("MCP server in-process: apply_patch", () => {
     expect(textOf(result)).toContain("several roots are configured (site, docs)");
   });
 
-  test("the text block's diff is bounded; structuredContent keeps it whole", async () => {
+  test("the diff is bounded in the text block and again in structuredContent (cut marked, full size given)", async () => {
     const big = Array.from({ length: 400 }, (_, i) => `row ${i}`).join("\n") + "\n";
     await start({ "big.txt": big }, { diffBudgetBytes: 1024 } as never);
     const body = Array.from({ length: 400 }, (_, i) => `-row ${i}\n+ROW ${i}`).join("\n");
     const { out, result } = await apply({ patch: `*** Begin Patch\n*** Update File: big.txt\n@@\n${body}\n*** End Patch`, dry_run: true });
     const shown = textOf(result, 1);
     expect(new TextEncoder().encode(shown).length).toBeLessThan(1024 + 300);
-    expect(shown).toMatch(/\[diff cut: \d+ of \d+ bytes shown/);
-    expect(out.files[0]!.diff).toContain("+ROW 399");
+    expect(shown).toMatch(/\[diff cut: \d+ of \d+ bytes shown\. To see one file's change whole, send the same patch with only that file's section and dry_run: true/);
+    const file = out.files[0]! as (typeof out.files)[0] & { diff_truncated?: boolean; diff_bytes?: number };
+    expect(new TextEncoder().encode(file.diff).length).toBeLessThanOrEqual(1024);
+    expect(file.diff.endsWith("\n")).toBe(true);
+    expect(file).toMatchObject({ diff_truncated: true });
+    expect(file.diff_bytes).toBeGreaterThan(5000);
+    expect(file.diff).not.toContain("+ROW 399");
   });
 
   test("an unreachable SSH root → connect_failed as a typed failure (127.0.0.1, closed port)", async () => {

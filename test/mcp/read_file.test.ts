@@ -23,23 +23,26 @@ describe("MCP server in-process: tool listing", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("lists read_file and apply_patch (not the hidden alias) with input and output schemas and annotations", async () => {
+  test("lists read_file, apply_patch, list_files and search (not the hidden alias) with input and output schemas and annotations", async () => {
     const { tools } = await session.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["apply_patch", "read_file"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["apply_patch", "list_files", "read_file", "search"]);
     const read = tools.find((t) => t.name === "read_file")!;
     const apply = tools.find((t) => t.name === "apply_patch")!;
-    for (const tool of [read, apply]) {
+    for (const tool of tools) {
       expect(tool.inputSchema.type).toBe("object");
       expect(tool.outputSchema?.type).toBe("object");
       expect(tool.description).toContain("site (local directory), other (local directory)");
     }
     expect(read.inputSchema.required).toEqual(["path"]);
-    expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(["limit", "line_ids", "offset", "path", "root"]);
+    expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(["column", "limit", "line_ids", "offset", "path", "root"]);
     expect(apply.inputSchema.required).toEqual(["patch"]);
     expect(Object.keys(apply.inputSchema.properties ?? {}).sort()).toEqual(["dry_run", "expected_sha256", "patch", "root"]);
     expect(Object.keys(apply.outputSchema?.properties ?? {})).toContain("errors");
     expect(read.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(apply.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    for (const name of ["list_files", "search"]) {
+      expect(tools.find((t) => t.name === name)!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    }
   });
 
   test("the description's example patch is a valid patch with every operation", () => {

@@ -1,0 +1,192 @@
+/**
+ * What every tool handler of one MCP connection shares: the connection's
+ * roots (configured, or offered by the client), its log, the calls still
+ * running, and the helpers that turn a root name into a root and a shell.
+ *
+ * One {@linkcode Connection} exists per MCP connection (the stdio client,
+ * or one Streamable HTTP session); the shell pool is shared by all of them.
+ * Per-connection state belongs here — e.g. the snapshot cache that
+ * `read_file` fills (issue 17) is one more field of Connection, created in
+ * its constructor and read by the handlers through `ctx.connection`.
+ *
+ * @module
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import { RemoteShellError, failure } from "../../mod.ts";
+import type { PatchFailure, RemoteShell } from "../../mod.ts";
+import { escapeForLog } from "./log.ts";
+import type { LogEvent } from "./log.ts";
+import type { ShellSource } from "./pool.ts";
+import type { RootConfig } from "./roots.ts";
+
+/** The handler's `extra` argument. */
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Counts the tool calls still running, so shutdown can let them finish. */
+export class CallTracker {
+  #running = 0;
+  #wake: (() => void)[] = [];
+
+  /** Calls running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /**
+   * Run `fn` as one call.
+   *
+   * @example
+   * ```ts
+   * await tracker.track(() => handler(args));
+   * ```
+   */
+  async track<T>(fn: () => Promise<T>): Promise<T> {
+    this.#running++;
+    try {
+      return await fn();
+    } finally {
+      if (--this.#running === 0) for (const wake of this.#wake.splice(0)) wake();
+    }
+  }
+
+  /** Resolves when no call is running. */
+  idle(): Promise<void> {
+    return this.#running === 0 ? Promise.resolve() : new Promise((resolve) => this.#wake.push(resolve));
+  }
+}
+
+/** Where a connection's roots come from. */
+export type RootsOrigin = "configured" | "client";
+
+/** The state of one MCP connection. */
+export class Connection {
+  readonly calls: CallTracker = new CallTracker();
+  readonly origin: RootsOrigin;
+  /** The roots tools may use now (client roots change on notifications/roots/list_changed). */
+  roots: readonly RootConfig[];
+  /** Why there are no client roots (shown in failures), when there are none. */
+  rootsProblem: string | null = null;
+  /** The client's answer to roots/list while it is awaited (tool calls wait for it). */
+  rootsPending: Promise<void> | null = null;
+  /** The MCP server of this connection, once built (for log notifications). */
+  server: McpServer | null = null;
+  readonly #line: (line: string) => void;
+
+  constructor(roots: readonly RootConfig[], line: (line: string) => void) {
+    this.origin = roots.length > 0 ? "configured" : "client";
+    this.roots = roots;
+    this.#line = line;
+    if (this.origin === "client") this.rootsProblem = "the client has not offered any roots yet";
+  }
+
+  /**
+   * Run one tool call: counted (shutdown waits for it), after the client's
+   * roots have arrived when they are being fetched.
+   */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    return this.calls.track(async () => {
+      // A client that never says it is initialized does not hold calls for ever.
+      if (this.rootsPending !== null) await Promise.race([this.rootsPending, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      return await fn();
+    });
+  }
+
+  /** A log line on stderr only. */
+  line(text: string): void {
+    this.#line(text);
+  }
+
+  /**
+   * An event: a line on stderr and, when the client is connected, an MCP
+   * log notification (filtered by the level it set with logging/setLevel).
+   */
+  event(event: LogEvent): void {
+    this.#line(event.message);
+    const server = this.server;
+    if (server === null || !server.isConnected()) return;
+    server.server
+      // The message is escaped as on stderr: a client may print it to a terminal.
+      .sendLoggingMessage(
+        { level: event.level, logger: "ssh-apply-patch", data: { event: event.event, message: escapeForLog(event.message), ...event.data } },
+        server.server.transport?.sessionId,
+      )
+      .catch(() => {});
+  }
+}
+
+/** What the tool registrations get. */
+export interface ToolContext {
+  connection: Connection;
+  shells: ShellSource;
+  /** Most bytes of text one read_file returns (whole lines; a longer line is cut). */
+  readMaxBytes: number;
+  /** Most bytes of diff in a result's text, and again in its structuredContent. */
+  diffBudgetBytes: number;
+  /** The tools of this server (failure messages name only these). */
+  tools: ReadonlySet<string>;
+}
+
+/**
+ * The named root, or the only one; otherwise a failure naming the roots.
+ *
+ * @example
+ * ```ts
+ * const root = pickRoot(ctx, args.root);
+ * if ("code" in root) return failed(root);
+ * ```
+ */
+export function pickRoot(ctx: ToolContext, name: string | undefined): RootConfig | PatchFailure {
+  const roots = ctx.connection.roots;
+  if (roots.length === 0) {
+    return failure(
+      "invalid_argument",
+      `this server has no roots: none were configured (--root) and ${ctx.connection.rootsProblem ?? "the client offered none"}. Tell the user to configure a root or to share a folder with this server.`,
+    );
+  }
+  const names = roots.map((r) => r.name).join(", ");
+  if (name === undefined) {
+    if (roots.length === 1) return roots[0]!;
+    return failure("invalid_argument", `several roots are configured (${names}): pass "root" with one of these names.`);
+  }
+  return roots.find((r) => r.name === name) ??
+    failure(
+      "invalid_argument",
+      `there is no root named ${JSON.stringify(name)}; the ${ctx.connection.origin === "configured" ? "configured" : "client's"} roots are: ${names}. Pass one of these as "root".`,
+    );
+}
+
+/**
+ * The shell of a root, or the typed reason there is none (SSH connect, auth, host key).
+ *
+ * @example
+ * ```ts
+ * const shell = await shellOf(ctx, root);
+ * ```
+ */
+export async function shellOf(ctx: ToolContext, root: RootConfig): Promise<RemoteShell | PatchFailure> {
+  try {
+    return await ctx.shells.shellFor(root);
+  } catch (error) {
+    return error instanceof RemoteShellError ? error.failure : unexpected(error, ctx);
+  }
+}
+
+/**
+ * A bug or an unforeseen error: logged with its stack, reported as a typed failure.
+ *
+ * @example
+ * ```ts
+ * return failed(unexpected(error, ctx));
+ * ```
+ */
+export function unexpected(error: unknown, ctx: ToolContext): PatchFailure {
+  ctx.connection.line(`unexpected error: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  const what = error instanceof Error ? error.message : String(error);
+  return failure(
+    "remote_error",
+    `the server hit an unexpected error (${what}). After apply_patch, read_file the patch's files to see their state before retrying; if it persists, tell the user.`,
+    { retryable: false },
+  );
+}

@@ -1,0 +1,137 @@
+/**
+ * The `apply_patch` tool: this library's `applyPatch` on a root, with the
+ * unknown outcomes settled at once by `reconcile`, progress notifications
+ * on long uploads, commits and reconciles logged as MCP events, and the
+ * diffs of the result bounded (bounds.ts).
+ *
+ * @module
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { applyPatch, reconcile, reconcileTicketOf } from "../../mod.ts";
+import type { CommitReport, PatchFailure } from "../../mod.ts";
+import { boundFileDiffs, guardResult } from "./bounds.ts";
+import { pickRoot, shellOf, unexpected } from "./context.ts";
+import type { Extra, ToolContext } from "./context.ts";
+import { applyPatchDescription } from "./descriptions.ts";
+import { mcpFailures } from "./hint_words.ts";
+import { failedApplyResult, failureBlocks, reportBlocks, settledSummary } from "./render.ts";
+import { applyPatchInput, applyPatchOutput } from "./schemas.ts";
+import type { ApplyPatchArgs, ApplyPatchOutput } from "./schemas.ts";
+
+/**
+ * Register apply_patch on `server`.
+ *
+ * @example
+ * ```ts
+ * registerApplyPatch(server, ctx);
+ * ```
+ */
+export function registerApplyPatch(server: McpServer, ctx: ToolContext): ReturnType<McpServer["registerTool"]> {
+  return server.registerTool("apply_patch", {
+    title: "Apply patch",
+    description: applyPatchDescription(ctx.connection.roots),
+    inputSchema: applyPatchInput,
+    outputSchema: applyPatchOutput,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  }, (args: ApplyPatchArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => applyTool(ctx, args, extra)));
+}
+
+async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): Promise<CallToolResult> {
+  const dryRun = args.dry_run === true;
+  const failed = (f: PatchFailure): CallToolResult => {
+    ctx.connection.line(`apply_patch failed before starting: ${f.code}`);
+    const errors = mcpFailures([f], { tools: ctx.tools });
+    const out: ApplyPatchOutput = { ok: false, dry_run: dryRun, files: [], warnings: [], errors };
+    return { isError: true, content: failureBlocks(errors), structuredContent: out };
+  };
+  const root = pickRoot(ctx, args.root);
+  if ("code" in root) return failed(root);
+  const shell = await shellOf(ctx, root);
+  if ("code" in shell) return failed(shell);
+  let report: ApplyPatchOutput;
+  try {
+    report = await applyPatch(shell, {
+      root: root.path,
+      patch: args.patch,
+      dryRun,
+      expectedSha256: args.expected_sha256,
+      matching: root.options.matching,
+      requireShaForDelete: root.options.requireShaForDelete,
+      createParents: root.options.createParents,
+      limits: root.options.limits,
+      timeoutMs: root.options.timeoutMs,
+      signal: extra.signal,
+      onProgress: progressReporter(extra),
+    });
+  } catch (error) {
+    return failed(unexpected(error, ctx));
+  }
+  const files = report.files.map((f) => `${f.op} ${f.path}${f.move_to !== undefined ? ` -> ${f.move_to}` : ""}`).join(", ");
+  if (!report.ok) {
+    const codes = (report.errors ?? []).map((e) => e.code);
+    const started = report.operation_id !== undefined && !dryRun;
+    ctx.connection.event({
+      level: started ? "warning" : "info",
+      event: "commit",
+      message: `apply_patch ${root.name} failed: ${codes.join(", ")}${report.operation_id ? ` (operation ${report.operation_id})` : ""}`,
+      data: { root: root.name, ok: false, dry_run: dryRun, codes, ...(report.operation_id ? { operation_id: report.operation_id } : {}) },
+    });
+    // An unknown outcome (or leftovers) is settled here at once, on the same
+    // shell (an SSH shell reconnects after a drop): the model gets "applied"
+    // or "not applied" instead of a question it has no tool to answer.
+    const ticket = reconcileTicketOf(report);
+    if (ticket !== null) {
+      const reconciled = await reconcile(shell, root.path, ticket, ticket.operation_id, { timeoutMs: root.options.timeoutMs, signal: extra.signal })
+        .catch((error: unknown): CommitReport => ({
+          ok: false,
+          operation_id: ticket.operation_id,
+          atomicity: "batch_preflight_per_file_commit",
+          elevated: shell.elevated ?? false,
+          files: [],
+          warnings: [],
+          errors: [unexpected(error, ctx)],
+        }));
+      ctx.connection.event({
+        level: reconciled.ok ? "notice" : "error",
+        event: "reconcile",
+        message: `apply_patch ${root.name} reconciled operation ${ticket.operation_id}: ${settledSummary(reconciled)}`,
+        data: { root: root.name, operation_id: ticket.operation_id, ok: reconciled.ok, files: reconciled.files.map((f) => ({ path: f.path, state: f.state })) },
+      });
+      report = { ...report, reconciled };
+    }
+    const result = failedApplyResult({ ...report, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) }, { tools: ctx.tools });
+    return guardResult({ isError: true, ...result });
+  }
+  ctx.connection.event({
+    level: "info",
+    event: dryRun ? "dry_run" : "commit",
+    message: `apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operation_id})`,
+    data: { root: root.name, ok: true, dry_run: dryRun, operation_id: report.operation_id, files: report.files.map((f) => ({ op: f.op, path: f.path, new_sha256: f.new_sha256 })) },
+  });
+  const structured: ApplyPatchOutput = { ...report, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) };
+  return guardResult({ content: reportBlocks(report, root.name, ctx.diffBudgetBytes), structuredContent: { ...structured } });
+}
+
+/**
+ * Upload progress as MCP progress notifications, when the client asked for
+ * them (a progressToken): at most about one per 5% of the bytes, so a 40 MB
+ * upload does not flood the client, and always the last one.
+ */
+function progressReporter(extra: Extra): ((sent: number, total: number) => void) | undefined {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  let lastSent = -1;
+  let lastStep = -1;
+  return (sent, total) => {
+    if (total === 0 || sent <= lastSent) return;
+    const step = Math.floor((sent * 20) / total);
+    if (sent < total && step === lastStep) return;
+    lastSent = sent;
+    lastStep = step;
+    extra.sendNotification({
+      method: "notifications/progress",
+      params: { progressToken, progress: sent, total, message: `uploading the new contents: ${sent} of ${total} bytes` },
+    }).catch(() => {});
+  };
+}
