@@ -1,65 +1,136 @@
 /**
- * Example MCP server (stdio): `read_file` and `apply_patch` over configured
- * local and SSH roots.
+ * Example MCP server: `read_file`, `apply_patch`, `list_files` and `search`
+ * over configured local and SSH roots (or the folders the client shares),
+ * on stdio or Streamable HTTP.
  *
  * ```sh
  * bun examples/mcp_server.ts --root site=./examples/site
  * bun examples/mcp_server.ts --root app=ssh://deploy@web1:2222/srv/app?matching=exact
  * bun examples/mcp_server.ts --config roots.json
+ * bun examples/mcp_server.ts --root site=./examples/site --http 8080     # http://127.0.0.1:8080/mcp
  * ```
  *
- * stdout carries only the protocol; every log line goes to stderr. The
- * pieces live in examples/mcp/: roots.ts (flags and config file), pool.ts
- * (one SSH connection per host), tools.ts (the tools), schemas.ts,
- * descriptions.ts, render.ts, transport.ts (hidden alias apply-patch, clean shutdown).
+ * Runs under Bun, Node ≥ 22.18 and Deno 2 (no Bun-only API). stdout carries
+ * only the protocol; every log line goes to stderr, escaped. The pieces live
+ * in examples/mcp/: args.ts and roots.ts (command line, config file),
+ * pool.ts (one SSH connection per host), tools.ts and tool_*.ts (the tools),
+ * context.ts (per-connection state), stdio_transport.ts and http.ts (the
+ * transports), transport.ts (hidden alias apply-patch, request tracking),
+ * bounds.ts (result sizes), log.ts.
+ *
+ * Exit codes: 0 after SIGINT/SIGTERM or the end of stdin once every request
+ * was answered; 1 when the transport failed (stdout closed: the client is
+ * gone), a request stayed unanswered, or calls were still running a minute
+ * after shutdown began; 2 for a configuration error.
  *
  * @module
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { DEFAULT_LIMITS } from "../mod.ts";
+import { parseServerArgs } from "./mcp/args.ts";
+import type { ServerArgs } from "./mcp/args.ts";
+import { startHttp } from "./mcp/http.ts";
+import { lineWriter } from "./mcp/log.ts";
 import { ShellPool } from "./mcp/pool.ts";
-import { ConfigError, loadRoots, USAGE } from "./mcp/roots.ts";
-import type { RootConfig } from "./mcp/roots.ts";
-import { createServer } from "./mcp/tools.ts";
+import { ConfigError, USAGE } from "./mcp/roots.ts";
+import { BoundedStdioTransport } from "./mcp/stdio_transport.ts";
+import type { CloseReason } from "./mcp/stdio_transport.ts";
+import { createSession } from "./mcp/tools.ts";
 import { ServerTransport } from "./mcp/transport.ts";
 
-const log = (line: string): void => {
-  process.stderr.write(`[ssh-apply-patch] ${line}\n`);
-};
+const log = lineWriter((text) => void process.stderr.write(text));
 
-let roots: RootConfig[] | "help";
+let args: ServerArgs | "help";
 try {
-  roots = loadRoots(process.argv.slice(2));
+  args = parseServerArgs(process.argv.slice(2));
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`ssh-apply-patch MCP server: ${error.message}\n`);
   process.exit(2);
 }
-if (roots === "help") {
+if (args === "help") {
   process.stderr.write(`${USAGE}\n`);
   process.exit(0);
 }
+const { roots, http } = args;
+
+// One message may carry a patch of the largest root's maxPatchBytes: JSON
+// escaping can make it up to 6 times larger (\u00XX for control bytes), plus
+// the rest of the request.
+// (Client roots, when no root is configured, have the default limits.)
+const maxPatchBytes = roots.length === 0
+  ? DEFAULT_LIMITS.maxPatchBytes
+  : Math.max(...roots.map((r) => r.options.limits?.maxPatchBytes ?? DEFAULT_LIMITS.maxPatchBytes));
+const maxMessageBytes = maxPatchBytes * 6 + 1024 * 1024;
+const limitNote = `patches up to ${maxPatchBytes} bytes`;
+const rootsText = roots.length > 0 ? roots.map((r) => `${r.name}=${r.label}`).join(", ") : "none configured: serving the client's roots";
 
 const pool = new ShellPool(log);
-const server = createServer({ roots, shells: pool, log });
-const transport = new ServerTransport(new StdioServerTransport());
-
-// Shutdown lets running calls finish and answer first: closing the server
-// aborts them, and a commit cut part-way ends as outcome_unknown. A second
-// signal, or a call still running after a minute, ends the process at once.
 let stopping = false;
-async function shutdown(why: string): Promise<void> {
-  if (stopping) process.exit(1);
-  stopping = true;
-  log(`stopping (${why}); waiting for running calls`);
-  const deadline = setTimeout(() => process.exit(1), 60_000);
-  await transport.idle();
-  await Promise.allSettled([pool.close(), server.close()]);
-  clearTimeout(deadline);
-  process.exit(0);
-}
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.stdin.on("end", () => void shutdown("stdin closed"));
 
-await server.connect(transport);
-log(`ready; roots: ${roots.map((r) => `${r.name}=${r.label}`).join(", ")}`);
+/** Let running calls finish (a commit cut part-way ends as outcome_unknown), then exit. */
+async function stop(why: string, running: () => number, idle: () => Promise<unknown>, close: () => Promise<unknown>, code: () => number): Promise<void> {
+  if (stopping) {
+    log(`${why} again: exiting at once`);
+    process.exit(1);
+  }
+  stopping = true;
+  log(`stopping (${why}); waiting for ${running()} running call${running() === 1 ? "" : "s"}`);
+  const deadline = setTimeout(() => {
+    log("calls still running a minute after shutdown began: exiting without their answers");
+    process.exit(1);
+  }, 60_000);
+  await idle();
+  await Promise.allSettled([pool.close(), close()]);
+  clearTimeout(deadline);
+  const exit = code();
+  if (exit !== 0) log(`exit ${exit}: ${why}`);
+  process.exit(exit);
+}
+
+if (http !== null) {
+  let handle;
+  try {
+    handle = await startHttp({ ...http, server: { roots, shells: pool }, maxMessageBytes, limitNote, log });
+  } catch (error) {
+    log(`cannot listen on ${http.host}:${http.port}: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  const h = handle;
+  const onSignal = (signal: string): void =>
+    void stop(signal, () => 0, () => Promise.resolve(), () => h.close(60_000), () => 0);
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  log(`ready; Streamable HTTP at ${h.url}${http.token ? " (bearer token required)" : ""}; roots: ${rootsText}`);
+} else {
+  const { server, connection } = createSession({ roots, shells: pool, log });
+  const stdio = new BoundedStdioTransport({ maxMessageBytes, limitNote, log });
+  const transport = new ServerTransport(stdio);
+  const describe = (reason: CloseReason): string => {
+    switch (reason.kind) {
+      case "stdin-ended":
+        return "stdin closed";
+      case "stdin-error":
+        return `stdin failed: ${reason.error.message}`;
+      case "stdout-error":
+        return `stdout failed (${(reason.error as NodeJS.ErrnoException).code ?? reason.error.message}): the client is gone, answers cannot be delivered`;
+      case "closed":
+        return "transport closed";
+    }
+  };
+  const finish = (why: string, clean: boolean): void =>
+    void stop(
+      why,
+      () => connection.calls.running,
+      () => connection.calls.idle(),
+      () => server.close(),
+      () => (clean && transport.unanswered === 0 && transport.undelivered === 0 ? 0 : 1),
+    );
+  // Our own close() during shutdown ends the transport too: not a new reason to stop.
+  stdio.onclosed = (reason) => {
+    if (!stopping) finish(describe(reason), reason.kind === "stdin-ended");
+  };
+  process.on("SIGINT", () => finish("SIGINT", true));
+  process.on("SIGTERM", () => finish("SIGTERM", true));
+  await server.connect(transport);
+  log(`ready; roots: ${rootsText}`);
+}

@@ -1,6 +1,8 @@
 /**
  * Roots of the example MCP server: where the model may read and patch,
- * chosen by the operator (flags or a JSON config file), never by the model.
+ * chosen by the operator (flags or a JSON config file) — or, when none is
+ * configured, the folders the user's MCP client shares (client_roots.ts) —
+ * never by the model.
  *
  * ```
  * --root NAME=LOCATION[?OPTION=VALUE&...]     (repeatable)
@@ -117,12 +119,18 @@ export class ConfigError extends Error {
 }
 
 /** How to start the server (printed by --help and with configuration errors). */
-export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json]
+export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--http [HOST:]PORT [--token-file FILE] [--allow-origin ORIGIN]...]
 
+  (no --root)                                      serve the local folders the MCP client offers (roots/list)
   --root site=./examples/site                      a local directory (must exist)
   --root app=ssh://deploy@web1:2222/srv/app        a directory on an SSH host (host may be an ~/.ssh/config alias)
   --root 'app=ssh://web1/srv/app?matching=exact&sudo=1&requireShaForDelete=1'   (quote it: & and ? are special to shells)
   --config roots.json                              {"roots": {"NAME": "LOCATION" | {"location": "LOCATION", ...options}}}
+
+  --http 8080 | --http 127.0.0.1:8080             Streamable HTTP at http://HOST:PORT/mcp instead of stdio (default host 127.0.0.1)
+  --token-file FILE                                clients must send "Authorization: Bearer <the file's content>" (or set SAP_MCP_TOKEN);
+                                                   required when HOST is not a loopback address
+  --allow-origin https://app.example               a browser Origin allowed besides localhost ones (repeatable)
 
 options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),
   timeoutMs, maxPatchBytes, maxFiles, maxChunksPerFile, maxFileBytes, hostKeyPolicy=strict|accept-new|insecure-accept-any,
@@ -152,7 +160,7 @@ const QUERY_KEYS = [
  * const roots = loadRoots(["--root", "site=./examples/site"]);
  * ```
  */
-export function loadRoots(argv: readonly string[], cwd: string = process.cwd()): RootConfig[] | "help" {
+export function loadRoots(argv: readonly string[], cwd: string = process.cwd(), options: { allowNone?: boolean } = {}): RootConfig[] | "help" {
   const roots: RootConfig[] = [];
   const add = (root: RootConfig): void => {
     if (roots.some((r) => r.name === root.name)) throw new ConfigError(`root "${root.name}" is configured twice; give each root its own name`);
@@ -168,7 +176,7 @@ export function loadRoots(argv: readonly string[], cwd: string = process.cwd()):
     if (flag === "--root") add(rootFromFlag(value, cwd));
     else for (const root of rootsFromFile(resolve(cwd, expandHome(value)))) add(root);
   }
-  if (roots.length === 0) throw new ConfigError(`no roots configured: name at least one directory the tools may edit\n\n${USAGE}`);
+  if (roots.length === 0 && !options.allowNone) throw new ConfigError(`no roots configured: name at least one directory the tools may edit\n\n${USAGE}`);
   return roots;
 }
 

@@ -36,6 +36,7 @@ export class ServerTransport implements Transport {
   readonly #inner: Transport;
   readonly #aliases: Readonly<Record<string, string>>;
   readonly #pending = new Set<RequestId>();
+  #undelivered = 0;
   #wake: (() => void)[] = [];
 
   constructor(inner: Transport, aliases: Readonly<Record<string, string>> = TOOL_ALIASES) {
@@ -60,8 +61,16 @@ export class ServerTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    await this.#inner.send(message, options);
-    if (!("method" in message) && "id" in message && message.id !== undefined) this.#answered(message.id);
+    try {
+      await this.#inner.send(message, options);
+    } catch (error) {
+      this.#undelivered++;
+      throw error;
+    } finally {
+      // A handler that finished counts as done even when its answer could
+      // not be written (the client is gone): idle() must not wait for it.
+      if (!("method" in message) && "id" in message && message.id !== undefined) this.#answered(message.id);
+    }
   }
 
   close(): Promise<void> {
@@ -70,6 +79,16 @@ export class ServerTransport implements Transport {
 
   setProtocolVersion(version: string): void {
     this.#inner.setProtocolVersion?.(version);
+  }
+
+  /** Requests received and not answered yet. */
+  get unanswered(): number {
+    return this.#pending.size;
+  }
+
+  /** Messages that could not be written (the client is gone). */
+  get undelivered(): number {
+    return this.#undelivered;
   }
 
   /** Resolves once every request received so far has been answered or cancelled by the client. */

@@ -48,6 +48,14 @@ export async function startStdio(command: string, args: string[]): Promise<Stdio
   };
 }
 
+/** A line written to the server as it is (not JSON-encoded) by {@linkcode rawRun}. */
+export class RawLine {
+  readonly line: string;
+  constructor(line: string) {
+    this.line = line;
+  }
+}
+
 /** What a raw spawn wrote and how it ended. */
 export interface RawRun {
   stdout: string;
@@ -90,7 +98,7 @@ export function rawRun(
       clearTimeout(timer);
       resolve({ stdout, stderr, code, signal });
     });
-    for (const message of messages) child.stdin.write(JSON.stringify(message) + "\n");
+    for (const message of messages) child.stdin.write((message instanceof RawLine ? message.line : JSON.stringify(message)) + "\n");
   });
 }
 
