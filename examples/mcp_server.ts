@@ -29,6 +29,7 @@ import { DEFAULT_LIMITS } from "../mod.ts";
 import { parseServerArgs } from "./mcp/args.ts";
 import type { ServerArgs } from "./mcp/args.ts";
 import { startHttp } from "./mcp/http.ts";
+import type { HttpHandle } from "./mcp/http.ts";
 import { lineWriter } from "./mcp/log.ts";
 import { ShellPool } from "./mcp/pool.ts";
 import { ConfigError, USAGE } from "./mcp/roots.ts";
@@ -88,9 +89,11 @@ async function stop(why: string, running: () => number, idle: () => Promise<unkn
 }
 
 if (http !== null) {
-  let handle;
+  let handle: HttpHandle | undefined;
+  const fatal = (error: Error): void =>
+    void stop(`the HTTP listener failed: ${error.message}`, () => 0, () => Promise.resolve(), () => handle?.close(60_000) ?? Promise.resolve(), () => 1);
   try {
-    handle = await startHttp({ ...http, server: { roots, shells: pool }, maxMessageBytes, limitNote, log });
+    handle = await startHttp({ ...http, server: { roots, shells: pool }, maxMessageBytes, limitNote, log, onFatal: fatal });
   } catch (error) {
     log(`cannot listen on ${http.host}:${http.port}: ${(error as Error).message}`);
     process.exit(1);

@@ -44,6 +44,8 @@ export interface HttpOptions extends HttpSettings {
   log: (line: string) => void;
   /** Close sessions idle this long (default 30 minutes). */
   idleMs?: number;
+  /** The listener failed after it started (the entry logs it and exits non-zero). */
+  onFatal?: (error: Error) => void;
 }
 
 /** A running HTTP transport. */
@@ -190,6 +192,10 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
       server.off("error", reject);
       resolve();
     });
+  });
+  server.on("error", (error: Error) => {
+    options.log(`http: the listener failed: ${error.message}`);
+    options.onFatal?.(error);
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;

@@ -118,3 +118,14 @@ describe("search", () => {
     expect(textOf(result)).toContain("fixed_string: true");
   });
 });
+
+describe("messages that pointed to listing now name list_files", () => {
+  test("an Update of a missing file and a read_file of one both say: call list_files on the directory", async () => {
+    const patched = await call(session, "apply_patch", { patch: "*** Begin Patch\n*** Update File: src/nope.py\n@@\n-a\n+b\n*** End Patch" });
+    expect(textOf(patched)).toContain('call list_files {"path": "src"}');
+    const read = await call(session, "read_file", { path: "src/nope.py" });
+    expect(textOf(read)).toContain('Call list_files {"path": "src"}');
+    const dirRead = await call(session, "read_file", { path: "src" });
+    expect(textOf(dirRead)).toContain('Call list_files {"path": "src"}');
+  });
+});

@@ -5,10 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -16,50 +14,12 @@ import { join } from "node:path";
 import type { ApplyPatchOutput, ReadFileOutput } from "../../examples/mcp/schemas.ts";
 import type { ListFilesOutput, SearchOutput } from "../../examples/mcp/schemas_discovery.ts";
 import { sha256 } from "./helpers.ts";
+import { httpClient, startHttpServer } from "./http_helpers.ts";
+import type { Running } from "./http_helpers.ts";
 import { REPO } from "./stdio_helpers.ts";
 
 const MB = 1_000_000;
 const TOKEN = "test-token-0123456789abcdef";
-
-interface Running {
-  url: URL;
-  child: ChildProcess;
-  stderr(): string;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-/** Start the server with --http 127.0.0.1:0 and read its URL from the ready line. */
-async function startHttpServer(args: string[], env: Record<string, string> = {}): Promise<Running> {
-  const child = spawn(process.execPath, ["examples/mcp_server.ts", ...args, "--http", "127.0.0.1:0"], { cwd: REPO, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  let stdout = "";
-  child.stderr!.on("data", (c) => (stderr += String(c)));
-  child.stdout!.on("data", (c) => (stdout += String(c)));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 15_000;
-  while (!/Streamable HTTP at (http:\/\/\S+\/mcp)/.test(stderr)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the server did not start: ${stderr}`);
-    await Bun.sleep(20);
-  }
-  const url = new URL(/Streamable HTTP at (http:\/\/\S+\/mcp)/.exec(stderr)![1]!);
-  return {
-    url,
-    child,
-    stderr: () => stderr,
-    stop: async (signal = "SIGTERM") => {
-      child.kill(signal);
-      const code = await exited;
-      expect(stdout).toBe(""); // HTTP mode never writes to stdout
-      return code;
-    },
-  };
-}
-
-async function httpClient(url: URL, headers: Record<string, string> = {}): Promise<Client> {
-  const client = new Client({ name: "http-test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
-  return client;
-}
 
 const callOn = async (client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> => await client.callTool({ name, arguments: args }) as CallToolResult;
 
@@ -160,6 +120,37 @@ describe("Streamable HTTP on 127.0.0.1 (no token)", () => {
     expect(huge.status).toBe(413);
     expect(JSON.parse(huge.body).error.message).toContain(`this server accepts messages of at most ${limit} bytes (patches up to ${16 * 1024 * 1024} bytes)`);
   });
+});
+
+describe("Streamable HTTP: a client that vanishes mid-call", () => {
+  test("the call's socket is destroyed while the host reads a big file: the server stays up and serves the next client", async () => {
+    writeFileSync(join(dir, "big.bin.txt"), `${"x".repeat(1023)}\n`.repeat(40_000));
+    const server = await startHttpServer(["--root", `site=${dir}`]);
+    try {
+      const init = await rawPost(server.url, {});
+      const session = init.headers["mcp-session-id"] as string;
+      expect(init.status).toBe(200);
+      const call = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read_file", arguments: { path: "big.bin.txt" } } });
+      await new Promise<void>((resolve) => {
+        const req = request({ host: "127.0.0.1", port: Number(server.url.port), path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-06-18", "content-length": Buffer.byteLength(call) } });
+        req.on("error", () => resolve());
+        req.end(call, () => setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 5));
+      });
+      const client = await httpClient(server.url);
+      try {
+        const read = await callOn(client, "read_file", { path: "app.conf" });
+        expect(read.isError).toBeFalsy();
+      } finally {
+        await client.close();
+      }
+      expect(server.child.exitCode).toBe(null);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 30_000);
 });
 
 describe("Streamable HTTP with a bearer token (SAP_MCP_TOKEN) and a small patch limit", () => {

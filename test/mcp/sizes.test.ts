@@ -9,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ApplyPatchOutput, ReadFileOutput } from "../../examples/mcp/schemas.ts";
 import { sha256 } from "./helpers.ts";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { httpClient, startHttpServer } from "./http_helpers.ts";
 import { HANDSHAKE, RawLine, rawRun, startStdio } from "./stdio_helpers.ts";
-import type { StdioSession } from "./stdio_helpers.ts";
 
 const MB = 1_000_000;
 let dir: string;
@@ -22,13 +23,45 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** The size of a result as the client received it (JSON). */
 const size = (value: unknown): number => JSON.stringify(value).length;
 
-describe("over stdio with the default limits (16 MiB patches)", () => {
-  let s: StdioSession;
+/** What the size tests need of a client session, over either transport. */
+interface Caller {
+  call(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  close(): Promise<void>;
+  protocolErrors: Error[];
+}
+
+const transports: { name: string; start(root: string): Promise<Caller> }[] = [
+  { name: "stdio", start: (root) => startStdio(process.execPath, ["examples/mcp_server.ts", "--root", `site=${root}`]) },
+  {
+    name: "Streamable HTTP",
+    start: async (root) => {
+      const server = await startHttpServer(["--root", `site=${root}`]);
+      const client = await httpClient(server.url);
+      const protocolErrors: Error[] = [];
+      client.onerror = (error) => protocolErrors.push(error);
+      await client.listTools();
+      return {
+        call: async (name, args) => await client.callTool({ name, arguments: args }) as CallToolResult,
+        close: async () => {
+          await client.close();
+          expect(await server.stop()).toBe(0);
+        },
+        protocolErrors,
+      };
+    },
+  },
+];
+
+for (const transport of transports) describe(`over ${transport.name} with the default limits (16 MiB patches)`, () => {
+  let s: Caller;
+  let dir: string;
   beforeAll(async () => {
-    s = await startStdio(process.execPath, ["examples/mcp_server.ts", "--root", `site=${dir}`]);
-  });
+    dir = mkdtempSync(join(tmpdir(), "sap-mcp-sizes-"));
+    s = await transport.start(dir);
+  }, 20_000);
   afterAll(async () => {
     await s?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test("a 12 MB Add patch is applied; the answer is small; the next call is answered", async () => {
