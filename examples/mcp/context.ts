@@ -68,8 +68,12 @@ export class Connection {
   roots: readonly RootConfig[];
   /** Why there are no client roots (shown in failures), when there are none. */
   rootsProblem: string | null = null;
-  /** The client's answer to roots/list while it is awaited (tool calls wait for it). */
+  /** Client roots: false until a roots/list answer was applied, and again after list_changed. */
+  rootsFresh = false;
+  /** The roots/list the server asked for on its own (after initialized, after list_changed), while it runs. */
   rootsPending: Promise<void> | null = null;
+  /** Ask the client for its roots within a call (set by createSession in client-roots mode). */
+  fetchRoots: ((extra: Extra) => Promise<void>) | null = null;
   /** The MCP server of this connection, once built (for log notifications). */
   server: McpServer | null = null;
   readonly #line: (line: string) => void;
@@ -82,13 +86,19 @@ export class Connection {
   }
 
   /**
-   * Run one tool call: counted (shutdown waits for it), after the client's
-   * roots have arrived when they are being fetched.
+   * Run one tool call: counted (shutdown waits for it). In client-roots
+   * mode, first make sure the roots are known: wait briefly for a roots/list
+   * the server already asked for, and otherwise ask within this call — over
+   * Streamable HTTP a request of the server's own goes to the client's
+   * standalone stream, which may not be open yet, while one sent within a
+   * call travels on that call's stream.
    */
-  run<T>(fn: () => Promise<T>): Promise<T> {
+  run<T>(fn: () => Promise<T>, extra?: Extra): Promise<T> {
     return this.calls.track(async () => {
-      // A client that never says it is initialized does not hold calls for ever.
-      if (this.rootsPending !== null) await Promise.race([this.rootsPending, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (this.origin === "client" && !this.rootsFresh) {
+        if (this.rootsPending !== null) await Promise.race([this.rootsPending, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+        if (!this.rootsFresh && this.fetchRoots !== null && extra !== undefined) await this.fetchRoots(extra);
+      }
       return await fn();
     });
   }
@@ -100,19 +110,26 @@ export class Connection {
 
   /**
    * An event: a line on stderr and, when the client is connected, an MCP
-   * log notification (filtered by the level it set with logging/setLevel).
+   * log notification (filtered by the level it set with logging/setLevel);
+   * pass the call's `extra` when the event belongs to a tool call.
    */
-  event(event: LogEvent): void {
+  event(event: LogEvent, extra?: Extra): void {
     this.#line(event.message);
     const server = this.server;
     if (server === null || !server.isConnected()) return;
-    server.server
-      // The message is escaped as on stderr: a client may print it to a terminal.
-      .sendLoggingMessage(
-        { level: event.level, logger: "ssh-apply-patch", data: { event: event.event, message: escapeForLog(event.message), ...event.data } },
-        server.server.transport?.sessionId,
-      )
-      .catch(() => {});
+    // The message is escaped as on stderr: a client may print it to a terminal.
+    const params = { level: event.level, logger: "ssh-apply-patch", data: { event: event.event, message: escapeForLog(event.message), ...event.data } };
+    const sessionId = server.server.transport?.sessionId;
+    if (extra === undefined) {
+      server.server.sendLoggingMessage(params, sessionId).catch(() => {});
+      return;
+    }
+    // During a call, the notification goes with the call (over Streamable
+    // HTTP: on that request's stream, which the client is reading), filtered
+    // by the level the client set as sendLoggingMessage would.
+    const ignored = (server.server as unknown as { isMessageIgnored?: (level: string, sessionId?: string) => boolean }).isMessageIgnored;
+    if (ignored?.(event.level, sessionId) === true) return;
+    extra.sendNotification({ method: "notifications/message", params }).catch(() => {});
   }
 }
 

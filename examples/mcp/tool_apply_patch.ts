@@ -34,7 +34,7 @@ export function registerApplyPatch(server: McpServer, ctx: ToolContext): ReturnT
     inputSchema: applyPatchInput,
     outputSchema: applyPatchOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  }, (args: ApplyPatchArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => applyTool(ctx, args, extra)));
+  }, (args: ApplyPatchArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => applyTool(ctx, args, extra), extra));
 }
 
 async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): Promise<CallToolResult> {
@@ -76,7 +76,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
       event: "commit",
       message: `apply_patch ${root.name} failed: ${codes.join(", ")}${report.operation_id ? ` (operation ${report.operation_id})` : ""}`,
       data: { root: root.name, ok: false, dry_run: dryRun, codes, ...(report.operation_id ? { operation_id: report.operation_id } : {}) },
-    });
+    }, extra);
     // An unknown outcome (or leftovers) is settled here at once, on the same
     // shell (an SSH shell reconnects after a drop): the model gets "applied"
     // or "not applied" instead of a question it has no tool to answer.
@@ -97,7 +97,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
         event: "reconcile",
         message: `apply_patch ${root.name} reconciled operation ${ticket.operation_id}: ${settledSummary(reconciled)}`,
         data: { root: root.name, operation_id: ticket.operation_id, ok: reconciled.ok, files: reconciled.files.map((f) => ({ path: f.path, state: f.state })) },
-      });
+      }, extra);
       report = { ...report, reconciled };
     }
     const result = failedApplyResult({ ...report, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) }, { tools: ctx.tools });
@@ -108,7 +108,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
     event: dryRun ? "dry_run" : "commit",
     message: `apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operation_id})`,
     data: { root: root.name, ok: true, dry_run: dryRun, operation_id: report.operation_id, files: report.files.map((f) => ({ op: f.op, path: f.path, new_sha256: f.new_sha256 })) },
-  });
+  }, extra);
   const structured: ApplyPatchOutput = { ...report, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) };
   return guardResult({ content: reportBlocks(report, root.name, ctx.diffBudgetBytes), structuredContent: { ...structured } });
 }

@@ -43,14 +43,14 @@ export function registerDiscovery(server: McpServer, ctx: ToolContext): [Registe
     inputSchema: listFilesInput,
     outputSchema: listFilesOutput,
     annotations,
-  }, (args: ListFilesArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => listTool(ctx, args, extra)));
+  }, (args: ListFilesArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => listTool(ctx, args, extra), extra));
   const search = server.registerTool("search", {
     title: "Search files",
     description: searchDescription(ctx.connection.roots),
     inputSchema: searchInput,
     outputSchema: searchOutput,
     annotations,
-  }, (args: SearchArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => searchTool(ctx, args, extra)));
+  }, (args: SearchArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => searchTool(ctx, args, extra), extra));
   return [list, search];
 }
 

@@ -36,7 +36,7 @@ export function registerReadFile(server: McpServer, ctx: ToolContext): ReturnTyp
     inputSchema: readFileInput,
     outputSchema: readFileOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  }, (args: ReadFileArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => readFile(ctx, args, extra)));
+  }, (args: ReadFileArgs, extra: Extra): Promise<CallToolResult> => ctx.connection.run(() => readFile(ctx, args, extra), extra));
 }
 
 async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Promise<CallToolResult> {

@@ -11,11 +11,11 @@
  * @module
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ListRootsResultSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_DIFF_BUDGET_BYTES } from "./bounds.ts";
 import { rootsFromClient } from "./client_roots.ts";
 import { Connection } from "./context.ts";
-import type { ToolContext } from "./context.ts";
+import type { Extra, ToolContext } from "./context.ts";
 import { applyPatchDescription, listFilesDescription, readFileDescription, searchDescription, serverInstructions } from "./descriptions.ts";
 import type { ShellSource } from "./pool.ts";
 import type { RootConfig } from "./roots.ts";
@@ -41,6 +41,8 @@ export interface Session {
   server: McpServer;
   connection: Connection;
 }
+
+const NO_ROOTS = "the client does not offer roots (no roots capability)";
 
 /** The tools registered below: failure messages name only these (examples/mcp/hint_words.ts). */
 export const TOOL_NAMES: ReadonlySet<string> = new Set(["read_file", "apply_patch", "list_files", "search"]);
@@ -81,38 +83,46 @@ export function createSession(options: ServerOptions): Session {
     search.update({ description: searchDescription(roots) });
   };
 
-  /** Ask the client for its roots (client-roots mode). */
-  const refreshRoots = (why: string): Promise<void> => {
+  /**
+   * Ask the client for its roots (client-roots mode): on the server's own
+   * initiative (`extra` absent: after initialized or list_changed) or within
+   * a tool call. A client without the roots capability is told once.
+   */
+  const refreshRoots = (why: string, extra?: Extra): Promise<void> => {
     const capable = server.server.getClientCapabilities()?.roots !== undefined;
     if (!capable) {
-      connection.rootsProblem = "the client does not offer roots (no roots capability)";
-      connection.event({ level: "warning", event: "roots", message: `no --root configured and the client offers no roots: the tools have nothing to work on` });
+      if (connection.rootsProblem !== NO_ROOTS) {
+        connection.rootsProblem = NO_ROOTS;
+        connection.event({ level: "warning", event: "roots", message: `no --root configured and the client offers no roots: the tools have nothing to work on` }, extra);
+      }
+      connection.rootsFresh = true;
       return Promise.resolve();
     }
-    return server.server.listRoots(undefined, { timeout: 10_000 }).then(
+    const asked = extra !== undefined
+      ? extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema, { timeout: 10_000 })
+      : server.server.listRoots(undefined, { timeout: 10_000 });
+    return asked.then(
       ({ roots: listed }) => {
         const { roots, ignored } = rootsFromClient(listed);
         connection.roots = roots;
+        connection.rootsFresh = true;
         connection.rootsProblem = roots.length === 0 ? `the client's roots are not local directories${ignored.length ? ` (${ignored.join("; ")})` : ""}` : null;
         connection.event({
           level: "info",
           event: "roots",
           message: `client roots (${why}): ${roots.map((r) => `${r.name}=${r.path}`).join(", ") || "none usable"}${ignored.length ? `; ignored: ${ignored.join("; ")}` : ""}`,
           data: { roots: roots.map((r) => ({ name: r.name, path: r.path })), ignored },
-        });
+        }, extra);
         describe();
       },
       (error: Error) => {
+        if (connection.rootsFresh) return;
         connection.rootsProblem = `the client did not answer roots/list (${error.message})`;
-        connection.event({ level: "warning", event: "roots", message: `roots/list failed: ${error.message}` });
+        if (extra !== undefined) connection.event({ level: "warning", event: "roots", message: `roots/list failed: ${error.message}` }, extra);
       },
     );
   };
-  // In client-roots mode tool calls wait until the roots are known: from
-  // initialization on (the first list is asked for once the client says it
-  // is initialized), and again after each list_changed.
-  let rootsKnown: () => void = () => {};
-  if (connection.origin === "client") connection.rootsPending = new Promise((resolve) => (rootsKnown = resolve));
+  if (connection.origin === "client") connection.fetchRoots = (extra) => refreshRoots("tool call", extra);
 
   // Deferred: a client that pipelines `initialized` right after `initialize`
   // would otherwise get this before the initialize result.
@@ -125,10 +135,11 @@ export function createSession(options: ServerOptions): Session {
       message: `client connected: ${client?.name ?? "?"} ${client?.version ?? ""}`.trim(),
       data: { client: client ?? null, roots: connection.origin },
     });
-    if (connection.origin === "client") void refreshRoots("initialized").finally(rootsKnown);
+    if (connection.origin === "client") connection.rootsPending = refreshRoots("initialized");
   };
   if (connection.origin === "client") {
     server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+      connection.rootsFresh = false;
       connection.rootsPending = refreshRoots("list_changed");
     });
   }
