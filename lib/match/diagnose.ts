@@ -13,7 +13,6 @@ import { castVotes, type Closest, closestAt, LooseIndex, type VoteSource, VoteSc
 import { boundedBlock, type ExcerptLimits, formatRef, lineRange, refsOf } from "../text/excerpt.ts";
 import { failure, optionHint, readHint } from "../failure.ts";
 import type { MatchIndex } from "./index.ts";
-import { findMatches } from "./search.ts";
 import type { MatchStats, TierIndex } from "./tier_index.ts";
 import { describeTier, type LineTier } from "./normalize.ts";
 import type { FailureHint, MatchTier, PatchFailure } from "../types.ts";
@@ -138,9 +137,9 @@ function findApplied(env: DiagnoseEnv, variant: ChunkVariant): { start: number; 
   for (let tier = 1 as LineTier; tier <= maxTier; tier = (tier + 1) as LineTier) {
     if (!env.index.mayMatch(texts, tier)) continue;
     const t = env.index.tier(tier);
-    if (t === previous) continue;
+    if (t.repeats(previous)) continue;
     previous = t;
-    const found = findMatches(t, t.pattern(texts), 0, env.lines.length + 1, 2, env.stats);
+    const found = env.index.search(t).after(texts, 0, 2);
     if (found.length === 1) return { start: found[0]!, tier };
     if (found.length > 1) return undefined;
   }

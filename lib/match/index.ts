@@ -2,17 +2,30 @@
  * The matching engine under locate (SPEC §5.5): per tier, every file line is
  * keyed at most once, in one pass for all chunks of the file, into an
  * `Int32Array` of small ids (0: not a line any chunk mentions) plus
- * occurrence lists per id. A chunk is then searched on ids only (search.ts): from the
- * occurrences of its rarest line when that is cheap, otherwise with KMP,
- * which is linear whatever the input. No per-line objects are allocated.
+ * occurrence lists per id. Chunks are then searched on ids only
+ * (search.ts): each from the occurrences of its rarest line when that is
+ * cheap, all the others together in one multi-pattern pass per tier, which
+ * keeps the work near-linear in the file and the patch whatever the input.
+ * No per-line objects are allocated.
  *
  * @module
  */
 import { EOL_CHARS, type EolCode } from "../text/line_scan.ts";
 import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
 import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
+import { PatternSearch } from "./search.ts";
 import { adoptLfLineStarts, type TextFile, unscannedLfText } from "../text/text.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passTrimmed, TierKeyer } from "./tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passTrimmed, tierMap, TierKeyer } from "./tier_pass.ts";
+
+/** No two ids map to the same id. */
+function injective(map: Int32Array): boolean {
+  const seen = new Set<number>();
+  for (let id = 1; id < map.length; id++) {
+    if (seen.has(map[id]!)) return false;
+    seen.add(map[id]!);
+  }
+  return true;
+}
 
 function isTextFile(source: readonly string[] | FlatLines | TextFile): source is TextFile {
   return !Array.isArray(source) && "lineStarts" in source;
@@ -64,6 +77,8 @@ export class MatchIndex {
   readonly #tiers = new Map<LineTier, TierIndex>();
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
+  readonly #patterns: (readonly string[])[] = [];
+  readonly #searches = new Map<TierIndex, PatternSearch>();
 
   /**
    * `lines`: the file's lines, their flat form, or the decoded file itself
@@ -93,6 +108,26 @@ export class MatchIndex {
   add(text: string): void {
     if (this.#tiers.size > 0 && !this.#queries.has(text)) throw new Error("MatchIndex: queries must be added before any tier is built");
     this.#queries.add(text);
+  }
+
+  /**
+   * Register a sequence of lines (a chunk's old or new side) that will be
+   * searched for: its texts become queries, and every tier's first
+   * multi-pattern pass takes it along. Must precede building any tier.
+   */
+  addPattern(texts: readonly string[]): void {
+    for (const text of texts) this.add(text);
+    this.#patterns.push(texts);
+  }
+
+  /** The pattern search of tier index `t` (one of this index's tiers). */
+  search(t: TierIndex): PatternSearch {
+    let found = this.#searches.get(t);
+    if (found === undefined) {
+      found = new PatternSearch(t, this.#patterns, this.stats);
+      this.#searches.set(t, found);
+    }
+    return found;
   }
 
   /** Whether `tier` is built already (asking for it costs nothing more). */
@@ -134,6 +169,8 @@ export class MatchIndex {
     if (tier === 1) {
       this.#build([1]);
     } else {
+      // Tiers 2–4 take the ids of lines tier 1 keyed from it (see passTrimmed).
+      this.tier(1);
       const foldless = this.#hints.ascii === true && [...this.#queries].every((q) => foldPunctuation(q) === q);
       this.#build(foldless ? [2, 3] : [2, 3, 4]);
       if (foldless) this.#tiers.set(4, this.#tiers.get(3)!);
@@ -182,9 +219,22 @@ export class MatchIndex {
     const flat = this.#flatLines();
     const n = flat.eols.length;
     const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n));
-    if (tiers.length === 1) passExact(flat, keyers[0]!);
-    else passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2]);
+    if (tiers.length === 1) {
+      passExact(flat, keyers[0]!);
+      this.#finish(keyers);
+      return;
+    }
+    const lower = this.#tiers.get(1)!;
+    passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2], lower);
     this.#finish(keyers);
+    // A tier that keyed no line the tier below did not, with no two keys
+    // merging, finds exactly what that tier found: searches skip it.
+    let below: { index: TierIndex; keyOf: readonly string[] } = { index: lower, keyOf: lower.keyOf };
+    for (const keyer of keyers) {
+      const index = this.#tiers.get(keyer.tier)!;
+      if (keyer.fresh === 0 && injective(tierMap(below.keyOf, keyer))) index.sameAs = below.index;
+      below = { index, keyOf: keyer.keyOf };
+    }
   }
 
   #finish(keyers: readonly TierKeyer[]): void {

@@ -42,7 +42,7 @@ import { briefFailure, outOfOrderCode } from "./brief.ts";
 import { lineRange } from "../text/excerpt.ts";
 import { warning } from "../failure.ts";
 import { MatchIndex } from "./index.ts";
-import { findMatches, matchesAt } from "./search.ts";
+import { matchesAt } from "./search.ts";
 import type { MatchStats, TierIndex } from "./tier_index.ts";
 import { contentStart, describeTier, type LineTier, tiersFor } from "./normalize.ts";
 import { lineOf, type TextFile } from "../text/text.ts";
@@ -101,7 +101,7 @@ interface Hit {
   positions: number[];
 }
 
-type Finder = (index: TierIndex, pattern: Int32Array) => number[];
+type Finder = (index: TierIndex, texts: readonly string[]) => number[];
 
 /**
  * Locate all chunks of one file. Pure; near-linear in the file size.
@@ -201,11 +201,11 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     }
 
     // 3. Search at or after `from`.
-    const eofFinder: Finder = (t, p) => {
-      const s = n - p.length;
-      return matchesAt(t, p, s) ? [s] : [];
+    const eofFinder: Finder = (t, texts) => {
+      const s = n - texts.length;
+      return matchesAt(t, index.search(t).ids(texts), s) ? [s] : [];
     };
-    const after: Finder = (t, p) => findMatches(t, p, from, n + 1, MATCH_CAP, index.stats);
+    const after: Finder = (t, texts) => index.search(t).after(texts, from, MATCH_CAP);
     let hit = chunk.endOfFile ? searchForms(index, tiers, form, eofFinder) : searchForms(index, tiers, form, after);
     let eofNote: string | undefined;
     if (hit === undefined && chunk.endOfFile) {
@@ -216,7 +216,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
         end--;
       }
       if (end < n) {
-        const beforeBlank: Finder = (t, p) => (matchesAt(t, p, end - p.length) ? [end - p.length] : []);
+        const beforeBlank: Finder = (t, texts) => (matchesAt(t, index.search(t).ids(texts), end - texts.length) ? [end - texts.length] : []);
         hit = searchForms(index, tiers, form, beforeBlank);
         if (hit) eofNote = `ignoring the ${n - end} blank line${n - end === 1 ? "" : "s"} at the end of the file`;
       }
@@ -238,7 +238,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
       continue;
     }
     if (hit === undefined) {
-      const before: Finder = (t, p) => findMatches(t, p, 0, from, MATCH_CAP, index.stats);
+      const before: Finder = (t, texts) => index.search(t).before(texts, from, MATCH_CAP);
       const earlier = chunk.endOfFile ? undefined : searchForms(index, tiers, form, before);
       if (earlier !== undefined) {
         outOfOrder(earlier);
@@ -300,11 +300,12 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
 function registerQueries(index: MatchIndex, form: ChunkForms): void {
   for (const anchor of form.anchors) index.add(anchor);
   for (const anchor of form.escapedAnchors) if (anchor !== undefined) index.add(anchor);
-  for (const variant of [form.full, form.escaped]) {
-    if (variant === undefined) continue;
-    for (const text of variant.oldTexts) index.add(text);
-    for (const text of variant.newTexts) index.add(text);
+  // Every old side searched for, and the new side (diagnostics look for it: already applied?).
+  for (const variant of [form.full, form.dropped, form.escaped, form.escapedDropped]) {
+    if (variant !== undefined && variant.oldTexts.length > 0) index.addPattern(variant.oldTexts);
   }
+  if (form.full.newTexts.length > 0) index.addPattern(form.full.newTexts);
+  if (form.escaped) for (const text of form.escaped.newTexts) index.add(text);
 }
 
 /** The first tier that finds any position for the chunk as sent, then without trailing blank context. */
@@ -320,7 +321,8 @@ function searchVariants(
   escaped: ChunkVariant | undefined,
   finder: Finder,
 ): Hit | undefined {
-  // A tier whose index is the previous tier's (nothing to fold) finds the same.
+  // A tier whose index is the previous tier's (nothing to fold), or repeats
+  // it (no line newly equal there), finds the same.
   let previous: TierIndex | undefined;
   for (const tier of tiers) {
     if (tier === 5) {
@@ -329,18 +331,18 @@ function searchVariants(
       for (const lineTier of [1, 2, 3, 4] as const) {
         if (!index.mayMatch(escaped.oldTexts, lineTier)) continue;
         const t = index.tier(lineTier);
-        if (t === previous) continue;
+        if (t.repeats(previous)) continue;
         previous = t;
-        const positions = finder(t, t.pattern(escaped.oldTexts));
+        const positions = finder(t, escaped.oldTexts);
         if (positions.length > 0) return { tier, lineTier, variant: escaped, positions };
       }
       continue;
     }
     if (!index.mayMatch(variant.oldTexts, tier)) continue;
     const t = index.tier(tier);
-    if (t === previous) continue;
+    if (t.repeats(previous)) continue;
     previous = t;
-    const positions = finder(t, t.pattern(variant.oldTexts));
+    const positions = finder(t, variant.oldTexts);
     if (positions.length > 0) return { tier, lineTier: tier, variant, positions };
   }
   return undefined;

@@ -21,8 +21,14 @@ export interface MatchStats {
   candidatesVerified: number;
   /** Id comparisons during candidate verification. */
   idComparisons: number;
-  /** Steps of KMP scans. */
-  kmpSteps: number;
+  /** Multi-pattern (Aho–Corasick) passes over a tier's ids: at most two per tier. */
+  scanPasses: number;
+  /** Ids read and failure links followed by those passes. */
+  scanSteps: number;
+  /** Occurrences they recorded (at most 32 per pattern and direction). */
+  scanReports: number;
+  /** Passes run for a pattern nobody registered (locate registers all it asks about: stays 0). */
+  extraPasses: number;
   /** Votes cast while looking for the closest region. */
   votes: number;
   /** Cells of the small LCS tables of diagnostics. */
@@ -39,7 +45,7 @@ export interface MatchStats {
  * @example
  * ```ts
  * const stats = newMatchStats();
- * stats.kmpSteps; // 0
+ * stats.scanPasses; // 0
  * ```
  */
 export function newMatchStats(): MatchStats {
@@ -49,7 +55,10 @@ export function newMatchStats(): MatchStats {
     linesKeyed: 0,
     candidatesVerified: 0,
     idComparisons: 0,
-    kmpSteps: 0,
+    scanPasses: 0,
+    scanSteps: 0,
+    scanReports: 0,
+    extraPasses: 0,
     votes: 0,
     lcsCells: 0,
     diagnosticLines: 0,
@@ -75,14 +84,24 @@ export class TierIndex {
   /** Per file line: the id of its key, 0 when no query line has that key. */
   readonly ids: Int32Array;
   readonly #dict: Map<string, number>;
+  /** Key text by id (index 0 unused). */
+  readonly keyOf: readonly string[];
+  /**
+   * The lower tier whose matches this one repeats exactly, if any: no line
+   * was keyed here that was not there, and no two of its keys merge here,
+   * so every chunk matches at the same places (a search here is skipped).
+   */
+  sameAs: TierIndex | undefined;
   readonly #occStart: Int32Array;
   #occ: Int32Array | undefined;
 
   /** `counts[id]`: how many lines carry each id (the occurrence lists are filled on first use). */
-  constructor(tier: LineTier, ids: Int32Array, dict: Map<string, number>, counts: Int32Array) {
+  constructor(tier: LineTier, ids: Int32Array, dict: Map<string, number>, counts: Int32Array, keyOf: readonly string[] = []) {
     this.tier = tier;
     this.ids = ids;
     this.#dict = dict;
+    this.keyOf = keyOf;
+    this.sameAs = undefined;
     const size = dict.size;
     const occStart = new Int32Array(size + 2);
     for (let k = 1; k <= size; k++) occStart[k + 1] = occStart[k]! + counts[k]!;
@@ -106,9 +125,20 @@ export class TierIndex {
     return occ;
   }
 
+  /** One more than the largest id (ids are 1..idCount-1; 0 is "no query line"). */
+  get idCount(): number {
+    return this.#dict.size + 1;
+  }
+
   /** The id of a (registered) query text at this tier; 0 if it was never registered. */
   idOf(text: string): number {
     return this.#dict.get(normalizeLine(text, this.tier)) ?? 0;
+  }
+
+  /** Whether this tier's matches are `other`'s (the same index, or repeating it through `sameAs`). */
+  repeats(other: TierIndex | undefined): boolean {
+    for (let t: TierIndex | undefined = this; t !== undefined; t = t.sameAs) if (t === other) return true;
+    return false;
   }
 
   /** How many file lines carry `id`. */

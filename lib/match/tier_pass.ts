@@ -9,7 +9,7 @@
  * @module
  */
 import { EOL_CHARS, type EolCode, grownInt32, lineCapacityFor } from "../text/line_scan.ts";
-import { isWhitespaceCode } from "./normalize.ts";
+import { isWhitespaceCode, normalizeLine } from "./normalize.ts";
 import { MAX_TRACKED_LENGTH, signature, type TierKeyer } from "./tier_keyer.ts";
 
 export { TierKeyer } from "./tier_keyer.ts";
@@ -171,9 +171,30 @@ function sameChars(text: string, a: number, b: number, length: number): boolean 
   return true;
 }
 
+/** The tier-1 result a tiers 2–4 pass builds on: its ids and its keys by id. */
+export interface LowerTier {
+  readonly ids: Int32Array;
+  readonly keyOf: readonly string[];
+}
+
+/**
+ * For every key id of a lower tier, the id its key has at `to`'s tier (the
+ * tiers' normalisations compose: trimming the end, then both ends, then
+ * folding), so a line the lower tier keyed needs no comparison here.
+ */
+export function tierMap(keyOf: readonly string[], to: TierKeyer): Int32Array {
+  const map = new Int32Array(keyOf.length);
+  for (let id = 1; id < keyOf.length; id++) map[id] = to.dict.get(normalizeLine(keyOf[id]!, to.tier)) ?? 0;
+  return map;
+}
+
 /**
  * The pass for tiers 2, 3 and (when something can fold) 4 together: each
- * line's text is read once.
+ * line's text is read once. A line some lower tier already keyed takes its
+ * ids here from the key's own normalised forms ({@linkcode tierMap}) without
+ * reading it: in a file made of the chunks' own lines (low entropy, runs of
+ * near misses) these tiers then cost no comparison at all. Each keyer counts
+ * in `fresh` the lines it keyed that the tier below it did not.
  *
  * @example
  * ```ts
@@ -183,10 +204,23 @@ function sameChars(text: string, a: number, b: number, length: number): boolean 
  * [k2.finish().ids, k3.finish().ids]; // [Int32Array [1, 0], Int32Array [1, 1]]
  * ```
  */
-export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: TierKeyer | undefined): void {
+export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: TierKeyer | undefined, lower?: LowerTier): void {
   const { text, starts, eols } = flat;
   const n = eols.length;
+  const ids1 = lower?.ids;
+  const to2 = lower ? tierMap(lower.keyOf, k2) : undefined;
+  const to3 = tierMap(k2.keyOf, k3);
+  const to4 = k4 ? tierMap(k3.keyOf, k4) : undefined;
   for (let i = 0; i < n; i++) {
+    const id1 = ids1 === undefined ? 0 : ids1[i]!;
+    if (id1 !== 0) {
+      const id2 = to2![id1]!;
+      const id3 = to3[id2]!;
+      keep(k2, i, id2);
+      keep(k3, i, id3);
+      if (k4 !== undefined) keep(k4, i, to4![id3]!);
+      continue;
+    }
     const lineStart = starts[i]!;
     const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
     if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) {
@@ -200,9 +234,35 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
     let end = lineEnd;
     while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
     // Tier 2 keeps leading whitespace; a blank line's tier-2 key is "" too.
-    probe(k2, i, text, lineStart, start === lineEnd ? lineStart : end, false);
-    probe(k3, i, text, start, end, false);
-    if (k4 !== undefined) probe(k4, i, text, start, end, true);
+    const id2 = probe(k2, text, lineStart, start === lineEnd ? lineStart : end, false);
+    if (id2 !== 0) {
+      keep(k2, i, id2);
+      if (ids1 !== undefined) k2.fresh++;
+      const id3 = to3[id2]!;
+      keep(k3, i, id3);
+      if (k4 !== undefined) keep(k4, i, to4![id3]!);
+      continue;
+    }
+    const id3 = probe(k3, text, start, end, false);
+    if (id3 !== 0) {
+      keep(k3, i, id3);
+      k3.fresh++;
+      if (k4 !== undefined) keep(k4, i, to4![id3]!);
+      continue;
+    }
+    if (k4 === undefined) continue;
+    const id4 = probe(k4, text, start, end, true);
+    if (id4 !== 0) {
+      keep(k4, i, id4);
+      k4.fresh++;
+    }
+  }
+}
+
+function keep(k: TierKeyer, i: number, id: number): void {
+  if (id !== 0) {
+    k.ids[i] = id;
+    k.counts[id]!++;
   }
 }
 
@@ -227,20 +287,12 @@ function repeatPrevious(k: TierKeyer, i: number): void {
   }
 }
 
-/** Key line `i` at one tier: its region after trimming is `text[start, end)`. */
-function probe(k: TierKeyer, i: number, text: string, start: number, end: number, fold: boolean): void {
+/** The id of the region `text[start, end)` (a line after trimming) at one tier, or 0. */
+function probe(k: TierKeyer, text: string, start: number, end: number, fold: boolean): number {
   const length = end - start;
-  if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return;
-  let id: number;
-  if (length === 0) id = k.emptyId;
-  else {
-    const sig = signature(text, start, end, fold);
-    if (k.sigs[sig] === 0) return;
-    id = k.resolve(text, start, end, sig);
-  }
-  if (id !== 0) {
-    k.ids[i] = id;
-    k.counts[id]!++;
-  }
+  if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return 0;
+  if (length === 0) return k.emptyId;
+  const sig = signature(text, start, end, fold);
+  if (k.sigs[sig] === 0) return 0;
+  return k.resolve(text, start, end, sig);
 }
-
