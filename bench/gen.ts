@@ -24,6 +24,8 @@ export interface BodyLine {
 export interface ChunkSpec {
   start: number;
   body: BodyLine[];
+  /** The text after `@@` (a bare `@@` when absent). */
+  anchor?: string;
 }
 
 /** The old side of a chunk: its context and deleted lines, in order. */
@@ -63,7 +65,7 @@ export function formatCodexPatchFiles(files: readonly { path: string; chunks: re
   for (const file of files) {
     out.push(`*** Update File: ${file.path}`);
     for (const chunk of file.chunks) {
-      out.push("@@");
+      out.push(chunk.anchor === undefined ? "@@" : `@@ ${chunk.anchor}`);
       for (const line of chunk.body) out.push(line.marker + line.text);
     }
   }

@@ -2,15 +2,19 @@
  * Finding the closest region of a chunk that did not match (SPEC §5.4), in
  * near-linear time: every occurrence of chunk line k at file line p votes for
  * window start p − k (rarest lines first, within a vote budget, so frequent
- * lines like `}` cannot make it quadratic); the best few starts are then
- * aligned with a small LCS over a bounded window to get the score, the
- * region, a compact diff and what kind of difference it is.
+ * lines like `}` cannot make it quadratic; lines that are only similar vote
+ * through `similar.ts`); the best few starts are then aligned with a small
+ * LCS over a bounded window to get the score, the region, a compact diff and
+ * what kind of difference it is. The alignment pairs lines equal but for
+ * whitespace and, when asked (a chunk none of whose lines is in the file),
+ * lines that are merely similar (`listen 8080;` / `listen 80;`).
  *
  * @module
  */
-import { type ExcerptLimits, refsOf } from "../text/excerpt.ts";
+import { type ExcerptLimits, type LineSource, refsOf } from "../text/excerpt.ts";
+import { dice, trigramsOf } from "./similar.ts";
 import type { MatchStats } from "./tier_index.ts";
-import { contentEnd, contentStart, foldCode, indentationOf, isWhitespaceCode, looseKey } from "./normalize.ts";
+import { indentationOf, isWhitespaceCode, looseKey } from "./normalize.ts";
 import type { ClosestRegion, DifferenceKind } from "../types.ts";
 
 /** The largest number of chunk lines aligned line by line. */
@@ -102,63 +106,6 @@ export function castVotes(source: VoteSource, scratch: VoteScratch, budget: numb
   stats.votes += used;
 }
 
-/**
- * Loose keys (no whitespace at all, punctuation folded) of the file lines
- * some failing chunk mentions, built in one pass with a cheap prefilter on
- * the first and last non-blank characters.
- *
- * @example
- * ```ts
- * const loose = new LooseIndex(["f( a, b )"], ["f(a,b)"], newMatchStats());
- * [...loose.occurrences(loose.pattern(["f(a, b)"])[0]!)]; // [0]
- * ```
- */
-export class LooseIndex {
-  readonly #dict = new Map<string, number>();
-  readonly #positions: number[][] = [[]];
-
-  constructor(lines: readonly string[], texts: readonly string[], stats: MatchStats) {
-    const edges = new Uint8Array(1 << 16);
-    for (const text of texts) {
-      const key = looseKey(text);
-      if (key.length === 0 || this.#dict.has(key)) continue;
-      this.#dict.set(key, this.#positions.length);
-      this.#positions.push([]);
-      edges[edgeSignature(key, 0, key.length)] = 1;
-    }
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      const start = contentStart(line);
-      const end = contentEnd(line, start);
-      if (start === end || edges[edgeSignature(line, start, end)] === 0) continue;
-      const id = this.#dict.get(looseKey(line));
-      if (id !== undefined) this.#positions[id]!.push(i);
-    }
-    stats.diagnosticLines += lines.length;
-  }
-
-  /** Ids of texts (0 when blank or unknown). */
-  pattern(texts: readonly string[]): Int32Array {
-    const out = new Int32Array(texts.length);
-    for (let i = 0; i < texts.length; i++) out[i] = this.#dict.get(looseKey(texts[i]!)) ?? 0;
-    return out;
-  }
-
-  count(id: number): number {
-    return this.#positions[id]?.length ?? 0;
-  }
-
-  occurrences(id: number): Int32Array {
-    return Int32Array.from(this.#positions[id] ?? []);
-  }
-}
-
-function edgeSignature(text: string, start: number, end: number): number {
-  const a = foldCode(text.charCodeAt(start));
-  const b = foldCode(text.charCodeAt(end - 1));
-  return (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) >>> 16;
-}
-
 /** The closest region with its 0-based bounds. */
 export interface Closest {
   region: ClosestRegion;
@@ -167,9 +114,17 @@ export interface Closest {
   end: number;
 }
 
+/** Pairs of lines compared for similarity at most in one alignment (beyond: equal-but-whitespace only). */
+const MAX_SIMILARITY_CELLS = 20_000;
+/** Lines less similar than this are not paired. */
+export const PAIR_SCORE = 0.5;
+
 /**
  * Align the chunk's old lines with the file around `start` and describe the
  * result; undefined when the score is below {@linkcode MIN_CLOSEST_SCORE}.
+ * The score is the share of the chunk's lines found there equal but for
+ * whitespace; with `similar`, lines that are only similar pair too and
+ * count for their similarity (below 1).
  *
  * @example
  * ```ts
@@ -177,11 +132,12 @@ export interface Closest {
  * ```
  */
 export function closestAt(
-  lines: readonly string[],
+  lines: LineSource,
   expected: readonly string[],
   start: number,
   limits: ExcerptLimits,
   stats: MatchStats,
+  similar = false,
 ): Closest | undefined {
   const chunk = expected.slice(0, MAX_ALIGNED_LINES);
   const m = chunk.length;
@@ -190,18 +146,22 @@ export function closestAt(
   const slack = Math.min(10, m);
   const winStart = Math.max(0, Math.min(start, n - 1) - slack);
   const winEnd = Math.min(n, Math.max(start, 0) + m + slack);
-  const window = lines.slice(winStart, winEnd);
-  const ops = align(chunk.map(looseKey), window.map(looseKey), stats);
+  const window: string[] = [];
+  for (let i = winStart; i < winEnd; i++) window.push(lines.at(i)!);
+  const weigh = similar && m * window.length <= MAX_SIMILARITY_CELLS ? similarity(chunk, window) : undefined;
+  const ops = align(chunk.map(looseKey), window.map(looseKey), weigh, stats);
   let first = -1;
   let last = -1;
   let matched = 0;
+  let weight = 0;
   for (const op of ops) {
     if (op.i < 0 || op.j < 0) continue;
     if (matched === 0) first = op.j - op.i;
     last = op.j + (m - 1 - op.i);
     matched++;
+    weight += op.weight;
   }
-  const score = matched / m;
+  const score = weight / (100 * m);
   if (matched === 0 || score < MIN_CLOSEST_SCORE) return undefined;
   const regionStart = Math.max(0, winStart + first);
   const regionEnd = Math.min(winEnd, winStart + last + 1);
@@ -220,37 +180,83 @@ export function closestAt(
   };
 }
 
-/** One step of an alignment: chunk line i and/or window line j (−1 when absent). */
+/**
+ * Similarity in percent (0–99) of lines that are similar but not equal (see
+ * `similar.ts`), by `i * w + j`; 0 below {@linkcode PAIR_SCORE}.
+ */
+function similarity(chunk: readonly string[], window: readonly string[]): Uint8Array {
+  const a = chunk.map((t) => trigramsOf(t, 0, t.length));
+  const b = window.map((t) => trigramsOf(t, 0, t.length));
+  const out = new Uint8Array(chunk.length * window.length);
+  for (let i = 0; i < chunk.length; i++) {
+    for (let j = 0; j < window.length; j++) {
+      const d = dice(a[i]!, b[j]!);
+      if (d >= PAIR_SCORE) out[i * window.length + j] = Math.min(99, Math.round(d * 100));
+    }
+  }
+  return out;
+}
+
+/**
+ * One step of an alignment: chunk line i and/or window line j (−1 when
+ * absent); `weight` 100 when equal but for whitespace, else their
+ * similarity in percent.
+ */
 interface AlignOp {
   i: number;
   j: number;
+  weight: number;
 }
 
-/** LCS alignment of two short key lists, as ops in order. */
-function align(a: readonly string[], b: readonly string[], stats: MatchStats): AlignOp[] {
+/**
+ * Diagonals an alignment may stray beyond the window's own slack: a chunk
+ * of m lines costs m × (slack + 2 × 16) cells, not m², and an alignment
+ * needing more shifts than that is not a close region anyway.
+ */
+const BAND = 16;
+
+/**
+ * Heaviest alignment of two short line lists (LCS with weights) within a
+ * band of diagonals around the chunk's place in the window, as ops in order.
+ */
+function align(a: readonly string[], b: readonly string[], similar: Uint8Array | undefined, stats: MatchStats): AlignOp[] {
   const m = a.length;
   const w = b.length;
-  const table = new Uint16Array((m + 1) * (w + 1));
+  // Similar pairs weigh a little less than their similarity, so that the
+  // alignment prefers lines equal but for whitespace.
+  const weightOf = (i: number, j: number): number => (a[i] === b[j] ? 1000 : similar ? 9 * similar[i * w + j]! : 0);
+  const lo = Math.max(-m, -BAND);
+  const hi = Math.min(w, w - m + BAND);
+  const width = hi - lo + 1;
+  const table = new Uint32Array((m + 1) * width);
+  // Past the end of either list, or outside the band: nothing more aligns.
+  const at = (i: number, j: number): number => {
+    const d = j - i;
+    return i >= m || j >= w || d < lo || d > hi ? 0 : table[i * width + d - lo]!;
+  };
+  let cells = 0;
   for (let i = m - 1; i >= 0; i--) {
-    for (let j = w - 1; j >= 0; j--) {
-      const at = i * (w + 1) + j;
-      table[at] = a[i] === b[j]
-        ? table[at + w + 2]! + 1
-        : Math.max(table[at + w + 1]!, table[at + 1]!);
+    for (let d = hi; d >= lo; d--) {
+      const j = i + d;
+      if (j < 0 || j >= w) continue;
+      const pair = weightOf(i, j);
+      table[i * width + d - lo] = Math.max(at(i + 1, j), at(i, j + 1), pair > 0 ? at(i + 1, j + 1) + pair : 0);
+      cells++;
     }
   }
-  stats.lcsCells += m * w;
+  stats.lcsCells += cells;
   const ops: AlignOp[] = [];
   let i = 0;
   let j = 0;
   while (i < m && j < w) {
-    const at = i * (w + 1) + j;
-    if (a[i] === b[j] && table[at] === table[at + w + 2]! + 1) ops.push({ i: i++, j: j++ });
-    else if (table[at + w + 1]! >= table[at + 1]!) ops.push({ i: i++, j: -1 });
-    else ops.push({ i: -1, j: j++ });
+    const pair = weightOf(i, j);
+    const here = at(i, j);
+    if (pair > 0 && here === at(i + 1, j + 1) + pair) ops.push({ i: i++, j: j++, weight: pair === 1000 ? 100 : pair / 9 });
+    else if (at(i + 1, j) >= at(i, j + 1)) ops.push({ i: i++, j: -1, weight: 0 });
+    else ops.push({ i: -1, j: j++, weight: 0 });
   }
-  while (i < m) ops.push({ i: i++, j: -1 });
-  while (j < w) ops.push({ i: -1, j: j++ });
+  while (i < m) ops.push({ i: i++, j: -1, weight: 0 });
+  while (j < w) ops.push({ i: -1, j: j++, weight: 0 });
   return ops;
 }
 
@@ -279,7 +285,12 @@ function describeAlignment(
     plus = [];
   };
   for (const op of ops) {
-    if (op.i >= 0 && op.j >= 0) {
+    if (op.i >= 0 && op.j >= 0 && op.weight < 100) {
+      // Similar, not equal: a content difference, shown as plain - and +.
+      content = true;
+      minus.push(chunk[op.i]!);
+      plus.push(window[op.j]!);
+    } else if (op.i >= 0 && op.j >= 0) {
       const want = chunk[op.i]!;
       const have = window[op.j]!;
       if (want === have) {

@@ -2,15 +2,19 @@
  * `context_mismatch` as a recovery instruction (SPEC §5.4): the change may
  * already be applied (the usual cause of a retry loop), else the closest
  * region with its line ids, a compact expected-vs-actual diff, what differs,
- * and the concrete next step. All failing chunks of a file are diagnosed
- * together so the file is scanned at most once more (for loose keys).
+ * and the concrete next step. All failing chunks and `@@` anchors of a file
+ * are diagnosed together, so the file is read at most once more: one
+ * similarity pass (`similar.ts`) for the chunks none of whose lines is in
+ * the file as sent and for every anchor found nowhere.
  *
  * @module
  */
 import type { ChunkVariant, IndentDelta } from "./chunk_variants.ts";
 import { describeWhitespace, hasTextInserts } from "./chunk_variants.ts";
-import { castVotes, type Closest, closestAt, LooseIndex, type VoteSource, VoteScratch } from "./closest.ts";
-import { boundedBlock, type ExcerptLimits, formatRef, lineRange, refsOf } from "../text/excerpt.ts";
+import { castVotes, type Closest, closestAt, PAIR_SCORE, type VoteSource, VoteScratch } from "./closest.ts";
+import { boundedBlock, type ExcerptLimits, formatRef, type LineSource, lineRange, refsOf } from "../text/excerpt.ts";
+import { SimilarLines } from "./similar.ts";
+import type { FlatLines } from "./tier_pass.ts";
 import { failure, optionHint, readHint } from "../failure.ts";
 import type { MatchIndex } from "./index.ts";
 import type { MatchStats, TierIndex } from "./tier_index.ts";
@@ -19,7 +23,10 @@ import type { FailureHint, MatchTier, PatchFailure } from "../types.ts";
 
 /** What every diagnosis of one file needs. */
 export interface DiagnoseEnv {
-  lines: readonly string[];
+  /** The file's lines (a view: only the lines read are made into strings). */
+  lines: LineSource;
+  /** The same lines as one flat text, for passes over the whole file. */
+  flat: FlatLines;
   index: MatchIndex;
   /** The tiers the matching mode allows. */
   tiers: readonly MatchTier[];
@@ -55,11 +62,36 @@ export interface MismatchCase extends ChunkRef {
   foundElsewhere?: number;
 }
 
-/** Scores below this try the loose (whitespace-free) keys too. */
+/** An `@@` anchor found nowhere at or after its search start. */
+export interface AnchorCase {
+  ref: ChunkRef;
+  anchor: string;
+  start: SearchStart;
+  /** Where the anchor is, before the search start, if anywhere. */
+  before: number | undefined;
+}
+
+/** Scores below this look for similar lines too. */
 const WEAK_SCORE = 0.5;
+/** Lines of a chunk that look for similar lines (the longest ones). */
+const SIMILAR_QUERIES = 8;
+/** Similar lines each of them votes with. */
+const SIMILAR_PER_LINE = 8;
+/** Similar lines an anchor lists, and how similar they must be. */
+const ANCHOR_CANDIDATES = 5;
+const ANCHOR_SCORE = 0.4;
+
+/** What {@linkcode diagnoseFile} found. */
+export interface FileDiagnosis {
+  /** One failure per mismatching chunk, in order. */
+  mismatches: PatchFailure[];
+  /** Per missing anchor, in order: the most similar lines (0-based), best first. */
+  similarToAnchors: number[][];
+}
 
 /**
- * Diagnose every mismatching chunk of one file.
+ * Diagnose every mismatching chunk of one file, and find the lines most
+ * similar to each `@@` anchor found nowhere, in one pass.
  *
  * @example
  * ```ts
@@ -69,7 +101,7 @@ const WEAK_SCORE = 0.5;
  * r.errors[0]!.code; // "context_mismatch"
  * ```
  */
-export function diagnoseMismatches(env: DiagnoseEnv, cases: readonly MismatchCase[]): PatchFailure[] {
+export function diagnoseFile(env: DiagnoseEnv, cases: readonly MismatchCase[], anchors: readonly AnchorCase[]): FileDiagnosis {
   const n = env.lines.length;
   const out = new Map<MismatchCase, PatchFailure>();
   const pending: MismatchCase[] = [];
@@ -79,44 +111,61 @@ export function diagnoseMismatches(env: DiagnoseEnv, cases: readonly MismatchCas
     else pending.push(c);
   }
   const closest = new Map<MismatchCase, Closest>();
+  const weak: MismatchCase[] = [];
   if (pending.length > 0 && n > 0) {
     const maxLines = Math.max(...pending.map((c) => c.variant.oldTexts.length));
     const scratch = new VoteScratch(n, maxLines);
     const budget = Math.max(2048, Math.floor((2 * n) / pending.length));
-    // Vote with the loosest tier already built; a weak result falls back to
-    // the loose keys below, so no pass is added only to vote.
+    // Vote with the loosest tier already built: no pass is added to vote.
     const t4 = env.index.built(4) ? env.index.tier(4) : env.index.tier(1);
-    const weak: MismatchCase[] = [];
     for (const c of pending) {
       const source: VoteSource = { pattern: t4.pattern(c.variant.oldTexts), count: (id) => t4.count(id), occurrences: (id) => t4.occurrences(id) };
-      const best = bestRegion(env, c, source, scratch, budget);
+      castVotes(source, scratch, budget, Math.max(256, Math.floor(n / 100)), env.stats);
+      const best = bestAt(env, c, scratch.takeBest(3, c.start.from, n).map((x) => x.start), false);
       if (best) closest.set(c, best);
       if (!best || best.region.score < WEAK_SCORE) weak.push(c);
     }
-    if (weak.length > 0) {
-      const loose = new LooseIndex(env.lines, weak.flatMap((c) => c.variant.oldTexts), env.stats);
-      for (const c of weak) {
-        const source: VoteSource = { pattern: loose.pattern(c.variant.oldTexts), count: (id) => loose.count(id), occurrences: (id) => loose.occurrences(id) };
-        const best = bestRegion(env, c, source, scratch, budget);
-        const previous = closest.get(c);
-        if (best && (!previous || best.region.score > previous.region.score)) closest.set(c, best);
-      }
-    }
   }
+  // One similarity pass for the weak chunks' longest lines and every anchor.
+  const queries: string[] = [];
+  const asked = weak.map((c) => {
+    const lines = c.variant.oldTexts
+      .map((text, k) => ({ text, k, size: text.replace(/\s+/g, "").length }))
+      .filter((l) => l.size >= 3)
+      .sort((a, b) => b.size - a.size || a.k - b.k)
+      .slice(0, SIMILAR_QUERIES);
+    return lines.map((l) => ({ k: l.k, q: queries.push(l.text) - 1 }));
+  });
+  const anchorQueries = anchors.map((a) => queries.push(a.anchor) - 1);
+  const similar = queries.length > 0 && n > 0 ? new SimilarLines(env.flat, queries, env.stats) : undefined;
+  weak.forEach((c, w) => {
+    if (similar === undefined) return;
+    // Each similar line p of chunk line k votes for start p − k, by similarity.
+    const votes = new Map<number, number>();
+    for (const { k, q } of asked[w]!) {
+      for (const hit of similar.best(q, SIMILAR_PER_LINE, PAIR_SCORE)) votes.set(hit.line - k, (votes.get(hit.line - k) ?? 0) + hit.score);
+    }
+    const starts = [...votes].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 3).map(([s]) => s);
+    const best = bestAt(env, c, starts, true);
+    const previous = closest.get(c);
+    if (best && (!previous || best.region.score > previous.region.score)) closest.set(c, best);
+  });
   for (const c of pending) out.set(c, mismatchFailure(env, c, closest.get(c)));
-  return cases.map((c) => out.get(c)!);
+  const similarToAnchors = anchors.map((a, i) => {
+    const lines = similar === undefined ? [] : similar.best(anchorQueries[i]!, 2 * ANCHOR_CANDIDATES, ANCHOR_SCORE);
+    // The most similar first; among equals, the nearest to where the search started.
+    lines.sort((x, y) => y.score - x.score || Math.abs(x.line - a.start.from) - Math.abs(y.line - a.start.from));
+    return lines.slice(0, ANCHOR_CANDIDATES).map((l) => l.line);
+  });
+  return { mismatches: cases.map((c) => out.get(c)!), similarToAnchors };
 }
 
-function bestRegion(env: DiagnoseEnv, c: MismatchCase, source: VoteSource, scratch: VoteScratch, budget: number): Closest | undefined {
-  const n = env.lines.length;
-  castVotes(source, scratch, budget, Math.max(256, Math.floor(n / 100)), env.stats);
-  // The best-voted starts, and where the search started (the right place
-  // when the anchor or the previous chunk was right but the context is not).
-  const starts = scratch.takeBest(3, c.start.from, n).map((x) => x.start);
-  if (!starts.includes(c.start.from) && c.start.from < n) starts.push(c.start.from);
+/** The best region at `starts` and where the search started (the right place when the anchor or the previous chunk was right but the context is not). */
+function bestAt(env: DiagnoseEnv, c: MismatchCase, starts: number[], similar: boolean): Closest | undefined {
+  if (!starts.includes(c.start.from) && c.start.from < env.lines.length) starts.push(c.start.from);
   let best: Closest | undefined;
   for (const start of starts) {
-    const found = closestAt(env.lines, c.variant.oldTexts, start, env.limits, env.stats);
+    const found = closestAt(env.lines, c.variant.oldTexts, start, env.limits, env.stats, similar);
     if (found && (!best || found.region.score > best.region.score)) best = found;
   }
   return best;

@@ -8,7 +8,7 @@
  */
 import { type ChunkPlacement, overlappedPlacement } from "./placement.ts";
 import type { ChunkRef, DiagnoseEnv, SearchStart } from "./diagnose.ts";
-import { boundedBlock, cutLine, formatRef, lineRange, lineRef } from "../text/excerpt.ts";
+import { boundedBlock, cutLine, formatRef, type LineSource, lineRange, lineRef } from "../text/excerpt.ts";
 import { failure, readHint } from "../failure.ts";
 import { contentStart, describeTier, normalizeLine } from "./normalize.ts";
 import type { LineRef, MatchTier, PatchFailure } from "../types.ts";
@@ -69,9 +69,9 @@ export function ambiguousFailure(env: DiagnoseEnv, c: ChunkRef, positions: reado
  * The nearest line just above or below match `k` that differs from the line
  * at the same offset of every other (known) match, described for the model.
  */
-function distinguishingLine(lines: readonly string[], starts: readonly number[], k: number, m: number): string | undefined {
+function distinguishingLine(lines: LineSource, starts: readonly number[], k: number, m: number): string | undefined {
   const s = starts[k]!;
-  const key = (i: number): string | undefined => (i >= 0 && i < lines.length ? normalizeLine(lines[i]!, 3) : undefined);
+  const key = (i: number): string | undefined => (i >= 0 && i < lines.length ? normalizeLine(lines.at(i)!, 3) : undefined);
   for (let d = 1; d <= EXTEND_REACH; d++) {
     for (const [side, offset] of [["above", -d], ["below", m - 1 + d]] as const) {
       const mine = key(s + offset);
@@ -86,42 +86,65 @@ function distinguishingLine(lines: readonly string[], starts: readonly number[],
   return undefined;
 }
 
+/** Lines looked at upwards for a less-indented line above a match. */
+const ANCHOR_REACH = 2000;
+/** Lines containing the anchor's text checked for being the one an anchor search would select. */
+const ANCHOR_HITS = 64;
+
 /**
  * A less-indented line between the previous match and the last one that an
- * `@@` anchor would select (checked against the whole rest of the file, which
- * is bounded to keep this cheap).
+ * `@@` anchor would select: the first line at or after `from` equal to it at
+ * tier 1, else 2, else 3. Found with native searches of the flat text for
+ * its text, bounded (no suggestion when it is not settled quickly).
  */
 function anchorBetween(env: DiagnoseEnv, previousStart: number, lastStart: number, from: number): { line: number; text: string } | undefined {
   const lines = env.lines;
-  const indent = contentStart(lines[lastStart]!);
+  const indent = contentStart(lines.at(lastStart)!);
   let a = lastStart - 1;
-  for (; a > previousStart; a--) {
-    const line = lines[a]!;
+  for (; a > previousStart && a >= lastStart - ANCHOR_REACH; a--) {
+    const line = lines.at(a)!;
     const start = contentStart(line);
     if (start < line.length && start < indent) break;
   }
-  if (a <= previousStart) return undefined;
-  const text = normalizeLine(lines[a]!, 3);
-  if (lines.length - from > 500_000) return undefined;
-  env.stats.diagnosticLines += lines.length - from;
-  // Simulate the anchor search: the first line equal at tier 1, else at
-  // tier 2 (trailing whitespace), else at tier 3 (both ends).
+  if (a <= previousStart || a < lastStart - ANCHOR_REACH) return undefined;
+  const text = normalizeLine(lines.at(a)!, 3);
+  if (text === "") return undefined;
+  // Simulate the anchor search over the lines holding the text.
+  const { text: flat, starts } = env.flat;
   const first = [-1, -1, -1];
-  for (let j = from; j < lines.length && first[0]! < 0; j++) {
-    const line = lines[j]!;
-    if (line === text) first[0] = j;
-    else if (first[2]! < 0 || first[1]! < 0) {
-      if (!line.includes(text)) continue;
-      if (first[1]! < 0 && normalizeLine(line, 2) === text) first[1] = j;
-      if (first[2]! < 0 && normalizeLine(line, 3) === text) first[2] = j;
+  let hits = 0;
+  let line = from;
+  for (let at = flat.indexOf(text, starts[from]!); at >= 0 && first[0]! < 0; at = flat.indexOf(text, starts[line]!)) {
+    if (++hits > ANCHOR_HITS) return undefined;
+    line = lineAtOffset(starts, at, line);
+    const candidate = lines.at(line)!;
+    if (candidate === text) first[0] = line;
+    else {
+      if (first[1]! < 0 && normalizeLine(candidate, 2) === text) first[1] = line;
+      if (first[2]! < 0 && normalizeLine(candidate, 3) === text) first[2] = line;
     }
+    if (++line >= lines.length) break;
   }
+  env.stats.diagnosticLines += hits;
   const chosen = first.find((j) => j >= 0);
   return chosen === a ? { line: a, text } : undefined;
 }
 
+/** The line holding text offset `at`, searching forward from line `from`. */
+function lineAtOffset(starts: Int32Array, at: number, from: number): number {
+  let lo = from;
+  let hi = starts.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /**
- * `anchor_not_found`, with the nearest similar lines.
+ * `anchor_not_found`, with the nearest similar lines (`similar`: 0-based,
+ * best first, found by the file's one similarity pass).
  *
  * @example
  * ```ts
@@ -129,8 +152,14 @@ function anchorBetween(env: DiagnoseEnv, previousStart: number, lastStart: numbe
  * r.errors.at(-1)!.code; // "anchor_not_found"
  * ```
  */
-export function anchorNotFoundFailure(env: DiagnoseEnv, c: ChunkRef, anchor: string, start: SearchStart, before: number | undefined): PatchFailure {
-  const similar = similarLines(env, anchor, start.from);
+export function anchorNotFoundFailure(
+  env: DiagnoseEnv,
+  c: ChunkRef,
+  anchor: string,
+  start: SearchStart,
+  before: number | undefined,
+  similar: readonly number[],
+): PatchFailure {
   const candidates: LineRef[] = similar.map((i) => lineRef(env.lines, i));
   const parts = [
     `anchor_not_found: ${label(env, c)}: the @@ anchor ${JSON.stringify(cutLine(anchor))} was not found at or after line ${start.from + 1} (after ${start.reason}).`,
@@ -155,44 +184,6 @@ export function anchorNotFoundFailure(env: DiagnoseEnv, c: ChunkRef, anchor: str
     candidates,
     ...(read ? { hints: [read] } : {}),
   });
-}
-
-/** Up to five lines most similar to `text`: a substring prefilter on its two longest words, then bigram similarity. */
-function similarLines(env: DiagnoseEnv, text: string, from: number): number[] {
-  const target = normalizeLine(text, 3);
-  const words = [...new Set(target.match(/[\p{L}\p{N}_$]{3,}/gu) ?? [])].sort((a, b) => b.length - a.length).slice(0, 2);
-  const lines = env.lines;
-  const seen = new Set<number>();
-  for (const word of words) {
-    env.stats.diagnosticLines += lines.length;
-    for (let i = 0; i < lines.length && seen.size < 200; i++) if (lines[i]!.includes(word)) seen.add(i);
-  }
-  const grams = bigrams(target);
-  const scored = [...seen]
-    .map((i) => ({ i, score: dice(grams, bigrams(normalizeLine(lines[i]!, 3))) }))
-    .filter((x) => x.score >= 0.4);
-  scored.sort((a, b) => b.score - a.score || Math.abs(a.i - from) - Math.abs(b.i - from));
-  return scored.slice(0, 5).map((x) => x.i);
-}
-
-function bigrams(s: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (let i = 0; i + 1 < s.length; i++) {
-    const g = s.slice(i, i + 2);
-    out.set(g, (out.get(g) ?? 0) + 1);
-  }
-  return out;
-}
-
-function dice(a: Map<string, number>, b: Map<string, number>): number {
-  let total = 0;
-  let shared = 0;
-  for (const v of a.values()) total += v;
-  for (const [g, v] of b) {
-    total += v;
-    shared += Math.min(v, a.get(g) ?? 0);
-  }
-  return total === 0 ? 0 : (2 * shared) / total;
 }
 
 /**

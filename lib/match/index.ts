@@ -178,6 +178,11 @@ export class MatchIndex {
     return this.#tiers.get(tier)!;
   }
 
+  /** The file's lines as offsets into one flat text (see `#flatLines`). */
+  flat(): FlatLines {
+    return this.#flatLines();
+  }
+
   /**
    * The lines as offsets into one flat text: the decoded file's own when
    * the hints carry it (and the lines add up to it), else the lines joined.
@@ -211,14 +216,14 @@ export class MatchIndex {
     const unscanned = tiers.length === 1 && isTextFile(source) ? unscannedLfText(source) : undefined;
     if (unscanned !== undefined) {
       // Find the lines and key them in one pass (the file keeps the starts).
-      const keyer = new TierKeyer(1, this.#queries, 0);
+      const keyer = new TierKeyer(1, this.#queries, 0, this.#hints.ascii === true);
       adoptLfLineStarts(source as TextFile, passExactScanning(unscanned, keyer));
       this.#finish([keyer]);
       return;
     }
     const flat = this.#flatLines();
     const n = flat.eols.length;
-    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n));
+    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n, this.#hints.ascii === true));
     if (tiers.length === 1) {
       passExact(flat, keyers[0]!);
       this.#finish(keyers);

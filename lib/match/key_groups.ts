@@ -169,7 +169,7 @@ const NOT_PACKED: [number, number] = [-1, -1];
  *
  * @example
  * ```ts
- * const groups = new KeyGroups(["", "ab", "ac"], [0, 7, 7], false, new Map([["ab", 1], ["ac", 2]]));
+ * const groups = new KeyGroups(["", "ab", "ac"], [0, 7, 7], 8, false, new Map([["ab", 1], ["ac", 2]]));
  * groups.resolve("xac", 1, 3, 7); // 2
  * ```
  */
@@ -181,8 +181,8 @@ export class KeyGroups {
   readonly #dict: ReadonlyMap<string, number>;
   // Groups (keys of one length sharing one signature) as flat arrays: a
   // signature's groups are firstGroup[sig] .. firstGroup[sig] + groupCount[sig].
-  readonly #firstGroup: Int32Array = new Int32Array(1 << 16);
-  readonly #groupCount: Uint16Array = new Uint16Array(1 << 16);
+  readonly #firstGroup: Int32Array;
+  readonly #groupCount: Uint16Array;
   readonly #length: Int32Array;
   /** The key id of a one-key group, else 0. */
   readonly #single: Int32Array;
@@ -192,31 +192,51 @@ export class KeyGroups {
 
   /**
    * `keys[id]` is key `id` (index 0 unused), `sigOf[id]` its signature
-   * (16 bits); `dict` maps key text to id (for regions looked up by text).
-   * Empty keys are not grouped (the passes handle blank lines themselves).
+   * (`bits` bits); `dict` maps key text to id (for regions looked up by
+   * text). Empty keys are not grouped (the passes handle blank lines
+   * themselves).
    */
-  constructor(keys: readonly string[], sigOf: readonly number[], fold: boolean, dict: ReadonlyMap<string, number>) {
+  constructor(keys: readonly string[], sigOf: readonly number[], bits: number, fold: boolean, dict: ReadonlyMap<string, number>) {
+    const sigCount = 1 << bits;
+    this.#firstGroup = new Int32Array(sigCount);
+    this.#groupCount = new Uint16Array(sigCount);
     this.#keys = keys;
     this.#fold = fold;
     this.#dict = dict;
-    const members = new Map<number, Map<number, number[]>>();
-    for (let id = 1; id < keys.length; id++) {
-      const length = keys[id]!.length;
-      if (length === 0) continue;
-      let byLength = members.get(sigOf[id]!);
-      if (byLength === undefined) members.set(sigOf[id]!, (byLength = new Map()));
-      const ids = byLength.get(length);
-      if (ids === undefined) byLength.set(length, [id]);
-      else ids.push(id);
-    }
+    // Ids by signature (a counting sort: no map per signature), then by length.
+    const bucketStart = new Int32Array(sigCount + 1);
+    for (let id = 1; id < keys.length; id++) if (keys[id]!.length > 0) bucketStart[sigOf[id]! + 1]!++;
+    for (let sig = 0; sig < sigCount; sig++) bucketStart[sig + 1]! += bucketStart[sig]!;
+    const fill = bucketStart.slice(0, sigCount);
+    const sorted = new Int32Array(bucketStart[sigCount]!);
+    for (let id = 1; id < keys.length; id++) if (keys[id]!.length > 0) sorted[fill[sigOf[id]!]!++] = id;
     const lengths: number[] = [];
     const singles: number[] = [];
     this.#positions = [];
     const packed: { group: number; positions: Int32Array; ids: number[] }[] = [];
     let entries = 0;
     let marks: Marks | undefined;
-    for (const [sig, byLength] of members) {
+    for (let b = 0; b < sorted.length;) {
+      const sig = sigOf[sorted[b]!]!;
+      let e = b;
+      while (e < sorted.length && sigOf[sorted[e]!] === sig) e++;
       this.#firstGroup[sig] = lengths.length;
+      if (e - b === 1) {
+        // The usual bucket: one key.
+        lengths.push(keys[sorted[b]!]!.length);
+        singles.push(sorted[b]!);
+        this.#positions.push(undefined);
+        this.#groupCount[sig] = 1;
+        b = e;
+        continue;
+      }
+      const byLength = new Map<number, number[]>();
+      for (let k = b; k < e; k++) {
+        const id = sorted[k]!;
+        const ids = byLength.get(keys[id]!.length);
+        if (ids === undefined) byLength.set(keys[id]!.length, [id]);
+        else ids.push(id);
+      }
       this.#groupCount[sig] = Math.min(byLength.size, 0xffff);
       for (const [length, ids] of byLength) {
         const group = lengths.length;
@@ -229,6 +249,7 @@ export class KeyGroups {
           entries += ids.length;
         }
       }
+      b = e;
     }
     this.#length = Int32Array.from(lengths);
     this.#single = Int32Array.from(singles);

@@ -36,7 +36,7 @@ import {
   indentDelta,
   reindentInserts,
 } from "./chunk_variants.ts";
-import { type DiagnoseEnv, diagnoseMismatches, type MismatchCase, type SearchStart, unevenIndentationFailure } from "./diagnose.ts";
+import { type AnchorCase, type DiagnoseEnv, diagnoseFile, type MismatchCase, type SearchStart, unevenIndentationFailure } from "./diagnose.ts";
 import { ambiguousFailure, anchorNotFoundFailure, outOfOrderFailure } from "./failures.ts";
 import { briefFailure, outOfOrderCode } from "./brief.ts";
 import { lineRange } from "../text/excerpt.ts";
@@ -45,7 +45,7 @@ import { MatchIndex } from "./index.ts";
 import { matchesAt } from "./search.ts";
 import type { MatchStats, TierIndex } from "./tier_index.ts";
 import { contentStart, describeTier, type LineTier, tiersFor } from "./normalize.ts";
-import { lineOf, type TextFile } from "../text/text.ts";
+import { lineOf, lineSourceOf, type TextFile } from "../text/text.ts";
 import type { ChunkPlacement } from "./placement.ts";
 import type { Chunk, ChunkLine, MatchingMode, MatchTier, PatchFailure, Warning } from "../types.ts";
 
@@ -137,10 +137,14 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
 
   const n = index.lineCount;
   const lineAt = whole ? (i: number): string => lineOf(whole, i) : (i: number): string => array[i]!;
+  let lineSource: DiagnoseEnv["lines"] | undefined;
   const env: DiagnoseEnv = {
-    // Diagnostics read lines freely; only failures pay for the full array.
+    // Diagnostics read few lines: a decoded file is never split for them.
     get lines() {
-      return whole ? whole.lines : array;
+      return (lineSource ??= whole ? lineSourceOf(whole) : array);
+    },
+    get flat() {
+      return index.flat();
     },
     index,
     tiers,
@@ -153,6 +157,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
   const undiagnosed: PatchFailure[] = [];
   const warnings: Warning[] = [];
   const mismatches: MismatchCase[] = [];
+  const missingAnchors: AnchorCase[] = [];
   // Failures are counted in chunk order (each chunk fails at most once).
   let detailLeft = options.detail ?? Infinity;
   const inFull = (): boolean => detailLeft-- > 0;
@@ -174,7 +179,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
       const found = findAnchor(index, tiers, form.anchors[a]!, form.escapedAnchors[a], from);
       if (found === undefined) {
         const anchorRef = { hunk, patchLine: chunk.patchLine + a };
-        if (inFull()) errors.push(anchorNotFoundFailure(env, anchorRef, form.anchors[a]!, start, findAnchorAnywhere(index, tiers, form, a, from)));
+        if (inFull()) missingAnchors.push({ ref: anchorRef, anchor: form.anchors[a]!, start, before: findAnchorAnywhere(index, tiers, form, a, from) });
         else undiagnosed.push(briefFailure("anchor_not_found", options.path, anchorRef));
         anchorsOk = false;
         break;
@@ -292,7 +297,11 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     cursorReason = `chunk ${hunk} (${lineRange(s, s + m)})`;
   }
 
-  if (mismatches.length > 0) errors.push(...diagnoseMismatches(env, mismatches));
+  if (mismatches.length > 0 || missingAnchors.length > 0) {
+    const found = diagnoseFile(env, mismatches, missingAnchors);
+    errors.push(...found.mismatches);
+    missingAnchors.forEach((a, i) => errors.push(anchorNotFoundFailure(env, a.ref, a.anchor, a.start, a.before, found.similarToAnchors[i]!)));
+  }
   errors.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0));
   return { placements, errors, undiagnosed, warnings };
 }

@@ -10,8 +10,9 @@ import { foldCode, type LineTier, normalizeLine } from "./normalize.ts";
 import { TierIndex } from "./tier_index.ts";
 import { KeyGroups } from "./key_groups.ts";
 
-const SIG_BITS = 16;
-const SIG_MASK = (1 << SIG_BITS) - 1;
+const ASCII = /^[\x00-\x7f]*$/;
+/** Signature bits at most (the filter tables hold 2^bits entries; fewer keys get smaller tables). */
+const MAX_SIG_BITS = 16;
 /** Line lengths up to this are filtered by a table; longer ones pass when any key is longer. */
 export const MAX_TRACKED_LENGTH = 4096;
 
@@ -19,13 +20,14 @@ export const MAX_TRACKED_LENGTH = 4096;
  * A cheap signature of `line[start, end)`: its length and four sampled code
  * units (folded at tier 4, which keeps lengths). Equal keys have equal
  * signatures, so a line whose signature no query has cannot match.
+ * `shift` is 32 minus the signature's bits (a keyer's `shift`).
  *
  * @example
  * ```ts
- * signature("  x = 1", 2, 7, false) === signature("x = 1", 0, 5, false); // true
+ * signature("  x = 1", 2, 7, false, 16) === signature("x = 1", 0, 5, false, 16); // true
  * ```
  */
-export function signature(line: string, start: number, end: number, fold: boolean): number {
+export function signature(line: string, start: number, end: number, fold: boolean, shift: number): number {
   const length = end - start;
   if (length === 0) return 0;
   let a = line.charCodeAt(start);
@@ -40,7 +42,7 @@ export function signature(line: string, start: number, end: number, fold: boolea
   }
   // One multiply mixes length and samples: the filter needs no more (the
   // samples carry all there is), and this runs for almost every line.
-  return Math.imul(length + a * 0x3b + (b << 7) + (c << 14) + (d << 21), 0x9e3779b1) >>> (32 - SIG_BITS);
+  return Math.imul(length + a * 0x3b + (b << 7) + (c << 14) + (d << 21), 0x9e3779b1) >>> shift;
 }
 /**
  * One tier's dictionary, filters and ids while a pass runs; `finish` turns
@@ -64,7 +66,9 @@ export class TierKeyer {
   /** Lines this tier keyed that the tier below it had not (set by the tiers 2–4 pass). */
   fresh = 0;
   /** 1 for each signature some key has: the filter (small, so it stays in cache). */
-  readonly sigs: Uint8Array = new Uint8Array(SIG_MASK + 1);
+  readonly sigs: Uint8Array;
+  /** 32 minus the signature bits: about four signatures per key, at most 2^16 (tables of a small file's keyer stay small). */
+  readonly shift: number;
   readonly lengths: Uint8Array = new Uint8Array(MAX_TRACKED_LENGTH + 1);
   longLengths = false;
   /** The id of the empty key (blank lines), 0 when no query is blank. */
@@ -74,22 +78,36 @@ export class TierKeyer {
   readonly counts: Int32Array;
   readonly #groups: KeyGroups;
 
-  constructor(tier: LineTier, queries: ReadonlySet<string>, lineCount: number) {
+  /**
+   * `asciiFile`: every line of the file is ASCII, so a key holding any other
+   * character can match no line here and is left out of the filters (it
+   * keeps its id). Besides the work saved, comparing an ASCII region with
+   * such a key is three times slower than with an ASCII one.
+   */
+  constructor(tier: LineTier, queries: ReadonlySet<string>, lineCount: number, asciiFile = false) {
     this.tier = tier;
-    const keys = this.keyOf;
+    // Keys as the groups see them: "" for one no line can match.
+    const keys = [""];
     const sigOf = [0];
+    let bits = 8;
+    while (bits < MAX_SIG_BITS && 1 << bits < 4 * queries.size) bits++;
+    this.shift = 32 - bits;
+    this.sigs = new Uint8Array(1 << bits);
     for (const query of queries) {
       const key = normalizeLine(query, tier);
       if (this.dict.has(key)) continue;
       this.dict.set(key, this.dict.size + 1);
-      keys.push(key);
-      const sig = key.length > 0 ? signature(key, 0, key.length, tier === 4) : 0;
+      const matchable = !asciiFile || ASCII.test(key);
+      this.keyOf.push(key);
+      keys.push(matchable ? key : "");
+      const sig = key.length > 0 && matchable ? signature(key, 0, key.length, tier === 4, this.shift) : 0;
       sigOf.push(sig);
+      if (!matchable) continue;
       if (key.length > 0) this.sigs[sig] = 1;
       if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
       else this.longLengths = true;
     }
-    this.#groups = new KeyGroups(keys, sigOf, tier === 4, this.dict);
+    this.#groups = new KeyGroups(keys, sigOf, bits, tier === 4, this.dict);
     this.emptyId = this.dict.get("") ?? 0;
     this.ids = new Int32Array(lineCount);
     this.counts = new Int32Array(this.dict.size + 2);

@@ -89,7 +89,7 @@ export function passExact(flat: FlatLines, k: TierKeyer): void {
     let id: number;
     if (length === 0) id = k.emptyId;
     else {
-      const sig = signature(text, start, end, false);
+      const sig = signature(text, start, end, false, k.shift);
       if (sigs[sig] === 0) continue;
       id = k.resolve(text, start, end, sig);
     }
@@ -152,7 +152,7 @@ export function passExactScanning(text: string, k: TierKeyer): Int32Array {
     let id: number;
     if (length === 0) id = k.emptyId;
     else {
-      const sig = signature(text, start, end, false);
+      const sig = signature(text, start, end, false, k.shift);
       if (sigs[sig] === 0) continue;
       id = k.resolve(text, start, end, sig);
     }
@@ -292,7 +292,7 @@ function probe(k: TierKeyer, text: string, start: number, end: number, fold: boo
   const length = end - start;
   if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return 0;
   if (length === 0) return k.emptyId;
-  const sig = signature(text, start, end, fold);
+  const sig = signature(text, start, end, fold, k.shift);
   if (k.sigs[sig] === 0) return 0;
   return k.resolve(text, start, end, sig);
 }

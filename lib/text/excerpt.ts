@@ -7,6 +7,17 @@
 import { formatLineId } from "./line_id.ts";
 import type { LineRef } from "../types.ts";
 
+/**
+ * The lines of a file as excerpts read them: an array, or a view that makes
+ * only the lines read into strings (a decoded file of a million lines is
+ * not split to show forty of them).
+ */
+export interface LineSource {
+  readonly length: number;
+  /** Line `index` (0-based, within `0 ≤ index < length`). */
+  at(index: number): string | undefined;
+}
+
 /** The bounds of one excerpt. */
 export interface ExcerptLimits {
   /** Most lines (default 40). */
@@ -45,8 +56,8 @@ export function cutLine(text: string, max: number = MAX_LINE_CHARS): string {
  * lineRef(["a", "b"], 1); // { line: 2, id: "2:..", text: "b" }
  * ```
  */
-export function lineRef(lines: readonly string[], index: number): LineRef {
-  const text = lines[index]!;
+export function lineRef(lines: LineSource, index: number): LineRef {
+  const text = lines.at(index)!;
   return { line: index + 1, id: formatLineId(text, index + 1), text: cutLine(text) };
 }
 
@@ -110,7 +121,7 @@ export function boundedBlock(items: readonly string[], limits: ExcerptLimits, in
  * refsOf(["a", "b", "c"], 1, 3, { lines: 40, bytes: 4096 }).map((r) => r.line); // [2, 3]
  * ```
  */
-export function refsOf(lines: readonly string[], from: number, to: number, limits: ExcerptLimits): LineRef[] {
+export function refsOf(lines: LineSource, from: number, to: number, limits: ExcerptLimits): LineRef[] {
   const start = Math.max(0, from);
   const end = Math.min(lines.length, to, start + limits.lines);
   const refs: LineRef[] = [];

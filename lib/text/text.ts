@@ -32,6 +32,7 @@ import {
   splitScannedLines,
 } from "./line_scan.ts";
 import type { ContentPiece, LineEdit } from "../types.ts";
+import type { LineSource } from "./excerpt.ts";
 import { firstInvalidUtf8, lineNumberAt } from "./utf8_errors.ts";
 
 export type { EolCode } from "./line_scan.ts";
@@ -122,6 +123,11 @@ class DecodedTextFile implements TextFile {
     }
   }
 
+  /** The `lines` array exists already. */
+  get madeLines(): boolean {
+    return this.#lines !== undefined;
+  }
+
   /** The lines have been found. */
   get scanned(): boolean {
     return this.#scan !== undefined;
@@ -172,6 +178,22 @@ class DecodedTextFile implements TextFile {
 export function lineOf(file: TextFile, i: number): string {
   if (file instanceof DecodedTextFile) return file.line(i);
   return scannedLine(file.text, { starts: file.lineStarts, eols: file.eols }, i);
+}
+
+/**
+ * The lines of a decoded file as a {@linkcode LineSource}: its `lines` when
+ * they were made already, else a view that slices each line read.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\n"));
+ * if (r.ok) lineSourceOf(r.file).at(1); // "b"
+ * ```
+ */
+export function lineSourceOf(file: TextFile): LineSource {
+  if (file instanceof DecodedTextFile && file.madeLines) return file.lines;
+  const length = file.eols.length;
+  return { length, at: (i: number) => (i >= 0 && i < length ? lineOf(file, i) : undefined) };
 }
 
 /**

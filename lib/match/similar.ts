@@ -1,0 +1,168 @@
+/**
+ * The file lines most similar to a few query lines (SPEC §5.4 round 2): a
+ * failing `@@` anchor (`def total_for_supplier(…)` → `def
+ * total_for_vendor(…)`), or the lines of a chunk found nowhere (`listen
+ * 8080;` → `listen 80;`, `TAX_RATES` → `TAX_RATE`), in ONE pass over the
+ * file for every query of the file together, whatever their number.
+ *
+ * Similarity is the Dice coefficient of character trigrams of the lines
+ * with all whitespace removed and ASCII letters lowercased (so whitespace
+ * differences score 1). The pass counts, per line, the query trigrams it
+ * holds: a bitset of the query trigrams (256 KiB, stays in cache) filters
+ * each position; a trigram found in more lines than its share of a fixed
+ * budget is common (`ret`, `con`) and stops being recorded, so the work is
+ * one read of the text plus a bounded number of records. The lines sharing
+ * most informative trigrams with a query are then scored exactly.
+ *
+ * @module
+ */
+import { EOL_CHARS, type EolCode } from "../text/line_scan.ts";
+import { foldCode, isWhitespaceCode } from "./normalize.ts";
+import type { MatchStats } from "./tier_index.ts";
+import type { FlatLines } from "./tier_pass.ts";
+
+/** Trigram codes: three 7-bit characters. */
+const CODE_BITS = 21;
+const CODE_MASK = (1 << CODE_BITS) - 1;
+/** Lines recorded per query trigram at most, whatever the number of trigrams (the shares of this budget). */
+const RECORD_BUDGET = 1 << 21;
+/** Lines scored exactly per query. */
+const CANDIDATES = 24;
+/** Characters of a line scored at most (a longer line is cut). */
+const SCORED_CHARS = 2000;
+
+/** One query's result: file lines (0-based) with their similarity in (0, 1], best first. */
+export interface SimilarLine {
+  line: number;
+  score: number;
+}
+
+/** A code unit as the trigrams see it: 7 bits, letters lowercased, punctuation folded; -1 for whitespace. */
+function unit(c: number): number {
+  if (c < 0x80) {
+    if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d) ? -1 : c;
+    return c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
+  }
+  if (isWhitespaceCode(c)) return -1;
+  const f = foldCode(c);
+  return f < 0x80 ? f : (f ^ (f >>> 7) ^ (f >>> 14)) & 0x7f;
+}
+
+/**
+ * The distinct trigram codes of `text[start, end)`, at most `max` characters.
+ *
+ * @example
+ * ```ts
+ * trigramsOf("a b c", 0, 5).size; // 1 ("abc")
+ * ```
+ */
+export function trigramsOf(text: string, start: number, end: number, max: number = SCORED_CHARS): Set<number> {
+  const out = new Set<number>();
+  let code = 0;
+  let have = 0;
+  const stop = Math.min(end, start + max);
+  for (let i = start; i < stop; i++) {
+    const u = unit(text.charCodeAt(i));
+    if (u < 0) continue;
+    code = ((code << 7) | u) & CODE_MASK;
+    if (++have >= 3) out.add(code);
+  }
+  return out;
+}
+
+/**
+ * Dice similarity of two trigram sets; two texts too short for a trigram
+ * are compared by their whitespace-free text instead (`x` vs `x`).
+ *
+ * @example
+ * ```ts
+ * dice(trigramsOf("listen 8080;", 0, 12), trigramsOf("listen 80;", 0, 10)); // 0.875
+ * ```
+ */
+export function dice(a: ReadonlySet<number>, b: ReadonlySet<number>): number {
+  if (a.size === 0 || b.size === 0) return 0;
+  let shared = 0;
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const g of small) if (large.has(g)) shared++;
+  return (2 * shared) / (a.size + b.size);
+}
+
+/**
+ * The lines of a file most similar to each of `queries`, found in one pass.
+ *
+ * @example
+ * ```ts
+ * const s = new SimilarLines(flatLinesOf(["def total_for_vendor(vendor, items):", "x = 1"]), ["def total_for_supplier(supplier, items):"], newMatchStats());
+ * s.best(0, 5, 0.4); // [{ line: 0, score: 0.5… }]
+ * ```
+ */
+export class SimilarLines {
+  readonly #flat: FlatLines;
+  readonly #queries: Set<number>[];
+  /** Per query trigram (slot): the lines holding it, or undefined when it was too common. */
+  readonly #linesOf: (Int32Array | undefined)[] = [];
+  readonly #slotOf = new Map<number, number>();
+
+  constructor(flat: FlatLines, queries: readonly string[], stats: MatchStats) {
+    this.#flat = flat;
+    this.#queries = queries.map((q) => trigramsOf(q, 0, q.length, Infinity));
+    for (const grams of this.#queries) for (const g of grams) if (!this.#slotOf.has(g)) this.#slotOf.set(g, this.#slotOf.size);
+    const slots = this.#slotOf.size;
+    if (slots === 0) return;
+    const filter = new Uint32Array(1 << (CODE_BITS - 5));
+    const slotAt = new Map<number, number>(this.#slotOf);
+    for (const g of this.#slotOf.keys()) filter[g >>> 5]! |= 1 << (g & 31);
+    const cap = Math.max(64, Math.floor(RECORD_BUDGET / slots));
+    const recorded: number[][] = Array.from({ length: slots }, () => []);
+    const common = new Uint8Array(slots);
+    const { text, starts, eols } = flat;
+    const n = eols.length;
+    for (let line = 0; line < n; line++) {
+      const end = starts[line + 1]! - EOL_CHARS[eols[line] as EolCode];
+      let code = 0;
+      let have = 0;
+      for (let i = starts[line]!; i < end; i++) {
+        const u = unit(text.charCodeAt(i));
+        if (u < 0) continue;
+        code = ((code << 7) | u) & CODE_MASK;
+        if (++have < 3 || (filter[code >>> 5]! & (1 << (code & 31))) === 0) continue;
+        const slot = slotAt.get(code)!;
+        const lines = recorded[slot]!;
+        if (lines.length > 0 && lines[lines.length - 1] === line) continue;
+        if (lines.length >= cap) {
+          // Too common to tell lines apart: stop looking for it.
+          common[slot] = 1;
+          filter[code >>> 5]! &= ~(1 << (code & 31));
+          continue;
+        }
+        lines.push(line);
+      }
+    }
+    for (let slot = 0; slot < slots; slot++) this.#linesOf.push(common[slot] ? undefined : Int32Array.from(recorded[slot]!));
+    stats.diagnosticLines += n;
+  }
+
+  /**
+   * The `k` lines most similar to query `q` with a score of at least
+   * `minScore`, best first (ties: the earlier line).
+   */
+  best(q: number, k: number, minScore: number): SimilarLine[] {
+    const grams = this.#queries[q]!;
+    const counts = new Map<number, number>();
+    for (const g of grams) {
+      const lines = this.#linesOf[this.#slotOf.get(g)!];
+      if (lines === undefined) continue;
+      for (let j = 0; j < lines.length; j++) counts.set(lines[j]!, (counts.get(lines[j]!) ?? 0) + 1);
+    }
+    const candidates = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, CANDIDATES);
+    const { text, starts, eols } = this.#flat;
+    const scored: SimilarLine[] = [];
+    for (const [line] of candidates) {
+      const end = starts[line + 1]! - EOL_CHARS[eols[line] as EolCode];
+      const score = dice(grams, trigramsOf(text, starts[line]!, end));
+      if (score >= minScore) scored.push({ line, score });
+    }
+    scored.sort((a, b) => b.score - a.score || a.line - b.line);
+    return scored.slice(0, k);
+  }
+}
