@@ -23,6 +23,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import type {
   DifferenceKind,
   FailureCode,
@@ -95,7 +96,8 @@ export interface Scenario {
 }
 
 /** The default scenario directory (`test/scenarios`). */
-export const SCENARIO_DIR: string = join(import.meta.dir, "..", "scenarios");
+// A file URL, not Bun's import.meta.dir: the runtime matrix loads this module under Node and Deno too.
+export const SCENARIO_DIR: string = fileURLToPath(new URL("../scenarios", import.meta.url));
 
 function isHidden(name: string): boolean {
   return name.startsWith("_") || name.startsWith(".");

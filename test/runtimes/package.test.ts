@@ -1,0 +1,144 @@
+/**
+ * The package as others install it (README "Use it from Node, Deno or Bun"):
+ * - as an npm dependency (`npm install git+https://…` or a tarball): npm runs
+ *   `prepare` (scripts/build_node.ts) and installs a copy under
+ *   `node_modules/ssh-apply-patch`, where Node and Deno refuse to strip types,
+ *   so `exports` sends them to `dist/mod.js` and Bun to `mod.ts`. This suite
+ *   builds that layout in a temp project (the package's `files`, dist built
+ *   by the same script, ssh2 linked from this checkout) and imports
+ *   `"ssh-apply-patch"` under Node, Deno and Bun;
+ * - Deno-style: deno.json names the package and its `exports`, and
+ *   `deno publish --dry-run` (JSR's own checks: slow types, type check) passes
+ *   without network.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO } from "../mcp/stdio_helpers.ts";
+
+const BIN = join(REPO, "node_modules", ".bin");
+const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+  files: string[];
+  exports: Record<string, Record<string, string>>;
+  dependencies: Record<string, string>;
+  scripts: Record<string, string>;
+};
+
+/** What the consumer program prints: where the import resolved, and a LocalShell apply and an SSH connect through it. */
+const CONSUMER = `
+import { applyPatch, connectSsh, LocalShell } from "ssh-apply-patch";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+const root = mkdtempSync(join(tmpdir(), "sap-consumer-"));
+writeFileSync(join(root, "a.txt"), "one\\ntwo\\n");
+const report = await applyPatch(new LocalShell(), {
+  root,
+  patch: "*** Begin Patch\\n*** Update File: a.txt\\n@@\\n one\\n-two\\n+TWO\\n*** End Patch\\n",
+});
+let ssh;
+try {
+  await connectSsh({ host: "127.0.0.1", port: 1, sshConfigFile: false, agent: false, readyTimeoutMs: 5000 });
+  ssh = "connected?";
+} catch (error) {
+  ssh = error.failure?.code ?? String(error);
+}
+console.log(JSON.stringify({
+  resolved: import.meta.resolve("ssh-apply-patch"),
+  ok: report.ok,
+  text: readFileSync(join(root, "a.txt"), "utf8"),
+  ssh,
+}));
+`;
+
+describe("installed as a dependency", () => {
+  let work: string;
+  let app: string;
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), "sap-package-"));
+    app = join(work, "app");
+    const installed = join(app, "node_modules", pkg.name);
+    mkdirSync(installed, { recursive: true });
+    for (const entry of [...pkg.files.filter((f) => f !== "dist/"), "package.json"]) {
+      cpSync(join(REPO, entry), join(installed, entry), { recursive: true });
+    }
+    const built = spawnSync(join(BIN, "bun"), ["scripts/build_node.ts", "--out", installed], { cwd: REPO, encoding: "utf8" });
+    if (built.status !== 0) throw new Error(`scripts/build_node.ts failed: ${built.stderr}`);
+    for (const dep of Object.keys(pkg.dependencies)) {
+      const link = join(app, "node_modules", dep);
+      mkdirSync(join(link, ".."), { recursive: true });
+      symlinkSync(join(REPO, "node_modules", dep), link);
+    }
+    writeFileSync(
+      join(app, "package.json"),
+      JSON.stringify({ name: "consumer", private: true, type: "module", dependencies: { [pkg.name]: pkg.version } }),
+    );
+    writeFileSync(join(app, "main.mjs"), CONSUMER);
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  test("package.json: prepare builds dist/, files ship it, exports send Bun to mod.ts and the rest to dist/mod.js", () => {
+    expect(pkg.scripts.prepare).toBe("bun scripts/build_node.ts");
+    expect(pkg.files).toContain("dist/");
+    expect(pkg.exports["."]).toEqual({ types: "./mod.ts", bun: "./mod.ts", default: "./dist/mod.js" });
+  });
+
+  const runners: [string, string[], RegExp][] = [
+    ["node", [join(BIN, "node"), "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
+    ["deno", [join(BIN, "deno"), "run", "-A", "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
+    ["bun", [join(BIN, "bun"), "main.mjs"], /\/node_modules\/ssh-apply-patch\/mod\.ts$/],
+  ];
+  for (const [name, [command, ...args], resolved] of runners) {
+    test(`${name}: import { applyPatch, connectSsh } from "ssh-apply-patch" works from node_modules`, () => {
+      const result = spawnSync(command!, args, { cwd: app, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      if (result.status !== 0) throw new Error(`${name} main.mjs exited ${result.status}:\n${result.stderr}`);
+      const out = JSON.parse(result.stdout.trim().split("\n").pop()!) as { resolved: string; ok: boolean; text: string; ssh: string };
+      expect(out.resolved).toMatch(resolved);
+      expect(out).toMatchObject({ ok: true, text: "one\nTWO\n", ssh: "connect_failed" });
+    }, 60_000);
+  }
+});
+
+describe("Deno, importing the sources by path", () => {
+  test("a Deno project imports mod.ts from a checkout, with ssh2 mapped to npm: in its own deno.json", () => {
+    const project = mkdtempSync(join(tmpdir(), "sap-deno-path-"));
+    try {
+      // nodeModulesDir "manual" + a linked ssh2 keeps the test offline; with "auto" Deno downloads npm:ssh2 itself.
+      writeFileSync(join(project, "deno.json"), JSON.stringify({ imports: { ssh2: `npm:ssh2@${pkg.dependencies.ssh2}` }, nodeModulesDir: "manual", lock: false }));
+      mkdirSync(join(project, "node_modules"));
+      symlinkSync(join(REPO, "node_modules", "ssh2"), join(project, "node_modules", "ssh2"));
+      writeFileSync(join(project, "main.ts"), CONSUMER.replace('from "ssh-apply-patch"', `from ${JSON.stringify(join(REPO, "mod.ts"))}`).replace('import.meta.resolve("ssh-apply-patch")', '"by path"'));
+      const result = spawnSync(join(BIN, "deno"), ["run", "-A", "main.ts"], { cwd: project, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      if (result.status !== 0) throw new Error(`deno run main.ts exited ${result.status}:\n${result.stderr}`);
+      expect(JSON.parse(result.stdout.trim().split("\n").pop()!)).toEqual({ resolved: "by path", ok: true, text: "one\nTWO\n", ssh: "connect_failed" });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe("Deno-style publishing (deno.json, JSR)", () => {
+  const deno = JSON.parse(readFileSync(join(REPO, "deno.json"), "utf8")) as Record<string, unknown>;
+
+  test("deno.json: a scoped name, the package.json version, exports ./mod.ts, npm's node_modules, no lock file", () => {
+    expect(deno.name).toMatch(/^@[a-z0-9-]+\/ssh-apply-patch$/);
+    expect(deno.version).toBe(pkg.version);
+    expect(deno.exports).toBe("./mod.ts");
+    expect(deno.nodeModulesDir).toBe("manual");
+    expect(deno.lock).toBe(false);
+  });
+
+  test("deno publish --dry-run passes JSR's checks (slow types, type check), offline", () => {
+    // Root can cut the network off entirely (a fresh network namespace): the dry run must not need it.
+    const offline = process.getuid?.() === 0 ? ["unshare", "-n"] : [];
+    const [command, ...args] = [...offline, join(BIN, "deno"), "publish", "--dry-run", "--allow-dirty"];
+    const result = spawnSync(command!, args, { cwd: REPO, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    if (result.status !== 0) throw new Error(`deno publish --dry-run failed:\n${result.stdout}\n${result.stderr}`);
+    expect(result.stdout + result.stderr).toContain("Dry run complete");
+  }, 120_000);
+});

@@ -1,0 +1,206 @@
+/**
+ * The runtime matrix's checks (SPEC §1.1), written to run unmodified under
+ * Node ≥ 22.18, Deno 2 and Bun: only `node:` modules, the library through
+ * mod.ts, and the runtime-neutral scenario loader — no `bun:test`. It is
+ * started by test/runtimes/runtimes.test.ts once per runtime:
+ *
+ *   node test/runtimes/suite.ts [SSHD_JSON]
+ *   deno run -A test/runtimes/suite.ts [SSHD_JSON]
+ *
+ * `SSHD_JSON` (see {@linkcode SshTarget}) points at a throwaway sshd the Bun
+ * test harness started. Each check prints one line of JSON
+ * `{"group", "name", "ok", "detail"?}` to stdout; the last line is
+ * `{"done": true, "passed", "failed", "runtime"}`. Exit code 1 on any failure.
+ *
+ * Groups: `scenarios-plan` (every scenario through parsePatch + planPatch,
+ * the plan applied in memory), `scenarios-local` (every scenario through
+ * applyPatch and a real LocalShell), `ssh` (applyPatch over the sshd, and a
+ * refused patch's typed failure).
+ *
+ * @module
+ */
+import { isDeepStrictEqual } from "node:util";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { applyPatch, connectSsh, LocalShell, parsePatch, planPatch } from "../../mod.ts";
+import type { PatchFailure, Warning } from "../../mod.ts";
+import {
+  applyPlanInMemory,
+  buildSnapshots,
+  describeTreeDifference,
+  loadScenarios,
+  patchPaths,
+  projectFailures,
+  readTree,
+} from "../support/scenarios.ts";
+import type { Scenario } from "../support/scenarios.ts";
+import { materialise, treeState } from "./scenario_files.ts";
+
+/** The sshd a check may log in to (written by the Bun side). */
+export interface SshTarget {
+  host: string;
+  port: number;
+  user: string;
+  identityFile: string;
+  knownHostsFile: string;
+  /** A directory on the host the user may write (here: the same machine). */
+  root: string;
+}
+
+/** One check's outcome line. */
+export interface CheckLine {
+  group: string;
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+const runtime = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined"
+  ? "deno"
+  : typeof process.versions.bun === "string"
+  ? "bun"
+  : "node";
+let passed = 0;
+let failed = 0;
+
+async function check(group: string, name: string, body: () => void | Promise<void>): Promise<void> {
+  let line: CheckLine;
+  try {
+    await body();
+    line = { group, name, ok: true };
+    passed++;
+  } catch (error) {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    line = { group, name, ok: false, detail: detail.slice(0, 4000) };
+    failed++;
+  }
+  process.stdout.write(JSON.stringify(line) + "\n");
+}
+
+function expectEqual(actual: unknown, expected: unknown, what: string): void {
+  if (!isDeepStrictEqual(actual, expected)) {
+    throw new Error(`${what}:\n  expected ${JSON.stringify(expected)}\n  actual   ${JSON.stringify(actual)}`);
+  }
+}
+
+function missingWarnings(scenario: Scenario, warnings: readonly Warning[]): string[] {
+  const present = new Set(warnings.map((w) => w.code));
+  return scenario.expectedWarnings.filter((code) => !present.has(code));
+}
+
+function checkFailures(scenario: Scenario, stage: string, errors: readonly PatchFailure[]): void {
+  if (scenario.expected.kind !== "failure") {
+    throw new Error(`${stage} failed, but the scenario expects success: ${JSON.stringify(errors).slice(0, 2000)}`);
+  }
+  expectEqual(projectFailures(errors, scenario.expected.errors), scenario.expected.errors, "failures");
+}
+
+/** The same steps as test/scenarios.test.ts, without bun:test. */
+function planScenario(scenario: Scenario): void {
+  const parsed = parsePatch(scenario.patch, { limits: scenario.options.limits });
+  const warnings: Warning[] = [...parsed.warnings];
+  if (!parsed.ok) {
+    checkFailures(scenario, "parsePatch", parsed.errors);
+  } else {
+    const snapshots = buildSnapshots(scenario.input, patchPaths(parsed.patch), scenario.setup);
+    const result = planPatch(parsed.patch, snapshots, scenario.options);
+    if (!result.ok) {
+      warnings.push(...result.warnings);
+      checkFailures(scenario, "planPatch", result.errors);
+    } else {
+      warnings.push(...result.plan.warnings, ...result.plan.files.flatMap((f) => f.warnings));
+      if (scenario.expected.kind !== "tree") throw new Error("the plan succeeded, but the scenario expects failures");
+      const difference = describeTreeDifference(scenario.expected.tree, applyPlanInMemory(scenario.input, result.plan));
+      if (difference !== "") throw new Error(difference);
+    }
+  }
+  const missing = missingWarnings(scenario, warnings);
+  if (missing.length > 0) throw new Error(`missing warnings ${missing.join(", ")}`);
+}
+
+/** The same steps as test/contract/scenarios.test.ts, through LocalShell. */
+async function applyScenarioLocally(scenario: Scenario, shell: LocalShell): Promise<void> {
+  const root = materialise(scenario);
+  try {
+    const before = treeState(root);
+    const report = await applyPatch(shell, {
+      root,
+      patch: scenario.patch,
+      matching: scenario.options.matching,
+      expectedSha256: scenario.options.expectedSha256,
+      requireShaForDelete: scenario.options.requireShaForDelete,
+      createParents: scenario.options.createParents,
+      limits: scenario.options.limits,
+    });
+    if (scenario.expected.kind === "failure") {
+      if (report.ok) throw new Error("the patch applied, but the scenario expects failures");
+      expectEqual(projectFailures(report.errors!, scenario.expected.errors), scenario.expected.errors, "failures");
+      expectEqual(treeState(root), before, "a refused patch changed the tree");
+      return;
+    }
+    if (!report.ok) throw new Error(`applyPatch failed: ${JSON.stringify(report.errors).slice(0, 2000)}`);
+    const warned = [...report.warnings, ...report.files.flatMap((f) => f.warnings)];
+    const missing = missingWarnings(scenario, warned);
+    if (missing.length > 0) throw new Error(`missing warnings ${missing.join(", ")}`);
+    const after = readTree(root);
+    for (const link of Object.keys(scenario.setup.symlinks ?? {})) after.delete(link);
+    const difference = describeTreeDifference(scenario.expected.tree, after);
+    if (difference !== "") throw new Error(difference);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function sshChecks(target: SshTarget): Promise<void> {
+  const file = join(target.root, "app.conf");
+  writeFileSync(file, "listen 80\nworkers 2\n");
+  const options = {
+    host: target.host,
+    port: target.port,
+    username: target.user,
+    identityFile: target.identityFile,
+    knownHostsFile: target.knownHostsFile,
+    sshConfigFile: false as const,
+    agent: false as const,
+  };
+  await check("ssh", "applyPatch over the test sshd changes the file", async () => {
+    const shell = await connectSsh(options);
+    try {
+      const report = await applyPatch(shell, {
+        root: target.root,
+        patch: "*** Begin Patch\n*** Update File: app.conf\n@@\n listen 80\n-workers 2\n+workers 8\n*** End Patch\n",
+      });
+      if (!report.ok) throw new Error(JSON.stringify(report.errors));
+      expectEqual(report.files.map((f) => f.op), ["update"], "ops");
+    } finally {
+      await shell.close();
+    }
+    expectEqual(readFileSync(file, "utf8"), "listen 80\nworkers 8\n", "file after the patch");
+  });
+  await check("ssh", "a stale patch over SSH is a typed context_mismatch and changes nothing", async () => {
+    const shell = await connectSsh(options);
+    try {
+      const report = await applyPatch(shell, {
+        root: target.root,
+        patch: "*** Begin Patch\n*** Update File: app.conf\n@@\n listen 80\n-workers 2\n+workers 4\n*** End Patch\n",
+      });
+      expectEqual(report.ok, false, "ok");
+      expectEqual(report.errors?.map((e) => e.code), ["context_mismatch"], "codes");
+    } finally {
+      await shell.close();
+    }
+    expectEqual(readFileSync(file, "utf8"), "listen 80\nworkers 8\n", "file after the refused patch");
+  });
+}
+
+const scenarios = loadScenarios();
+await check("setup", `loaded ${scenarios.length} scenarios`, () => {
+  if (scenarios.length < 40) throw new Error(`only ${scenarios.length} scenarios found`);
+});
+for (const scenario of scenarios) await check("scenarios-plan", scenario.name, () => planScenario(scenario));
+const local = new LocalShell();
+for (const scenario of scenarios) await check("scenarios-local", scenario.name, () => applyScenarioLocally(scenario, local));
+const sshdFile = process.argv[2];
+if (sshdFile !== undefined) await sshChecks(JSON.parse(readFileSync(sshdFile, "utf8")) as SshTarget);
+process.stdout.write(JSON.stringify({ done: true, passed, failed, runtime, version: process.version }) + "\n");
+process.exitCode = failed === 0 ? 0 : 1;
