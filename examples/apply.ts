@@ -198,8 +198,10 @@ function reconcileCommand(options: ApplyCliOptions): string {
     parts.push("--ssh", shQuote(options.ssh.text));
     for (const file of options.identityFiles) parts.push("--identity", shQuote(file));
     if (options.knownHostsFile !== undefined) parts.push("--known-hosts", shQuote(options.knownHostsFile));
+    if (options.sshConfigFile !== undefined) parts.push("--ssh-config", shQuote(options.sshConfigFile));
     if (options.sudoPasswordEnv !== undefined) parts.push("--sudo-password-env", options.sudoPasswordEnv);
     else if (options.sudo) parts.push("--sudo");
+    if (options.passwordEnv !== undefined) parts.push("--password-env", options.passwordEnv);
   }
   if (options.timeoutMs !== undefined) parts.push("--timeout-ms", String(options.timeoutMs));
   return parts.join(" ");
@@ -238,7 +240,11 @@ async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
     ...(destination.user !== undefined ? { username: destination.user } : {}),
     ...(options.identityFiles.length > 0 ? { identityFile: options.identityFiles } : {}),
     ...(options.knownHostsFile !== undefined ? { knownHostsFile: options.knownHostsFile } : {}),
+    ...(options.sshConfigFile !== undefined ? { sshConfigFile: options.sshConfigFile } : {}),
     hostKeyPolicy: options.acceptNewHostKey ? "accept-new" : "strict",
+    // The user's own ssh_config ProxyCommand runs, as with ssh (logged below as an ssh config note).
+    allowProxyCommand: true,
+    ...(options.passwordEnv !== undefined ? { password: () => Promise.resolve(process.env[options.passwordEnv!] ?? "") } : {}),
     ...(options.timeoutMs !== undefined ? { readyTimeoutMs: options.timeoutMs } : {}),
     ...(passwordVar !== undefined
       ? { sudo: { password: () => Promise.resolve(process.env[passwordVar] ?? "") } }
@@ -249,6 +255,7 @@ async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
   const shell = await connectSsh(sshOptions);
   // Diagnostics about the connection go to stderr: stdout is the report.
   for (const note of shell.configWarnings) process.stderr.write(`ssh config: ${note}\n`);
+  for (const note of shell.warnings) process.stderr.write(`ssh: ${note.message}\n`);
   for (const added of shell.addedHostKeys) process.stderr.write(`known_hosts: recorded a new host key ${JSON.stringify(added)}\n`);
   return shell;
 }

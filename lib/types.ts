@@ -46,6 +46,7 @@ export type FailureCode =
   | "invalid_argument"
   | "connect_failed"
   | "auth_failed"
+  | "auth_unsupported"
   | "host_key_unknown"
   | "host_key_mismatch";
 
@@ -221,6 +222,7 @@ export type WarningCode =
   | "hard_link_broken"
   | "stale_lock_broken"
   | "insecure_host_key"
+  | "agent_unavailable"
   | "cleanup_incomplete";
 
 /** A warning attached to a parse, a plan or a commit. */

@@ -41,9 +41,13 @@ Remote host (without --ssh the files are on this machine):
   --ssh [user@]host[:port]    connect with SSH; host may be an ~/.ssh/config alias
   --identity FILE             private key file (repeatable); default: agent, config, ~/.ssh/id_*
   --known-hosts FILE          known_hosts file (default ~/.ssh/known_hosts)
+  --ssh-config FILE           read this ssh_config alone, like ssh -F (default ~/.ssh/config, then
+                              /etc/ssh/ssh_config; ~ is the passwd home, as for ssh)
   --accept-new-host-key       trust and record an unknown host key (a changed key is still refused)
   --sudo                      run the remote programs with sudo -n (NOPASSWD rule needed)
   --sudo-password-env VAR     implies --sudo: sudo -S with the password read from env VAR
+  --password-env VAR          SSH password (password / keyboard-interactive login) from env VAR,
+                              tried after the keys; never on the command line
   -h, --help                  show this text
 
 Exit codes:
@@ -78,10 +82,14 @@ export interface ApplyCliOptions {
   ssh?: { text: string; destination: SshDestination };
   identityFiles: string[];
   knownHostsFile?: string;
+  /** `--ssh-config FILE` (like `ssh -F`). */
+  sshConfigFile?: string;
   acceptNewHostKey: boolean;
   sudo: boolean;
   /** Name of the environment variable holding the sudo password. */
   sudoPasswordEnv?: string;
+  /** Name of the environment variable holding the SSH login password. */
+  passwordEnv?: string;
   /** `--reconcile FILE` (`-`: stdin): settle an operation instead of applying a patch. */
   reconcileFile?: string;
 }
@@ -144,7 +152,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   } else {
     // These only mean something to an SSH connection; silently ignoring them
     // would let `--sudo` look like it worked while nothing was elevated.
-    const sshOnly = ["identity", "known-hosts", "accept-new-host-key", "sudo", "sudo-password-env"] as const;
+    const sshOnly = ["identity", "known-hosts", "ssh-config", "accept-new-host-key", "sudo", "sudo-password-env", "password-env"] as const;
     const given = sshOnly.find((name) => values[name] !== undefined);
     if (given !== undefined) return usageError(`--${given} needs --ssh (on this machine, run the CLI itself with the rights it needs)`);
   }
@@ -156,6 +164,11 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   if (sudoPasswordEnv !== undefined && !process.env[sudoPasswordEnv]) {
     return usageError(`--sudo-password-env ${sudoPasswordEnv}: that environment variable is not set`);
   }
+  const passwordEnv = values["password-env"];
+  if (passwordEnv !== undefined && !process.env[passwordEnv]) {
+    return usageError(`--password-env ${passwordEnv}: that environment variable is not set`);
+  }
+  if (values["ssh-config"] !== undefined && !existsSync(values["ssh-config"])) return usageError(`--ssh-config ${values["ssh-config"]}: no such file`);
   if (values.patch !== undefined && !existsSync(values.patch)) return usageError(`--patch ${values.patch}: no such file`);
   const reconcileFile = values.reconcile;
   if (reconcileFile !== undefined) {
@@ -180,9 +193,11 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
       ...(ssh ? { ssh } : {}),
       identityFiles,
       ...(values["known-hosts"] !== undefined ? { knownHostsFile: values["known-hosts"] } : {}),
+      ...(values["ssh-config"] !== undefined ? { sshConfigFile: values["ssh-config"] } : {}),
       acceptNewHostKey: values["accept-new-host-key"] === true,
       sudo: values.sudo === true || sudoPasswordEnv !== undefined,
       ...(sudoPasswordEnv !== undefined ? { sudoPasswordEnv } : {}),
+      ...(passwordEnv !== undefined ? { passwordEnv } : {}),
       ...(reconcileFile !== undefined ? { reconcileFile } : {}),
     },
   };
@@ -205,9 +220,11 @@ function readFlags(argv: readonly string[]) {
       ssh: { type: "string" },
       identity: { type: "string", multiple: true },
       "known-hosts": { type: "string" },
+      "ssh-config": { type: "string" },
       "accept-new-host-key": { type: "boolean" },
       sudo: { type: "boolean" },
       "sudo-password-env": { type: "string" },
+      "password-env": { type: "string" },
       reconcile: { type: "string" },
       help: { type: "boolean", short: "h" },
     },

@@ -87,7 +87,7 @@ To find a file or a line first, use list_files and search.
 file_sha256 is the SHA-256 of the whole file: pass it to apply_patch as expected_sha256 {"<path>": file_sha256} so the patch applies only to the version you read. content_sha256 hashes only the returned lines' bytes. eol, bom and final_newline describe the file; apply_patch keeps them, so write patch lines without "\\r".
 line_ids: true prefixes each line with "N:hh|" (line number and content hash, as in failure messages); never copy that prefix into a patch.
 
-Failures (isError; the text says what to do): not_found (no such file: check the path, or create it with *** Add File), not_regular_file (a directory or device), symlink_rejected (use the real path), invalid_utf8 (binary or another encoding: not editable here), invalid_argument (offset past the end, or unknown root: the message gives the valid range or roots), permission_denied, limit_exceeded (file too large), connect_failed / auth_failed / host_key_unknown / host_key_mismatch (SSH setup: tell the user; connect_failed may be retried).`;
+Failures (isError; the text says what to do): not_found (no such file: check the path, or create it with *** Add File), not_regular_file (a directory or device), symlink_rejected (use the real path), invalid_utf8 (binary or another encoding: not editable here), invalid_argument (offset past the end, or unknown root: the message gives the valid range or roots), permission_denied, limit_exceeded (file too large), connect_failed / auth_failed / auth_unsupported / host_key_unknown / host_key_mismatch (SSH setup: tell the user; connect_failed may be retried).`;
 }
 
 /** The example patch of the apply_patch description (the tests parse it). */

@@ -26,7 +26,9 @@ export interface ShellSource {
 export function sshOptionsOf(root: RootConfig): SshOptions {
   if (root.kind !== "ssh" || root.ssh === undefined) throw new TypeError(`root ${root.name} is not an ssh root`);
   const o = root.options;
-  const options: SshOptions = { host: root.ssh.host };
+  // The operator's own ssh_config ProxyCommand runs (as ssh would run it); the pool logs it as a
+  // config note when it does. Models never choose hosts or commands: roots come from the operator.
+  const options: SshOptions = { host: root.ssh.host, allowProxyCommand: true };
   if (root.ssh.port !== undefined) options.port = root.ssh.port;
   if (root.ssh.user !== undefined) options.username = root.ssh.user;
   if (o.identityFile !== undefined) options.identityFile = o.identityFile;

@@ -18,7 +18,7 @@ const FAILURE_CODES = [
   "not_regular_file", "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
   "out_of_order_hunk", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied",
   "limit_exceeded", "remote_unsupported", "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled",
-  "invalid_argument", "connect_failed", "auth_failed", "host_key_unknown", "host_key_mismatch",
+  "invalid_argument", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
 ] as const satisfies readonly FailureCode[];
 
 const WARNING_CODES = [
@@ -27,7 +27,7 @@ const WARNING_CODES = [
   "first_chunk_without_anchor", "fuzzy_match", "escaped_literals_recovered", "indentation_adjusted",
   "indentation_not_adjusted", "trailing_blank_context_dropped", "appended_at_eof", "parents_created",
   "mode_not_preserved", "owner_not_preserved", "acl_or_xattr_not_preserved", "hard_link_broken",
-  "stale_lock_broken", "insecure_host_key", "cleanup_incomplete",
+  "stale_lock_broken", "insecure_host_key", "agent_unavailable", "cleanup_incomplete",
 ] as const satisfies readonly WarningCode[];
 
 const HINT_OPTIONS = [

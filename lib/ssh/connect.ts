@@ -1,49 +1,30 @@
 /**
- * Opening SSH connections: host-key verification before authentication,
- * ProxyJump chains through `forwardOut` (every hop verified), and the mapping
- * of ssh2's errors to typed failures with recovery instructions.
+ * Opening SSH connections: the transport of the first hop (TCP, or the
+ * user's `ProxyCommand`), every next hop through a `forwardOut` stream of the
+ * previous one (ProxyJump; every hop's host key verified), host-key
+ * verification before authentication, and the mapping of ssh2's errors to
+ * typed failures with recovery instructions.
  *
  * @module
  */
 import type { Client, ConnectConfig, ServerHostKeyAlgorithm } from "ssh2";
 import type { Duplex } from "node:stream";
-import { failure, optionHint, warning } from "../failure.ts";
-import {
-  fingerprintSha256,
-  formatKnownHostsLine,
-  hostToken,
-  keyTypeOfBlob,
-  knownKeyTypes,
-  parseKnownHosts,
-  verifyHostKey,
-} from "./known_hosts.ts";
-import type { KnownHostEntry } from "./known_hosts.ts";
+import { failure, warning } from "../failure.ts";
 import { RemoteShellError } from "../remote/shell.ts";
-import type { AuthPlan } from "./auth.ts";
+import { acceptedLast, prepareAuth } from "./auth.ts";
+import type { AuthPlan, AuthReport } from "./auth.ts";
+import { hostKeyVerifier } from "./host_key_check.ts";
+import type { AddedHostKey, HostKeyPolicy, KnownHostsStore } from "./host_key_check.ts";
+import { knownKeyTypes } from "./known_hosts.ts";
+import { startProxyCommand } from "./proxy_command.ts";
+import type { ProxyCommandTransport } from "./proxy_command.ts";
+import { observeServerSigAlgs } from "./server_sig_algs.ts";
+import type { ServerSigAlgs } from "./server_sig_algs.ts";
+import { sleep } from "./connection.ts";
 import { loadSsh2, type Ssh2Module } from "./ssh2_module.ts";
 import type { PatchFailure, Warning } from "../types.ts";
 
-/** What to do with a host key that known_hosts does not vouch for. */
-export type HostKeyPolicy = "strict" | "accept-new" | "insecure-accept-any";
-
-/** Where known hosts are read from and (accept-new) appended to. */
-export interface KnownHostsStore {
-  /** Files read, in order (user files first, then global ones). */
-  files: string[];
-  /** The file `accept-new` appends to. */
-  writeFile: string;
-  read(path: string): string | undefined;
-  append(path: string, line: string): void;
-}
-
-/** A host key added under `accept-new`. */
-export interface AddedHostKey {
-  host: string;
-  port: number;
-  fingerprint: string;
-  file: string;
-  line: string;
-}
+export type { AddedHostKey, HostKeyPolicy, KnownHostsStore } from "./host_key_check.ts";
 
 /** One hop (jump host or the target) of a connection. */
 export interface HopConfig {
@@ -53,20 +34,30 @@ export interface HopConfig {
   port: number;
   username: string;
   auth: AuthPlan;
+  /** The known_hosts files this hop is checked against (its own ssh_config's). */
+  knownHosts: KnownHostsStore;
   /** ssh_config `HostKeyAlias`: known_hosts is searched for this name (no port) instead. */
   hostKeyAlias?: string;
+  /** First hop only: run this (expanded) `ProxyCommand` and talk over its stdio. */
+  proxyCommand?: string;
+  readyTimeoutMs: number;
+  keepaliveIntervalMs: number;
+  keepaliveCountMax: number;
 }
 
 /** Shared settings of a connection attempt. */
 export interface ConnectContext {
   policy: HostKeyPolicy;
-  knownHosts: KnownHostsStore;
-  readyTimeoutMs: number;
-  keepaliveIntervalMs: number;
-  /** Receives `insecure_host_key` warnings. */
+  /** Receives `insecure_host_key` and `agent_unavailable` warnings. */
   warnings: Warning[];
   /** Receives keys appended under accept-new. */
   addedHostKeys: AddedHostKey[];
+}
+
+/** The clients of a chain, target last, and the ProxyCommand process if one runs. */
+export interface Chain {
+  clients: Client[];
+  proxy: ProxyCommandTransport | null;
 }
 
 /** Host-key algorithms to offer for a known key type (RSA keys sign with SHA-2 first). */
@@ -80,30 +71,39 @@ const ALGORITHMS_FOR_TYPE: Record<string, ServerHostKeyAlgorithm[]> = {
 };
 
 /**
- * Connect every hop in order (the first directly, each next one through a
- * `forwardOut` stream of the previous) and return the clients, target last.
- * On failure every already-open client is ended and a
- * {@linkcode RemoteShellError} is thrown.
+ * Connect every hop in order (the first over TCP or its ProxyCommand, each
+ * next one through a `forwardOut` stream of the previous) and return the
+ * clients, target last. On failure every already-open client is ended, the
+ * ProxyCommand stopped, and a {@linkcode RemoteShellError} is thrown.
  *
  * @example
  * ```ts
- * const clients = await connectChain([jumpHop, targetHop], context);
+ * const { clients } = await connectChain([jumpHop, targetHop], context);
  * const target = clients[clients.length - 1];
  * ```
  */
-export async function connectChain(hops: readonly HopConfig[], context: ConnectContext): Promise<Client[]> {
-  const clients: Client[] = [];
+export async function connectChain(hops: readonly HopConfig[], context: ConnectContext): Promise<Chain> {
+  const chain: Chain = { clients: [], proxy: null };
   const ssh2 = await loadSsh2();
   try {
     for (let i = 0; i < hops.length; i++) {
       const hop = hops[i]!;
-      const previous = clients[i - 1];
-      const sock = previous ? await forward(previous, hops[i - 1]!, hop, context.readyTimeoutMs) : undefined;
-      clients.push(await connectHop(ssh2, hop, context, sock, i < hops.length - 1 ? "jump host" : "host"));
+      const previous = chain.clients[i - 1];
+      let sock: Duplex | undefined;
+      if (previous) sock = await forward(previous, hops[i - 1]!, hop, hop.readyTimeoutMs);
+      else if (hop.proxyCommand !== undefined) {
+        chain.proxy = startProxyCommand(hop.proxyCommand);
+        sock = chain.proxy.stream;
+      }
+      const role = i < hops.length - 1 ? "jump host" : "host";
+      chain.clients.push(await connectHop(ssh2, hop, context, sock, role, i === 0 ? chain.proxy : null));
     }
-    return clients;
+    const proxy = chain.proxy;
+    if (proxy) chain.clients[0]!.once("close", () => proxy.stop());
+    return chain;
   } catch (error) {
-    for (const client of clients.reverse()) client.end();
+    for (const client of [...chain.clients].reverse()) client.end();
+    chain.proxy?.stop();
     throw error;
   }
 }
@@ -141,70 +141,25 @@ function forward(via: Client, viaHop: HopConfig, to: HopConfig, timeoutMs: numbe
   });
 }
 
-function loadEntries(store: KnownHostsStore): KnownHostEntry[] {
-  const entries: KnownHostEntry[] = [];
-  for (const file of store.files) {
-    const text = store.read(file);
-    if (text !== undefined) entries.push(...parseKnownHosts(text).entries);
+async function connectHop(
+  ssh2: Ssh2Module,
+  hop: HopConfig,
+  context: ConnectContext,
+  sock: Duplex | undefined,
+  role: string,
+  proxy: ProxyCommandTransport | null,
+): Promise<Client> {
+  let sigAlgs: ServerSigAlgs | null = null;
+  const { handler, report } = await prepareAuth(ssh2, hop.auth, () => sigAlgs?.rsa() ?? null);
+  if (report.agentUnavailable !== undefined) {
+    const message = `the agent for ${role} ${hop.label} cannot be reached (${report.agentUnavailable}); using key files only, ` +
+      `as OpenSSH does. Start an agent or fix SSH_AUTH_SOCK / IdentityAgent if its keys are needed.`;
+    if (!context.warnings.some((w) => w.message === message)) context.warnings.push(warning("agent_unavailable", message));
   }
-  return entries;
-}
-
-function connectHop(ssh2: Ssh2Module, hop: HopConfig, context: ConnectContext, sock: Duplex | undefined, role: string): Promise<Client> {
-  const entries = loadEntries(context.knownHosts);
+  const checker = hostKeyVerifier(hop, context, role);
   // As OpenSSH: with HostKeyAlias the alias alone is the known_hosts name.
-  const khHost = hop.hostKeyAlias ?? hop.hostName;
-  const khPort = hop.hostKeyAlias === undefined ? hop.port : 22;
-  const known = knownKeyTypes(entries, khHost, khPort);
+  const known = knownKeyTypes(checker.entries, checker.host, checker.port);
   const offered = known.flatMap((type) => ALGORITHMS_FOR_TYPE[type] ?? []);
-  let hostKeyFailure: PatchFailure | null = null;
-
-  const hostVerifier = (key: Buffer, verify: (valid: boolean) => void): void => {
-    const blob = new Uint8Array(key);
-    const verdict = verifyHostKey(entries, khHost, khPort, blob);
-    const type = keyTypeOfBlob(blob) ?? "unknown-type";
-    const fingerprint = fingerprintSha256(blob);
-    const line = formatKnownHostsLine(khHost, khPort, type, blob, { hashed: false });
-    const where = `${role} ${hop.hostName} port ${hop.port}`;
-    const files = context.knownHosts.files.join(", ");
-    if (verdict.status === "match") return verify(true);
-    if (context.policy === "insecure-accept-any" && verdict.status !== "revoked") {
-      context.warnings.push(
-        warning(
-          "insecure_host_key",
-          `the host key of ${where} was NOT verified (hostKeyPolicy "insecure-accept-any"; known_hosts says ` +
-            `${verdict.status}); the server presented ${type} ${fingerprint}. Anyone on the network path could be ` +
-            `this server. Add this line to ${context.knownHosts.writeFile} and use the strict policy: ${line}`,
-        ),
-      );
-      return verify(true);
-    }
-    if (verdict.status === "unknown" && context.policy === "accept-new") {
-      try {
-        const hashedLine = formatKnownHostsLine(khHost, khPort, type, blob, { hashed: true });
-        context.knownHosts.append(context.knownHosts.writeFile, hashedLine);
-        context.addedHostKeys.push({
-          host: khHost,
-          port: khPort,
-          fingerprint,
-          file: context.knownHosts.writeFile,
-          line: hashedLine,
-        });
-        return verify(true);
-      } catch (error) {
-        hostKeyFailure = failure(
-          "host_key_unknown",
-          `the host key of ${where} (${type} ${fingerprint}) is new and accept-new could not record it in ` +
-            `${context.knownHosts.writeFile} (${(error as Error).message}). Fix the file's permissions or add ` +
-            `this line yourself: ${line}`,
-          { fingerprint, known_hosts_line: line },
-        );
-        return verify(false);
-      }
-    }
-    hostKeyFailure = hostKeyMessage(verdict, where, type, fingerprint, line, files, hostToken(khHost, khPort), context.knownHosts.writeFile);
-    verify(false);
-  };
 
   return new Promise((resolve, reject) => {
     const client = new ssh2.Client();
@@ -218,102 +173,73 @@ function connectHop(ssh2: Ssh2Module, hop: HopConfig, context: ConnectContext, s
     client.on("ready", () => {
       if (settled) return;
       settled = true;
+      acceptedLast(report);
       resolve(client);
     });
+    let deciding = false;
+    /** The first error or close decides; a ProxyCommand gets a moment to report its exit first. */
+    const decide = async (otherwise: () => PatchFailure): Promise<void> => {
+      if (settled || deciding) return;
+      deciding = true;
+      if (proxy !== null && proxy.exit() === null && checker.failure() === null) await Promise.race([proxy.exited, sleep(500)]);
+      fail(checker.failure() ?? proxyFailure(proxy, hop, role) ?? otherwise());
+    };
     client.on("error", (error: Error & { level?: string; code?: string }) => {
-      fail(hostKeyFailure ?? mapConnectError(error, hop, context.readyTimeoutMs, role));
+      void decide(() => mapConnectError(error, hop, report, role));
     });
     client.on("close", () => {
-      fail(
-        hostKeyFailure ??
-          failure(
-            "connect_failed",
-            `the connection to ${role} ${hop.label} closed during the SSH handshake (the server may limit ` +
-              `connections, e.g. MaxStartups, or reject this client). Retry; if it persists, check the server's ` +
-              `sshd log.`,
-          ),
+      void decide(() =>
+        failure(
+          "connect_failed",
+          `the connection to ${role} ${hop.label} closed during the SSH handshake (the server may limit ` +
+            `connections, e.g. MaxStartups, or reject this client). Retry; if it persists, check the server's ` +
+            `sshd log.`,
+        )
       );
     });
     const config: ConnectConfig = {
       host: hop.hostName,
       port: hop.port,
       username: hop.username,
-      hostVerifier,
-      authHandler: hop.auth.methods,
-      readyTimeout: context.readyTimeoutMs,
-      keepaliveInterval: context.keepaliveIntervalMs,
-      keepaliveCountMax: 3,
+      hostVerifier: checker.verify,
+      authHandler: handler,
+      readyTimeout: hop.readyTimeoutMs,
+      keepaliveInterval: hop.keepaliveIntervalMs,
+      keepaliveCountMax: hop.keepaliveCountMax,
     };
     if (offered.length > 0) config.algorithms = { serverHostKey: offered };
     if (sock) config.sock = sock;
     try {
       client.connect(config);
+      sigAlgs = observeServerSigAlgs(client);
     } catch (error) {
       fail(failure("connect_failed", `could not start connecting to ${hop.label}: ${(error as Error).message}`));
     }
   });
 }
 
-function hostKeyMessage(
-  verdict: ReturnType<typeof verifyHostKey>,
-  where: string,
-  type: string,
-  fingerprint: string,
-  line: string,
-  files: string,
-  token: string,
-  writeFile: string,
-): PatchFailure {
-  const fields = { fingerprint, known_hosts_line: line };
-  if (verdict.status === "revoked") {
-    return failure(
-      "host_key_mismatch",
-      `the host key of ${where} (${type} ${fingerprint}) is marked @revoked (line ${verdict.line} of the ` +
-        `known_hosts files ${files}). Refusing to connect. Do not add this key; the server's key must be replaced ` +
-        `and its new fingerprint confirmed out of band.`,
-      { fingerprint },
-    );
-  }
-  if (verdict.status === "mismatch") {
-    return failure(
-      "host_key_mismatch",
-      `WARNING: the host key of ${where} has CHANGED. The server presented ${type} ${fingerprint}, but known_hosts ` +
-        `(${files}) lists a different ${verdict.knownTypes.join("/")} key for it. This is either a reinstalled ` +
-        `server or a man-in-the-middle attack: do not retry blindly. Confirm the new fingerprint out of band (on the ` +
-        `server: ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then remove the old entry ` +
-        `(ssh-keygen -R '${token}' -f ${writeFile}) and add this line: ${line}`,
-      fields,
-    );
-  }
-  const ca = verdict.status === "unknown" && verdict.certAuthorityLines?.length
-    ? ` A @cert-authority line covers this host, but host certificates are not supported by this adapter.`
-    : "";
-  const acceptNew = optionHint("hostKeyPolicy", "accept-new");
+/** A ProxyCommand that exited (or never started) explains the failure better than ssh2's error. */
+function proxyFailure(proxy: ProxyCommandTransport | null, hop: HopConfig, role: string): PatchFailure | null {
+  if (proxy === null) return null;
+  const exit = proxy.exit();
+  if (exit === null) return null;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
+  const said = proxy.stderr();
   return failure(
-    "host_key_unknown",
-    `the host key of ${where} is not in known_hosts (${files}); the server presented ${type} ${fingerprint}.${ca} ` +
-      `Confirm this fingerprint out of band (on the server: ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), then add ` +
-      `this line to ${writeFile}: ${line} — or connect once with ${acceptNew.says} to trust it on first use.`,
-    { ...fields, hints: [acceptNew] },
+    "connect_failed",
+    `the ProxyCommand for ${role} ${hop.label} (${hop.proxyCommand}) ${how} before the SSH session was up` +
+      `${said ? `; it said: ${said.slice(-800)}` : " and said nothing on stderr"}. Run it by hand to see why; it is ` +
+      `your ssh_config's, so fix it there.`,
   );
 }
 
-function mapConnectError(error: Error & { level?: string; code?: string }, hop: HopConfig, readyTimeoutMs: number, role: string): PatchFailure {
+function mapConnectError(error: Error & { level?: string; code?: string }, hop: HopConfig, report: AuthReport, role: string): PatchFailure {
   const target = `${role} ${hop.label}`;
-  if (error.level === "client-authentication") {
-    const tried = hop.auth.described.length > 0 ? hop.auth.described.join(", ") : "no usable method";
-    const problems = hop.auth.problems.length > 0 ? ` Problems: ${hop.auth.problems.join("; ")}.` : "";
-    return failure(
-      "auth_failed",
-      `the server ${target} rejected every authentication method as user ${hop.username} (tried: ${tried}).` +
-        `${problems} Next step: add one of these public keys to ~${hop.username}/.ssh/authorized_keys on the ` +
-        `server, pass identityFile/privateKey (with passphrase), or start an agent (SSH_AUTH_SOCK).`,
-    );
-  }
+  if (error.level === "client-authentication") return authFailure(hop, report, target);
   if (error.level === "client-timeout") {
     return failure(
       "connect_failed",
-      `no SSH handshake with ${target} within ${readyTimeoutMs} ms (${error.message}). Check that an SSH server ` +
+      `no SSH handshake with ${target} within ${hop.readyTimeoutMs} ms (${error.message}). Check that an SSH server ` +
         `answers there, or raise readyTimeoutMs; retry later if the host is busy.`,
     );
   }
@@ -334,5 +260,33 @@ function mapConnectError(error: Error & { level?: string; code?: string }, hop: 
   return failure(
     "connect_failed",
     `could not connect to ${target}: ${error.message}. Check the host, port and the server's sshd log; retry.`,
+  );
+}
+
+function authFailure(hop: HopConfig, report: AuthReport, target: string): PatchFailure {
+  const tried = report.tried.length > 0 ? report.tried.join(", ") : "nothing usable";
+  const offers = report.serverMethods ? ` The server accepts: ${report.serverMethods.join(", ") || "nothing"}.` : "";
+  const problems = report.problems.length > 0 ? ` Problems: ${report.problems.join("; ")}.` : "";
+  const agent = report.agentUnavailable ? ` The agent could not be reached (${report.agentUnavailable}).` : "";
+  const certificates = hop.auth.certificates;
+  if (certificates.length > 0) {
+    return failure(
+      "auth_unsupported",
+      `the server ${target} rejected every authentication method as user ${hop.username} (tried: ${tried}).` +
+        `${offers}${problems}${agent} User certificates are configured (${certificates.join(", ")}), but this ` +
+        `library (ssh2) cannot present OpenSSH user certificates, so they were not offered. If the server accepts ` +
+        `only certificates, authorize the plain public key in ~${hop.username}/.ssh/authorized_keys, or use ` +
+        `password / another key.`,
+      { retryable: false },
+    );
+  }
+  const passwordHint = hop.auth.password === undefined && report.serverMethods?.some((m) => m === "password" || m === "keyboard-interactive")
+    ? " or pass a password source (the password option)"
+    : "";
+  return failure(
+    "auth_failed",
+    `the server ${target} rejected every authentication method as user ${hop.username} (tried: ${tried}).` +
+      `${offers}${problems}${agent} Next step: add one of these public keys to ~${hop.username}/.ssh/authorized_keys ` +
+      `on the server, pass identityFile/privateKey (with passphrase), start an agent (SSH_AUTH_SOCK)${passwordHint}.`,
   );
 }

@@ -53,3 +53,17 @@ export function parseSshDestination(text: string): SshDestination | null {
   }
   return result;
 }
+
+/**
+ * Write a destination back as `[user@]host[:port]` (IPv6 in brackets when a
+ * port follows), the form ProxyJump lists use.
+ *
+ * @example
+ * ```ts
+ * formatSshDestination({ user: "ops", host: "::1", port: 2200 }); // "ops@[::1]:2200"
+ * ```
+ */
+export function formatSshDestination(destination: SshDestination): string {
+  const host = destination.port !== undefined && destination.host.includes(":") ? `[${destination.host}]` : destination.host;
+  return `${destination.user !== undefined ? `${destination.user}@` : ""}${host}${destination.port !== undefined ? `:${destination.port}` : ""}`;
+}

@@ -44,7 +44,12 @@ export interface KnownHosts {
 
 /** The verdict of {@linkcode verifyHostKey}. */
 export type HostKeyVerdict =
-  | { status: "match"; line: number }
+  | {
+    status: "match";
+    line: number;
+    /** The line names the bare host, not `[host]:port` (OpenSSH's fallback for a port nothing is known for). */
+    withoutPort?: true;
+  }
   | {
     status: "unknown";
     /** Lines of `@cert-authority` entries covering this host (not supported). */
@@ -161,6 +166,12 @@ export function entryMatchesHost(entry: KnownHostEntry, host: string, port: numb
  * key types (offer only those with {@linkcode knownKeyTypes} to avoid a false
  * mismatch when the server simply preferred another type).
  *
+ * On a port other than 22, when nothing at all is known for `[host]:port`,
+ * a line for the bare `host` with the same key is accepted (`withoutPort`),
+ * as OpenSSH does ("found matching key w/out port"; checked with the real
+ * client): a bare line with another key leaves the host unknown, never a
+ * mismatch, and any `[host]:port` line — even with another key — wins.
+ *
  * @example
  * ```ts
  * const verdict = verifyHostKey(parseKnownHosts(text).entries, "127.0.0.1", 2222, serverKeyBlob);
@@ -168,6 +179,19 @@ export function entryMatchesHost(entry: KnownHostEntry, host: string, port: numb
  * ```
  */
 export function verifyHostKey(
+  entries: readonly KnownHostEntry[],
+  host: string,
+  port: number,
+  keyBlob: Uint8Array,
+): HostKeyVerdict {
+  const verdict = verifyToken(entries, host, port, keyBlob);
+  if (port === 22 || verdict.status !== "unknown") return verdict;
+  const bare = verifyToken(entries, host, 22, keyBlob);
+  if (bare.status === "match") return { ...bare, withoutPort: true };
+  return bare.status === "revoked" ? bare : verdict;
+}
+
+function verifyToken(
   entries: readonly KnownHostEntry[],
   host: string,
   port: number,

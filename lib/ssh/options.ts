@@ -1,20 +1,30 @@
 /**
  * `connectSsh` options and their resolution into connection hops: ssh_config
- * aliases, defaults as OpenSSH has them, key loading, known_hosts files.
+ * (user file, then the system file) for the target and every jump host, the
+ * jump chain as OpenSSH builds it, identities, agent, known_hosts files —
+ * with OpenSSH's defaults, the local account from the passwd database.
+ *
+ * Jump chains (OpenSSH runs `ssh -J j1,…,jn-1 -W target jn`): the target is
+ * reached through the last hop of its ProxyJump list; that hop is reached
+ * through the hops before it (which override its own ProxyJump); the first
+ * hop follows its own ssh_config ProxyJump or ProxyCommand. Each hop uses
+ * its own configuration (HostName, User, Port, IdentityFile, known_hosts…).
  *
  * @module
  */
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir, userInfo } from "node:os";
 import { dirname } from "node:path";
-import { defaultIdentityFiles, planAuth } from "./auth.ts";
-import type { PassphraseSource } from "./auth.ts";
+import { failure } from "../failure.ts";
+import { defaultIdentityFiles } from "./auth.ts";
+import type { AuthPlan, IdentitySource, PassphraseSource, PasswordSource } from "./auth.ts";
 import { resolveSshConfig } from "./config.ts";
-import { parseSshDestination } from "./destination.ts";
-import type { ResolvedSshHost, SshConfigSource } from "./config.ts";
+import type { ResolvedSshHost, SshConfigGiven, SshConfigSource } from "./config.ts";
+import { formatSshDestination, parseSshDestination } from "./destination.ts";
 import type { SshDestination } from "./destination.ts";
 import type { HopConfig, HostKeyPolicy, KnownHostsStore } from "./connect.ts";
+import { homeOf, localUser } from "./local_user.ts";
 import type { SudoOption } from "./sudo.ts";
+import type { PatchFailure } from "../types.ts";
 
 /** Options of {@linkcode connectSsh} (SPEC §2, §8). */
 export interface SshOptions {
@@ -22,26 +32,42 @@ export interface SshOptions {
   host: string;
   /** Default: ssh_config `Port`, else 22. */
   port?: number;
-  /** Default: ssh_config `User`, else the local user. */
+  /** Default: ssh_config `User`, else the local user (from the passwd database, as OpenSSH). */
   username?: string;
-  /** Private key file(s), tried before the agent and the config's IdentityFile. */
+  /** Private key file(s), tried before the agent and the config's IdentityFile (offered to jump hosts too). */
   identityFile?: string | string[];
   /** A private key's text or bytes (OpenSSH or PEM format). */
   privateKey?: string | Uint8Array;
-  /** Passphrase for encrypted keys, or a callback asked once per encrypted key (given its path). */
+  /** Passphrase for encrypted keys, or a callback asked once per encrypted key (given its path), only when that file is tried. */
   passphrase?: PassphraseSource;
-  /** Agent socket; default `SSH_AUTH_SOCK` (or ssh_config `IdentityAgent`); `false` disables. */
+  /**
+   * Password (or a callback, asked once per connection attempt) for password and
+   * keyboard-interactive authentication, tried after the keys. The target host
+   * only: never sent to a jump host. Never logged or put in a message.
+   */
+  password?: PasswordSource;
+  /** Agent socket; default ssh_config `IdentityAgent`, else `SSH_AUTH_SOCK`; `false` disables. */
   agent?: string | false;
-  /** known_hosts file(s). Default: ssh_config `UserKnownHostsFile`, else ~/.ssh/known_hosts (+ global files, read-only). */
+  /** known_hosts file(s) for every hop. Default: ssh_config `UserKnownHostsFile` (+ `GlobalKnownHostsFile`) of each hop. */
   knownHostsFile?: string | string[];
   /** Default `"strict"`. */
   hostKeyPolicy?: HostKeyPolicy;
-  /** Default ~/.ssh/config; `false` to ignore any config. */
+  /** Default ~/.ssh/config; `false` to ignore any config. A path is read alone, like `ssh -F` (no system file). */
   sshConfigFile?: string | false;
-  /** Jump hosts `[user@]host[:port],…` or `none`; overrides ssh_config `ProxyJump`. */
+  /** The system-wide file read after the user file: default `/etc/ssh/ssh_config` unless `sshConfigFile` is given. */
+  systemSshConfigFile?: string | false;
+  /** Jump hosts `[user@]host[:port],…` or `none`; overrides ssh_config `ProxyJump` (like `ssh -J`). */
   proxyJump?: string;
+  /**
+   * Run a `ProxyCommand` from ssh_config as the connection's transport
+   * (default false: such a host fails `connect_failed`, never connected to
+   * directly around the command).
+   */
+  allowProxyCommand?: boolean;
   /** SSH keepalive; default ssh_config `ServerAliveInterval`, else 15000; 0 disables. */
   keepaliveIntervalMs?: number;
+  /** Unanswered keepalives before the connection counts as dropped; default ssh_config `ServerAliveCountMax`, else 3. */
+  keepaliveCountMax?: number;
   /** Handshake + authentication timeout; default ssh_config `ConnectTimeout`, else 20000. */
   readyTimeoutMs?: number;
   /** Programs running at once on the connection (default 8, below OpenSSH's MaxSessions 10). */
@@ -57,15 +83,29 @@ export interface SshOptions {
 
 /** Everything connectSsh needs, resolved once. */
 export interface ResolvedSshTarget {
+  /** Jump hosts in connection order, the target last. */
   hops: HopConfig[];
-  knownHosts: KnownHostsStore;
-  readyTimeoutMs: number;
-  keepaliveIntervalMs: number;
   configWarnings: string[];
+  /** Set when the configuration must not be connected with (OpenSSH would refuse it, or ProxyCommand is not allowed). */
+  refusal: PatchFailure | null;
   label: string;
 }
 
 const HOST_KEY_POLICIES: readonly HostKeyPolicy[] = ["strict", "accept-new", "insecure-accept-any"];
+/** Longest jump chain followed (a jump host's ProxyJump that loops back ends here). */
+const MAX_HOPS = 10;
+const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
+const MAX_KNOWN_HOSTS_BYTES = 64 * 1024 * 1024;
+const MAX_KEY_FILE_BYTES = 1024 * 1024;
+
+/** Stops resolving with a refusal (caught below; never escapes). */
+class Refusal extends Error {
+  readonly failure: PatchFailure;
+  constructor(f: PatchFailure) {
+    super(f.message);
+    this.failure = f;
+  }
+}
 
 /**
  * Check option types (programmer errors throw) and resolve aliases, users,
@@ -79,12 +119,17 @@ const HOST_KEY_POLICIES: readonly HostKeyPolicy[] = ["strict", "accept-new", "in
  */
 export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSshTarget> {
   validateOptions(options);
-  const home = homedir();
-  const localUser = localUserName();
+  const me = localUser();
   const source: SshConfigSource = {
-    homeDir: home,
-    localUser,
-    readFile: (path) => readText(path),
+    homeDir: me.home,
+    localUser: me.name,
+    uid: me.uid,
+    homeOf,
+    readFile: (path) => {
+      const size = fileSize(path);
+      if (size !== undefined && size > MAX_CONFIG_FILE_BYTES) throw new Error(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`);
+      return readText(path, MAX_CONFIG_FILE_BYTES);
+    },
     listDir: (path) => {
       try {
         return readdirSync(path);
@@ -93,121 +138,131 @@ export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSsh
       }
     },
   };
-  const configPath = options.sshConfigFile === false ? null : options.sshConfigFile ?? `${home}/.ssh/config`;
-  const resolve = (alias: string): ResolvedSshHost =>
-    configPath === null ? emptyResolution(alias) : resolveSshConfig(alias, configPath, source);
+  const configPath = options.sshConfigFile === false ? null : options.sshConfigFile ?? `${me.home}/.ssh/config`;
+  const system = typeof options.systemSshConfigFile === "string"
+    ? options.systemSshConfigFile
+    : options.systemSshConfigFile === false || options.sshConfigFile !== undefined
+    ? undefined
+    : "/etc/ssh/ssh_config";
+  if (system !== undefined) source.systemConfigPath = system;
+  const resolve = (alias: string, given: SshConfigGiven): ResolvedSshHost =>
+    configPath === null && system === undefined ? emptyResolution(alias, given) : resolveSshConfig(alias, configPath, source, given);
 
   const destination = parseSshDestination(options.host) ?? { host: options.host };
-  const main = resolve(destination.host);
-  const configWarnings = main.warnings.map((w) => `${destination.host}: ${w}`);
-  const port = options.port ?? destination.port ?? main.port ?? 22;
-  const username = options.username ?? destination.user ?? main.user ?? localUser;
-
+  const configWarnings: string[] = [];
   const explicitFiles = typeof options.identityFile === "string" ? [options.identityFile] : options.identityFile ?? [];
-  const agentFor = (resolved: ResolvedSshHost): string | null => {
-    if (options.agent === false) return null;
-    if (options.agent !== undefined) return options.agent;
-    const fromConfig = agentFromConfig(resolved); // null: IdentityAgent none
-    if (fromConfig !== undefined) return fromConfig;
-    // IdentitiesOnly: OpenSSH offers only the named files (it filters agent
-    // keys by them); without that filter, do not offer the agent at all.
-    return resolved.identitiesOnly ? null : process.env.SSH_AUTH_SOCK || null;
-  };
-  const agent = agentFor(main);
-  const readKey = (path: string): Uint8Array | undefined => {
-    try {
-      return readFileSync(path);
-    } catch {
-      return undefined;
-    }
-  };
-  const implicitFor = (resolved: ResolvedSshHost): string[] =>
-    resolved.identityFiles.length > 0
-      ? resolved.identityFiles
-      : explicitFiles.length > 0 || options.privateKey !== undefined
-      ? []
-      : defaultIdentityFiles(home);
 
-  const targetHop: HopConfig = {
-    label: `${username}@${main.hostName}:${port}`,
-    hostName: main.hostName,
-    port,
-    username,
-    ...(main.hostKeyAlias !== undefined ? { hostKeyAlias: main.hostKeyAlias } : {}),
-    auth: await planAuth({
+  const hopFor = (resolved: ResolvedSshHost, isTarget: boolean): HopConfig => {
+    const port = resolved.port ?? 22;
+    const username = resolved.user ?? me.name;
+    const label = `${username}@${resolved.hostName}:${port}`;
+    const identities: IdentitySource[] = [];
+    if (options.privateKey !== undefined) identities.push({ kind: "data", data: options.privateKey, label: "the privateKey option" });
+    for (const path of explicitFiles) identities.push({ kind: "file", path, origin: "option" });
+    if (resolved.identityFilesConfigured) {
+      for (const path of resolved.identityFiles) identities.push({ kind: "file", path, origin: "config" });
+    } else if (identities.length === 0) {
+      for (const path of defaultIdentityFiles(me.home)) identities.push({ kind: "file", path, origin: "default" });
+    }
+    // OpenSSH also loads <identity>-cert.pub; ssh2 cannot present either kind.
+    const certificates = [
+      ...(resolved.certificateFiles ?? []),
+      ...identities.flatMap((s) => (s.kind === "file" ? [`${s.path}-cert.pub`] : [])),
+    ].filter((path, i, all) => all.indexOf(path) === i && existsSync(path));
+    const auth: AuthPlan = {
       username,
-      ...(options.privateKey !== undefined ? { privateKey: options.privateKey } : {}),
-      explicitIdentityFiles: explicitFiles,
-      implicitIdentityFiles: implicitFor(main),
-      ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
-      agent,
-      readFile: readKey,
-    }),
-  };
-
-  const jumpText = options.proxyJump;
-  let jumps: SshDestination[] = main.proxyJump;
-  if (jumpText !== undefined) {
-    jumps = [];
-    if (jumpText.trim().toLowerCase() !== "none") {
-      for (const part of jumpText.split(",")) {
-        const hop = parseSshDestination(part.trim());
-        if (hop === null) throw new TypeError(`proxyJump hop "${part}" is not [user@]host[:port]`);
-        jumps.push(hop);
-      }
+      target: label,
+      identities,
+      certificates,
+      identitiesOnly: resolved.identitiesOnly ?? false,
+      agent: agentFor(options, resolved),
+      allow: {
+        publickey: resolved.pubkeyAuthentication ?? true,
+        password: resolved.passwordAuthentication ?? true,
+        keyboardInteractive: resolved.kbdInteractiveAuthentication ?? true,
+      },
+      readFile: (path) => readBytes(path, MAX_KEY_FILE_BYTES),
+    };
+    if (options.passphrase !== undefined) auth.passphrase = options.passphrase;
+    if (isTarget && options.password !== undefined) auth.password = options.password;
+    if (certificates.length > 0) {
+      configWarnings.push(`${resolved.alias}: user certificates (${certificates.join(", ")}) cannot be presented by this library (ssh2); the plain keys are offered`);
     }
-  }
-  const hops: HopConfig[] = [];
-  for (const jump of jumps) {
-    // Each jump is resolved through the same config (its HostName, User,
-    // Port, IdentityFile); its own ProxyJump is not followed.
-    const resolved = resolve(jump.host);
-    configWarnings.push(...resolved.warnings.map((w) => `${jump.host}: ${w}`));
-    const jumpUser = jump.user ?? resolved.user ?? localUser;
-    const jumpPort = jump.port ?? resolved.port ?? 22;
-    hops.push({
-      label: `${jumpUser}@${resolved.hostName}:${jumpPort}`,
+    const hop: HopConfig = {
+      label,
       hostName: resolved.hostName,
-      port: jumpPort,
-      username: jumpUser,
-      ...(resolved.hostKeyAlias !== undefined ? { hostKeyAlias: resolved.hostKeyAlias } : {}),
-      auth: await planAuth({
-        username: jumpUser,
-        ...(options.privateKey !== undefined ? { privateKey: options.privateKey } : {}),
-        explicitIdentityFiles: explicitFiles,
-        implicitIdentityFiles: implicitFor(resolved),
-        ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
-        agent: agentFor(resolved),
-        readFile: readKey,
-      }),
-    });
-  }
-  hops.push(targetHop);
+      port,
+      username,
+      auth,
+      knownHosts: knownHostsFor(options, resolved, me.home),
+      readyTimeoutMs: options.readyTimeoutMs ?? resolved.connectTimeoutMs ?? 20000,
+      keepaliveIntervalMs: options.keepaliveIntervalMs ?? resolved.serverAliveIntervalMs ?? 15000,
+      keepaliveCountMax: options.keepaliveCountMax ?? resolved.serverAliveCountMax ?? 3,
+    };
+    if (resolved.hostKeyAlias !== undefined) hop.hostKeyAlias = resolved.hostKeyAlias;
+    return hop;
+  };
 
-  const userFiles = typeof options.knownHostsFile === "string"
-    ? [options.knownHostsFile]
-    : options.knownHostsFile ??
-      (main.userKnownHostsFiles.length > 0
-        ? main.userKnownHostsFiles
-        : [`${home}/.ssh/known_hosts`, `${home}/.ssh/known_hosts2`]);
-  const files = options.knownHostsFile === undefined
-    ? [...userFiles, "/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
-    : userFiles;
-  const knownHosts: KnownHostsStore = {
-    files,
-    writeFile: userFiles[0]!,
-    read: readText,
-    append: appendKnownHostsLine,
+  const chainFor = (dest: SshDestination, given: SshConfigGiven, isTarget: boolean, length: number): HopConfig[] => {
+    if (length > MAX_HOPS) {
+      throw new Refusal(failure("connect_failed", `the jump chain to ${options.host} is longer than ${MAX_HOPS} hops (does a jump host's ProxyJump lead back to itself?); fix ssh_config's ProxyJump lines.`, { retryable: false }));
+    }
+    const resolved = resolve(dest.host, given);
+    configWarnings.push(...resolved.warnings.map((w) => `${dest.host}: ${w}`));
+    if (resolved.errors?.length) {
+      throw new Refusal(failure(
+        "connect_failed",
+        `the ssh configuration for ${dest.host} is invalid: ${resolved.errors.join("; ")}. OpenSSH refuses it too; ` +
+          `fix it (or pass sshConfigFile: false to ignore the configuration). Nothing was connected.`,
+        { retryable: false },
+      ));
+    }
+    const hop = hopFor(resolved, isTarget);
+    if (resolved.proxyCommand !== undefined) {
+      if (options.allowProxyCommand !== true) {
+        throw new Refusal(failure(
+          "connect_failed",
+          `ssh_config gives ${dest.host} a ProxyCommand (${resolved.proxyCommand}), and connectSsh runs configured ` +
+            `programs only with allowProxyCommand: true. It did not connect around it: the host may be reachable only ` +
+            `through the command, and a direct connection could reach another machine. Pass allowProxyCommand: true ` +
+            `to run it, or give proxyJump to go another way.`,
+          { retryable: false },
+        ));
+      }
+      hop.proxyCommand = resolved.proxyCommand;
+      configWarnings.push(`${dest.host}: running ProxyCommand ${resolved.proxyCommand} as the transport (allowProxyCommand)`);
+      return [hop];
+    }
+    const jumps = resolved.proxyJump;
+    if (jumps.length === 0) return [hop];
+    const last = jumps.at(-1)!;
+    const rest = jumps.slice(0, -1);
+    const lastGiven: SshConfigGiven = {};
+    if (last.user !== undefined) lastGiven.user = last.user;
+    if (last.port !== undefined) lastGiven.port = last.port;
+    if (rest.length > 0) lastGiven.proxyJump = rest.map(formatSshDestination).join(",");
+    return [...chainFor(last, lastGiven, false, length + 1), hop];
   };
-  const via = hops.length > 1 ? ` via ${hops.slice(0, -1).map((h) => h.label).join(" -> ")}` : "";
-  return {
-    hops,
-    knownHosts,
-    readyTimeoutMs: options.readyTimeoutMs ?? main.connectTimeoutMs ?? 20000,
-    keepaliveIntervalMs: options.keepaliveIntervalMs ?? main.serverAliveIntervalMs ?? 15000,
-    configWarnings,
-    label: targetHop.label + via,
-  };
+
+  const given: SshConfigGiven = {};
+  const user = options.username ?? destination.user;
+  const port = options.port ?? destination.port;
+  if (user !== undefined) given.user = user;
+  if (port !== undefined) given.port = port;
+  if (options.proxyJump !== undefined) given.proxyJump = options.proxyJump.trim();
+  let hops: HopConfig[] = [];
+  let refusal: PatchFailure | null = null;
+  try {
+    hops = chainFor(destination, given, true, 1);
+  } catch (error) {
+    if (!(error instanceof Refusal)) throw error;
+    refusal = error.failure;
+  }
+  const target = hops.at(-1);
+  const label = target === undefined
+    ? options.host
+    : target.label + (hops.length > 1 ? ` via ${hops.slice(0, -1).map((h) => h.label).join(" -> ")}` : "");
+  return { hops, configWarnings, refusal, label };
 }
 
 function validateOptions(options: SshOptions): void {
@@ -226,43 +281,86 @@ function validateOptions(options: SshOptions): void {
       throw new TypeError(`connectSsh: ${name} must be a number >= 0`);
     }
   }
-  const maxOutput = options.maxOutputBytes;
-  if (maxOutput !== undefined && (!Number.isInteger(maxOutput) || maxOutput < 1)) {
-    throw new TypeError("connectSsh: maxOutputBytes must be an integer >= 1");
+  for (const name of ["maxOutputBytes", "maxChannels"] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new TypeError(`connectSsh: ${name} must be an integer >= 1`);
   }
-  const max = options.maxChannels;
-  if (max !== undefined && (!Number.isInteger(max) || max < 1)) {
-    throw new TypeError("connectSsh: maxChannels must be an integer >= 1");
-  }
+  const count = options.keepaliveCountMax;
+  if (count !== undefined && (!Number.isInteger(count) || count < 0)) throw new TypeError("connectSsh: keepaliveCountMax must be an integer >= 0");
   const sudo = options.sudo;
   if (sudo !== undefined && typeof sudo !== "boolean" && typeof sudo?.password !== "function") {
     throw new TypeError("connectSsh: sudo must be true/false or { password: () => Promise<string> }");
   }
-}
-
-function emptyResolution(alias: string): ResolvedSshHost {
-  return { alias, hostName: alias, identityFiles: [], proxyJump: [], userKnownHostsFiles: [], warnings: [] };
-}
-
-function agentFromConfig(resolved: ResolvedSshHost): string | null | undefined {
-  if (resolved.identityAgent === undefined) return undefined;
-  if (resolved.identityAgent === "none") return null;
-  if (resolved.identityAgent === "SSH_AUTH_SOCK") return process.env.SSH_AUTH_SOCK || null;
-  return resolved.identityAgent;
-}
-
-function localUserName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? "root";
+  const password = options.password;
+  if (password !== undefined && typeof password !== "string" && typeof password !== "function") {
+    throw new TypeError("connectSsh: password must be a string or (request) => Promise<string>");
+  }
+  if (options.allowProxyCommand !== undefined && typeof options.allowProxyCommand !== "boolean") {
+    throw new TypeError("connectSsh: allowProxyCommand must be a boolean");
+  }
+  if (options.proxyJump !== undefined && options.proxyJump.trim().toLowerCase() !== "none") {
+    for (const part of options.proxyJump.split(",")) {
+      if (parseSshDestination(part.trim()) === null) throw new TypeError(`proxyJump hop "${part}" is not [user@]host[:port]`);
+    }
   }
 }
 
-function readText(path: string): string | undefined {
+function emptyResolution(alias: string, given: SshConfigGiven): ResolvedSshHost {
+  const resolved: ResolvedSshHost = { alias, hostName: alias.toLowerCase(), identityFiles: [], proxyJump: [], userKnownHostsFiles: [], warnings: [] };
+  if (given.user !== undefined) resolved.user = given.user;
+  if (given.port !== undefined) resolved.port = given.port;
+  const jump = given.proxyJump;
+  if (jump !== undefined && jump.toLowerCase() !== "none") resolved.proxyJump = jump.split(",").map((p) => parseSshDestination(p.trim())!);
+  return resolved;
+}
+
+function agentFor(options: SshOptions, resolved: ResolvedSshHost): string | null {
+  if (options.agent === false) return null;
+  if (options.agent !== undefined) return options.agent;
+  if (resolved.identityAgent !== undefined) return resolved.identityAgent === "none" ? null : resolved.identityAgent;
+  return process.env.SSH_AUTH_SOCK || null;
+}
+
+function knownHostsFor(options: SshOptions, resolved: ResolvedSshHost, home: string): KnownHostsStore {
+  const store = (files: string[], writeFile: string | null): KnownHostsStore => ({
+    files,
+    writeFile,
+    read: (path) => readText(path, MAX_KNOWN_HOSTS_BYTES),
+    append: appendKnownHostsLine,
+  });
+  if (options.knownHostsFile !== undefined) {
+    const files = typeof options.knownHostsFile === "string" ? [options.knownHostsFile] : options.knownHostsFile;
+    return store(files, files[0] ?? null);
+  }
+  const user = resolved.userKnownHostsNone
+    ? []
+    : resolved.userKnownHostsFiles.length > 0
+    ? resolved.userKnownHostsFiles
+    : [`${home}/.ssh/known_hosts`, `${home}/.ssh/known_hosts2`];
+  const global = resolved.globalKnownHostsFiles ?? ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"];
+  return store([...user, ...global], user[0] ?? null);
+}
+
+function fileSize(path: string): number | undefined {
   try {
-    if (!statSync(path).isFile()) return undefined;
-    return readFileSync(path, "utf8");
+    const stat = statSync(path);
+    return stat.isFile() ? stat.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(path: string, maxBytes: number): string | undefined {
+  const bytes = readBytes(path, maxBytes);
+  return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
+}
+
+/** A regular file's bytes, or `undefined` (missing, not a file, larger than `maxBytes`). */
+function readBytes(path: string, maxBytes: number): Uint8Array | undefined {
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile() || stat.size > maxBytes) return undefined;
+    return readFileSync(path);
   } catch {
     return undefined;
   }
@@ -272,7 +370,7 @@ function readText(path: string): string | undefined {
 function appendKnownHostsLine(path: string, line: string): void {
   const dir = dirname(path);
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const existing = readText(path);
+  const existing = readText(path, MAX_KNOWN_HOSTS_BYTES);
   const separator = existing !== undefined && existing.length > 0 && !existing.endsWith("\n") ? "\n" : "";
   appendFileSync(path, `${separator}${line}\n`, { mode: 0o600 });
   if (existing === undefined) chmodSync(path, 0o600);

@@ -105,9 +105,9 @@ export class SshShell implements RemoteShell {
   readonly label: string;
   /** True when programs run through sudo. */
   readonly elevated: boolean;
-  /** `insecure_host_key` warnings (hostKeyPolicy "insecure-accept-any"). */
+  /** `insecure_host_key` (hostKeyPolicy "insecure-accept-any") and `agent_unavailable` warnings. */
   readonly warnings: Warning[] = [];
-  /** ssh_config settings that were not applied (Match exec, ProxyCommand, …). */
+  /** ssh_config notes: settings not applied (Match exec, …), a ProxyCommand run, certificates not presented. */
   readonly configWarnings: string[];
   /** Host keys appended to known_hosts under accept-new. */
   readonly addedHostKeys: AddedHostKey[] = [];
@@ -353,11 +353,10 @@ export class SshShell implements RemoteShell {
   }
 
   async #open(): Promise<Connection> {
-    const clients = await connectChain(this.#target.hops, {
+    // A configuration OpenSSH would refuse, or a ProxyCommand not allowed: never connect around it.
+    if (this.#target.refusal !== null) throw new RemoteShellError(this.#target.refusal, { started: false });
+    const { clients } = await connectChain(this.#target.hops, {
       policy: this.#policy,
-      knownHosts: this.#target.knownHosts,
-      readyTimeoutMs: this.#target.readyTimeoutMs,
-      keepaliveIntervalMs: this.#target.keepaliveIntervalMs,
       warnings: this.warnings,
       addedHostKeys: this.addedHostKeys,
     });

@@ -277,11 +277,11 @@ describe.skipIf(!sshReady)("apply.ts --ssh against a real sshd", () => {
     }
   }, 30000);
 
-  test("--ssh with an ~/.ssh/config alias: HostName, Port, User, IdentityFile and UserKnownHostsFile come from the config", async () => {
+  test("--ssh with an ssh_config alias (--ssh-config, like ssh -F): HostName, Port, User, IdentityFile and UserKnownHostsFile come from the config", async () => {
     const root = ownedSite(sshd.user);
-    const home = tempDir("sap-cli-alias-home-");
-    mkdirSync(join(home, ".ssh"), { mode: 0o700 });
-    writeFileSync(join(home, ".ssh/config"), [
+    // ~/.ssh/config is the passwd home's (as for ssh), so the test names its file instead of faking $HOME.
+    const configFile = join(tempDir("sap-cli-alias-"), "config");
+    writeFileSync(configFile, [
       "Host harbour-test",
       "  HostName 127.0.0.1",
       `  Port ${sshd.port}`,
@@ -290,7 +290,7 @@ describe.skipIf(!sshReady)("apply.ts --ssh against a real sshd", () => {
       `  UserKnownHostsFile ${knownHosts}`,
       "",
     ].join("\n"));
-    const run = await runApply(["--root", root, "--ssh", "harbour-test"], CONF_PATCH, { HOME: home });
+    const run = await runApply(["--root", root, "--ssh", "harbour-test", "--ssh-config", configFile], CONF_PATCH);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`Applied 1 file in ${sshd.user}@127.0.0.1:${sshd.port} ${root}`);
     expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER);

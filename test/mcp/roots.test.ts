@@ -71,6 +71,7 @@ describe("roots from --root flags", () => {
     const [root] = roots(["--root", "app=ssh://deploy@127.0.0.1:2200/srv?sudo=1&knownHostsFile=~/kh&proxyJump=jump"]);
     expect(sshOptionsOf(root!)).toEqual({
       host: "127.0.0.1",
+      allowProxyCommand: true, // the operator's ssh_config ProxyCommand runs, as with ssh
       port: 2200,
       username: "deploy",
       knownHostsFile: join(homedir(), "kh"),

@@ -55,7 +55,9 @@ interface RunOutcome {
 
 function run(command: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: REPO, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+    // $USER unset and a fake $HOME: the library must still find the passwd user and home (as OpenSSH).
+    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", HOME: "/nonexistent-sap-home", USER: undefined, LOGNAME: undefined };
+    const child = spawn(command, args, { cwd: REPO, stdio: ["ignore", "pipe", "pipe"], env: env as NodeJS.ProcessEnv });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += String(c)));
@@ -153,6 +155,10 @@ describe("runtime matrix: Node and Deno from the npm registry", () => {
       const [major, minor] = version;
       const [wantMajor, wantMinor] = runtime.minimum;
       expect(major > wantMajor || (major === wantMajor && minor >= wantMinor)).toBe(true);
+    });
+
+    test(`${runtime.name}: the local user and home come from the passwd database ($USER unset, $HOME fake)`, () => {
+      expectGroupGreen(outcomes.get(runtime.name), "local-user", 1);
     });
 
     test(`${runtime.name}: every scenario through parsePatch + planPatch`, () => {

@@ -15,14 +15,19 @@
  * Groups: `scenarios-plan` (every scenario through parsePatch + planPatch,
  * the plan applied in memory), `scenarios-local` (every scenario through
  * applyPatch and a real LocalShell), `ssh` (applyPatch over the sshd, and a
- * refused patch's typed failure).
+ * refused patch's typed failure), `local-user` (the passwd entry, whatever
+ * `$USER`/`$HOME` say: the Bun side starts this with `$USER` unset and a
+ * fake `$HOME`; the detail records what this runtime's os.userInfo() says).
  *
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { userInfo } from "node:os";
 import { applyPatch, connectSsh, LocalShell, parsePatch, planPatch } from "../../mod.ts";
+import { localUser } from "../../lib/ssh/local_user.ts";
 import type { PatchFailure, Warning } from "../../mod.ts";
 import {
   applyPlanInMemory,
@@ -192,6 +197,19 @@ async function sshChecks(target: SshTarget): Promise<void> {
     expectEqual(readFileSync(file, "utf8"), "listen 80\nworkers 8\n", "file after the refused patch");
   });
 }
+
+await check("local-user", "localUser() is the passwd entry of the uid, not $USER / $HOME", () => {
+  const name = execFileSync("id", ["-un"], { encoding: "utf8" }).trim();
+  const home = execFileSync("getent", ["passwd", String(process.getuid!())], { encoding: "utf8" }).split(":")[5]!;
+  const me = localUser();
+  let info: unknown;
+  try {
+    info = userInfo();
+  } catch (error) {
+    info = String(error);
+  }
+  expectEqual({ name: me.name, home: me.home }, { name, home }, `localUser() (os.userInfo() here says ${JSON.stringify(info)}, HOME=${process.env.HOME}, USER=${process.env.USER})`);
+});
 
 const scenarios = loadScenarios();
 await check("setup", `loaded ${scenarios.length} scenarios`, () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectSsh } from "../../lib/ssh/shell.ts";
@@ -47,6 +47,63 @@ describe.skipIf(!ready)("host keys against a real sshd", () => {
     expect(log).not.toMatch(/Accepted|Failed publickey|Postponed/);
     expect(readFileSync(knownHosts, "utf8")).toBe("");
   }, 10000);
+
+  /** The real client on the same known_hosts file, strict checking, no other known_hosts. */
+  function realSshWith(knownHosts: string): number | null {
+    return spawnSync("ssh", [
+      "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${knownHosts}`,
+      "-o", "GlobalKnownHostsFile=/dev/null", "-o", "HostKeyAlgorithms=ssh-ed25519", "-i", sshd.userKeyPath,
+      "-p", String(sshd.port), `${sshd.user}@127.0.0.1`, "true",
+    ], { timeout: 15_000, env: { PATH: process.env.PATH ?? "" } }).status;
+  }
+
+  // OpenSSH, checked with the real client: when nothing is known for [host]:port, a bare-host line with
+  // the same key is accepted ("found matching key w/out port"); one with another key leaves it unknown;
+  // any [host]:port line wins, even with another key. The library offers ssh-ed25519 first here too.
+  const bareCases: [string, (bare: string, other: string) => string[], "ok" | "host_key_unknown" | "host_key_mismatch"][] = [
+    ["a bare-host line with the server's key is accepted on a non-22 port", (bare) => [bare], "ok"],
+    ["a bare-host line with another key: unknown, not a mismatch", (_bare, other) => [other], "host_key_unknown"],
+    ["a [host]:port line with another key wins over a matching bare line: mismatch", (bare) => [otherKeyLine, bare], "host_key_mismatch"],
+  ];
+  for (const [name, lines, want] of bareCases) {
+    test(`known_hosts without the port, as OpenSSH: ${name}`, async () => {
+      const ed = sshd.hostKeyLine.split(" ").slice(1).join(" ");
+      const bare = `127.0.0.1 ${ed}`;
+      const otherBare = `127.0.0.1 ${otherKeyLine.split(" ").slice(1).join(" ")}`;
+      const file = writeKnownHosts(work, lines(bare, otherBare), `bare-${want}-${lines.length}`);
+      expect(realSshWith(file)).toBe(want === "ok" ? 0 : 255);
+      if (want === "ok") {
+        const shell = await connectSsh(sshOptions(sshd, file));
+        expect(text((await shell.exec("echo ok")).stdout)).toBe("ok\n");
+        await shell.close();
+      } else {
+        expect((await failureOf(connectSsh(sshOptions(sshd, file)))).code).toBe(want);
+      }
+    }, 20000);
+  }
+
+  test("UserKnownHostsFile none: no user file is trusted; GlobalKnownHostsFile is (OpenSSH alike)", async () => {
+    const global = writeKnownHosts(work, [sshd.hostKeyLine], "global-only");
+    const conf = (globalLine: string): string => {
+      const path = join(work, `kh-none-${globalLine === "none" ? "none" : "file"}.conf`);
+      writeFileSync(path, ["Host box", "  HostName 127.0.0.1", `  Port ${sshd.port}`, `  User ${sshd.user}`, `  IdentityFile ${sshd.userKeyPath}`,
+        "  UserKnownHostsFile none", `  GlobalKnownHostsFile ${globalLine}`, "  HostKeyAlgorithms ssh-ed25519", ""].join("\n"));
+      return path;
+    };
+    const real = (path: string): number | null =>
+      spawnSync("ssh", ["-F", path, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "box", "true"], { timeout: 15_000, env: { PATH: process.env.PATH ?? "" } }).status;
+    expect(real(conf(global))).toBe(0);
+    const shell = await connectSsh({ host: "box", sshConfigFile: conf(global), agent: false });
+    await shell.close();
+    expect(real(conf("none"))).toBe(255);
+    const failed = await failureOf(connectSsh({ host: "box", sshConfigFile: conf("none"), agent: false }));
+    expect(failed.code).toBe("host_key_unknown");
+    expect(failed.message).toContain("UserKnownHostsFile and GlobalKnownHostsFile are none");
+    // accept-new cannot record a key when there is no user file.
+    const accept = await failureOf(connectSsh({ host: "box", sshConfigFile: conf("none"), agent: false, hostKeyPolicy: "accept-new" }));
+    expect(accept.code).toBe("host_key_unknown");
+    expect(accept.message).toContain("UserKnownHostsFile is none");
+  }, 30000);
 
   test("positive control: a known key connects and the log shows authentication", async () => {
     const offset = sshd.readLog().length;

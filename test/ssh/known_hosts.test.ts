@@ -46,7 +46,14 @@ describe("verifyHostKey on plain entries", () => {
     { name: "exact host, port 22", lines: () => [line("web1", keys.a)], host: "web1", port: 22, key: () => keys.a, status: "match" },
     { name: "host case-insensitive", lines: () => [line("WEB1.Example", keys.a)], host: "web1.example", port: 22, key: () => keys.a, status: "match" },
     { name: "[host]:port token", lines: () => [line("[127.0.0.1]:2222", keys.a)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "match" },
-    { name: "plain host line does not cover port 2222", lines: () => [line("127.0.0.1", keys.a)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "unknown" },
+    // Port ≠ 22 with nothing known for [host]:port: OpenSSH accepts a bare-host line with the same key
+    // ("found matching key w/out port"), checked with the real client (test/ssh/host_keys_sshd.test.ts).
+    { name: "bare host line with the same key covers port 2222 (OpenSSH's fallback)", lines: () => [line("127.0.0.1", keys.a)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "match" },
+    { name: "bare host line with another key: port 2222 stays unknown, not a mismatch", lines: () => [line("127.0.0.1", keys.b)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "unknown" },
+    { name: "a [host]:port line with another key wins over a matching bare line", lines: () => [line("[127.0.0.1]:2222", keys.b), line("127.0.0.1", keys.a)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "mismatch" },
+    { name: "a matching [host]:port line wins over a bare line with another key", lines: () => [line("[127.0.0.1]:2222", keys.a), line("127.0.0.1", keys.b)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "match" },
+    { name: "a bare @revoked line refuses the bare fallback", lines: () => [line("127.0.0.1", keys.a), "@revoked " + line("127.0.0.1", keys.a)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "revoked" },
+    { name: "a bare @revoked line does not touch a [host]:port match", lines: () => [line("[127.0.0.1]:2222", keys.a), "@revoked " + line("127.0.0.1", keys.a)], host: "127.0.0.1", port: 2222, key: () => keys.a, status: "match" },
     { name: "[host]:22 is not the token for port 22", lines: () => [line("[web1]:2222", keys.a)], host: "web1", port: 22, key: () => keys.a, status: "unknown" },
     { name: "comma list", lines: () => [line("alpha,web1,beta", keys.a)], host: "web1", port: 22, key: () => keys.a, status: "match" },
     { name: "* wildcard", lines: () => [line("*.lan", keys.a)], host: "web.lan", port: 22, key: () => keys.a, status: "match" },

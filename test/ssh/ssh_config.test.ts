@@ -174,7 +174,23 @@ describe("resolveSshConfig", () => {
     expect(resolved.port).toBe(2202);
     expect(resolved.hostName).toBe("extra.example");
     expect(resolved.identityFiles).toEqual([`${HOME}/.ssh/a`, `${HOME}/.ssh/b`]);
-    expect(source.touched).not.toContain(`${HOME}/.ssh/never_read`);
+    // OpenSSH reads an Include inside a block that does not apply too (to check it); nothing of it applies.
+    expect(source.touched).toContain(`${HOME}/.ssh/never_read`);
+  });
+
+  test("the system file comes after the user file; its relative Include is under /etc/ssh", () => {
+    const source = {
+      ...memory({
+        [CONFIG]: "Host web\n  User fromuser\n",
+        "/etc/ssh/ssh_config": "Include sys.d/*.conf\nHost *\n  User fromsystem\n  Port 2299\n",
+        "/etc/ssh/sys.d/10.conf": "Host web\n  IdentityFile ~/.ssh/from_system_include\n",
+      }),
+      systemConfigPath: "/etc/ssh/ssh_config",
+    };
+    const resolved = resolveSshConfig("web", CONFIG, source);
+    expect(resolved.user).toBe("fromuser");
+    expect(resolved.port).toBe(2299);
+    expect(resolved.identityFiles).toEqual([`${HOME}/.ssh/from_system_include`]);
   });
 
   test("Host lines inside an included file do not leak out of it", () => {
@@ -186,9 +202,42 @@ describe("resolveSshConfig", () => {
     expect(resolved.port).toBeUndefined();
   });
 
-  test("Include recursion stops at depth 16 with a warning", () => {
-    const resolved = resolve("web", { [CONFIG]: "Include config\n" });
-    expect(resolved.warnings.some((w) => w.includes("deeper than 16"))).toBe(true);
+  test("a config that includes itself three times fails at once, as OpenSSH (17 files read, not 3^16)", () => {
+    const source = memory({ [CONFIG]: "Include config\nInclude config\nInclude config\nHost *\n  User x\n" });
+    const started = performance.now();
+    const resolved = resolveSshConfig("web", CONFIG, source);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(resolved.errors).toEqual([expect.stringContaining("Too many recursive configuration includes")]);
+    expect(source.touched.filter((p) => p === CONFIG)).toHaveLength(17);
+  });
+
+  test("Include: 16 nested levels are fine, the 17th is refused (OpenSSH's READCONF_MAX_DEPTH)", () => {
+    const chain = (levels: number): Record<string, string> => {
+      const files: Record<string, string> = { [CONFIG]: "Include c1\n" };
+      for (let i = 1; i < levels; i++) files[`${HOME}/.ssh/c${i}`] = `Include c${i + 1}\n`;
+      files[`${HOME}/.ssh/c${levels}`] = "User deep\n";
+      return files;
+    };
+    const ok = resolve("web", chain(16));
+    expect(ok.user).toBe("deep");
+    expect(ok.errors).toBeUndefined();
+    expect(resolve("web", chain(17)).errors).toEqual([expect.stringContaining("Too many recursive configuration includes")]);
+  });
+
+  test("Include inside a block that does not apply is still followed: a self-include there fails too", () => {
+    const resolved = resolve("web", { [CONFIG]: "Host other\n  Include config\nHost *\n  User x\n" });
+    expect(resolved.errors).toEqual([expect.stringContaining("Too many recursive configuration includes")]);
+  });
+
+  test("total include work is bounded: a wide fan-out that never nests too deep is refused after 256 files", () => {
+    // 6 levels of 8 includes each would be 8^6 = 262144 reads.
+    const files: Record<string, string> = { [CONFIG]: "Include l1\n".repeat(8) };
+    for (let i = 1; i < 6; i++) files[`${HOME}/.ssh/l${i}`] = `Include l${i + 1}\n`.repeat(8);
+    files[`${HOME}/.ssh/l6`] = "User leaf\n";
+    const source = memory(files);
+    const resolved = resolveSshConfig("web", CONFIG, source);
+    expect(resolved.errors).toEqual([expect.stringContaining("more than 256 configuration files")]);
+    expect(source.touched.length).toBeLessThanOrEqual(257);
   });
 
   test("Match exec is never executed: block not applied, warning given, nothing ran", () => {
@@ -214,10 +263,16 @@ describe("resolveSshConfig", () => {
     }
   });
 
-  test("ProxyCommand is reported, never used", () => {
-    const resolved = resolve("web", { [CONFIG]: "Host web\n  ProxyCommand nc %h %p\n" });
+  test("ProxyCommand: the rest of the line verbatim, %h %n %p %r %% expanded (never run here)", () => {
+    const resolved = resolve("Web", { [CONFIG]: 'Host Web\n  HostName Real.Example\n  User ops\n  Port 2201\n  ProxyCommand=nc  "%h"  %p # %r %n 100%%\n' });
+    expect(resolved.proxyCommand).toBe('nc  "real.example"  2201 # ops Web 100%');
     expect(resolved.proxyJump).toEqual([]);
-    expect(resolved.warnings.some((w) => w.includes("ProxyCommand is not supported"))).toBe(true);
+  });
+
+  test("ProxyCommand refuses host or user names a shell would interpret", () => {
+    const resolved = resolve("x;touch pwned", { [CONFIG]: "Host *\n  ProxyCommand nc %n %p\n" });
+    expect(resolved.errors).toEqual([expect.stringContaining("refusing to put %n")]);
+    expect(resolved.proxyCommand).toBeUndefined();
   });
 
   test("HostKeyAlias is resolved; trust-relevant keywords that are not applied are reported", () => {

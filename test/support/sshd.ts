@@ -41,7 +41,11 @@ export interface TestUsers {
 export interface SshdOptions {
   /** sshd `MaxSessions` (default 10, as OpenSSH). */
   maxSessions?: number;
-  /** Extra sshd_config lines. */
+  /**
+   * Extra sshd_config lines, written before the harness's own: sshd keeps the
+   * first value of a keyword, so these override the defaults (e.g.
+   * `PasswordAuthentication yes`). Accumulating keywords (HostKey) add up.
+   */
   extraConfig?: string[];
   /** Authorize this existing client key (its `.pub` beside it) instead of generating one. */
   userKeyPath?: string;
@@ -235,6 +239,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
     writeFileSync(
       configPath,
       [
+        ...(options.extraConfig ?? []),
         `Port ${port}`,
         "ListenAddress 127.0.0.1",
         `HostKey ${hostKeyPath}`,
@@ -248,7 +253,6 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
         "LogLevel DEBUG1",
         `MaxSessions ${options.maxSessions ?? 10}`,
         "MaxStartups 100",
-        ...(options.extraConfig ?? []),
         "",
       ].join("\n"),
     );
