@@ -24,7 +24,16 @@ import type { RootConfig } from "./roots.ts";
 /** The handler's `extra` argument. */
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** Counts the tool calls still running, so shutdown can let them finish. */
+/**
+ * Counts the tool calls still running, so shutdown can let them finish.
+ *
+ * @example
+ * ```ts
+ * const calls = new CallTracker();
+ * void calls.track(() => longCall());
+ * await calls.idle();
+ * ```
+ */
 export class CallTracker {
   #running = 0;
   #wake: (() => void)[] = [];
@@ -60,7 +69,16 @@ export class CallTracker {
 /** Where a connection's roots come from. */
 export type RootsOrigin = "configured" | "client";
 
-/** The state of one MCP connection. */
+/**
+ * The state of one MCP connection.
+ *
+ * @example
+ * ```ts
+ * const connection = new Connection(roots, (line) => console.error(line));
+ * await connection.run(() => tool(args), extra);
+ * connection.event({ level: "info", event: "commit", message: "applied" }, extra);
+ * ```
+ */
 export class Connection {
   readonly calls: CallTracker = new CallTracker();
   readonly origin: RootsOrigin;

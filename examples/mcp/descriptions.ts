@@ -121,7 +121,7 @@ export function applyPatchDescription(roots: readonly RootConfig[]): string {
 
 ${rootList(roots)}
 
-Workflow: read_file first, and copy context and "-" lines exactly as read. Send expected_sha256 {"<path>": file_sha256} for every file you update or delete. Use dry_run: true to see the diff without changing anything. After success, each file's new_sha256 is its new file_sha256.
+Workflow: find the file with list_files or search, read_file it, and copy context and "-" lines exactly as read. Send expected_sha256 {"<path>": file_sha256} for every file you update or delete. Use dry_run: true to see the diff without changing anything. After success, each file's new_sha256 is its new file_sha256.
 
 Format (paths relative to the root):
 ${EXAMPLE_PATCH}
@@ -138,7 +138,7 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - conflict: the file changed while the patch was applied; nothing was written: read again, retry.
 - locked: another writer holds the file: retry in a few seconds.
 - invalid_patch: the format is wrong at the given patch line.
-- invalid_path, path_outside_root, symlink_rejected, not_found, already_exists, not_regular_file, duplicate_path: fix the path or the operation.
+- invalid_path, path_outside_root, symlink_rejected, not_found, already_exists, not_regular_file, duplicate_path: fix the path or the operation (list_files and search find the right path).
 - outcome_unknown, partial_apply: the connection or the host failed during the commit. The server reconciles at once and the first text block says the result (structuredContent.reconciled): applied (do not resend), not applied (send again), or diverged / unfinished (read_file the files before anything else).
 - invalid_argument: unknown or missing root.
 - anything else (timeout, remote_error, permission_denied, limit_exceeded, SSH codes): follow the message; retryable: true means the same call may succeed later.`;

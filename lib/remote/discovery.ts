@@ -68,7 +68,14 @@ export function globProblem(glob: string): PatchFailure | null {
   return null;
 }
 
-/** A checked positive integer option, or its default; throws on a wrong type or range (a programmer error). */
+/**
+ * A checked positive integer option, or its default; throws on a wrong type or range (a programmer error).
+ *
+ * @example
+ * ```ts
+ * countOption("depth", undefined, 1, 32); // 1
+ * ```
+ */
 export function countOption(name: string, value: number | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new RangeError(`${name} must be an integer between 1 and ${max}`);
@@ -110,6 +117,12 @@ export interface DiscoveryExecOptions {
  * Run a discovery program. Resolves with the result, or with the failure
  * of the transport (connection, timeout, cancel) — a dropped connection is
  * a retryable `remote_error`: the programs only read.
+ *
+ * @example
+ * ```ts
+ * const result = await runDiscovery(shell, listProgram("/srv", 10, 1), stdin, {});
+ * if ("code" in result) return failed(result);
+ * ```
  */
 export async function runDiscovery(
   shell: RemoteShell,
@@ -131,6 +144,11 @@ export async function runDiscovery(
 /**
  * The failure a record that ends the program early stands for, or null
  * when the record is not one of them.
+ *
+ * @example
+ * ```ts
+ * earlyEnd({ type: "NOTDIR", fields: ["file"] }, "a.txt", "/srv", "web1")?.code; // "not_regular_file"
+ * ```
  */
 export function earlyEnd(record: OutputRecord, dir: string, root: string, host: string): PatchFailure | null {
   const [a, b] = record.fields;
@@ -159,7 +177,14 @@ export function earlyEnd(record: OutputRecord, dir: string, root: string, host: 
   }
 }
 
-/** A protocol violation of the host's output: a retryable remote_error saying nothing changed. */
+/**
+ * A protocol violation of the host's output: a retryable remote_error saying nothing changed.
+ *
+ * @example
+ * ```ts
+ * brokenOutput("the list output ended early", result).code; // "remote_error"
+ * ```
+ */
 export function brokenOutput(what: string, result: ExecResult): PatchFailure {
   const how = `exit ${result.exitCode ?? "none"}${result.signal ? `, signal ${result.signal}` : ""}`;
   return remoteError(`${what} (${how}); nothing was changed: retry`, lossy.decode(result.stderr.subarray(0, 2000)));
