@@ -33,7 +33,7 @@ export { canonicalPathKey, validatePath } from "./lib/patch/paths.ts";
 export { unifiedDiff } from "./lib/text/diff.ts";
 export type { UnifiedDiffInput } from "./lib/text/diff.ts";
 export { DEFAULT_LIMITS, resolveLimits } from "./lib/patch/limits.ts";
-export { failure, isRetryable, rewordFailure, warning } from "./lib/failure.ts";
+export { failure, isRetryable, listHint, optionHint, readHint, reconcileHint, rewordFailure, shaHint, warning } from "./lib/failure.ts";
 export type { HintWords } from "./lib/failure.ts";
 export { sha256Hex } from "./lib/text/sha256.ts";
 export { readWindow } from "./lib/plan/read_window.ts";

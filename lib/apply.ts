@@ -9,6 +9,8 @@ import { failure } from "./failure.ts";
 import { resolveLimits } from "./patch/limits.ts";
 import { parsePatch } from "./patch/parse.ts";
 import { planPatch } from "./plan/plan.ts";
+import { parseFailurePaths, refineParseFailures } from "./plan/refine.ts";
+import { afterCommit } from "./plan/after_commit.ts";
 import { RemoteShellError } from "./remote/shell.ts";
 import type { RemoteShell } from "./remote/shell.ts";
 import { readSnapshots } from "./remote/snapshot.ts";
@@ -83,7 +85,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   const failed = (errors: PatchFailure[], warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
 
   const parsed = parsePatch(request.patch, { limits });
-  if (!parsed.ok) return failed(parsed.errors, parsed.warnings);
+  if (!parsed.ok) return failed(await refinedParseErrors(shell, request, parsed.errors, limits), parsed.warnings);
   const warnings = [...parsed.warnings];
 
   if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], warnings);
@@ -128,8 +130,28 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   });
   // A failed commit has no per-file reports, so the plan's per-file warnings
   // (fuzzy matches, …) move up rather than vanish.
-  const fileWarnings = committed.ok ? [] : plan.files.flatMap((f) => f.warnings);
+  const outcome = (committed.errors ?? []).some((e) => e.code === "outcome_unknown" || e.code === "partial_apply") ? "unknown" : "not_committed";
+  const fileWarnings = committed.ok ? [] : plan.files.flatMap((f) => afterCommit(f.warnings, outcome));
   return { ...committed, dry_run: false, warnings: [...warnings, ...fileWarnings, ...committed.warnings] };
+}
+
+/**
+ * Parse failures made precise with the root and, when a failure can use
+ * them (chunk lines without a marker), the files they name: one snapshot
+ * exec, on this failure path only; if it fails, the parse failures stand
+ * as they are (lib/plan/refine.ts).
+ */
+async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, errors: PatchFailure[], limits: Limits): Promise<PatchFailure[]> {
+  const paths = parseFailurePaths(request.patch, errors);
+  let snapshots: Snapshots | undefined;
+  if (paths.length > 0 && !request.signal?.aborted) {
+    try {
+      snapshots = await readSnapshots(shell, request.root, paths, { signal: request.signal, timeoutMs: request.timeoutMs, maxFileBytes: limits.maxFileBytes });
+    } catch (error) {
+      if (!(error instanceof RemoteShellError)) throw error;
+    }
+  }
+  return refineParseFailures(request.patch, errors, { root: request.root, ...(snapshots ? { snapshots } : {}) });
 }
 
 /** Every path the patch names: sources and Move destinations, in patch order. */

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import type { ReadMemory } from "./read_memory.ts";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -161,6 +162,8 @@ export interface ToolContext {
   diffBudgetBytes: number;
   /** The tools of this server (failure messages name only these). */
   tools: ReadonlySet<string>;
+  /** read_file's window hashes, so apply_patch recognises a content_sha256 sent as expected_sha256. */
+  reads?: ReadMemory;
 }
 
 /**

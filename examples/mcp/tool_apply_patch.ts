@@ -100,7 +100,8 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
       }, extra);
       report = { ...report, reconciled };
     }
-    const result = failedApplyResult({ ...report, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) }, { tools: ctx.tools });
+    const errors = (report.errors ?? []).map((e) => ctx.reads?.explain(root.name, e) ?? e);
+    const result = failedApplyResult({ ...report, errors, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) }, { tools: ctx.tools });
     return guardResult({ isError: true, ...result });
   }
   ctx.connection.event({

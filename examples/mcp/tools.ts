@@ -18,6 +18,7 @@ import { Connection } from "./context.ts";
 import type { Extra, ToolContext } from "./context.ts";
 import { applyPatchDescription, listFilesDescription, readFileDescription, searchDescription, serverInstructions } from "./descriptions.ts";
 import type { ShellSource } from "./pool.ts";
+import { ReadMemory } from "./read_memory.ts";
 import type { RootConfig } from "./roots.ts";
 import { registerApplyPatch } from "./tool_apply_patch.ts";
 import { registerDiscovery } from "./tool_discovery.ts";
@@ -70,6 +71,7 @@ export function createSession(options: ServerOptions): Session {
     readMaxBytes: options.readMaxBytes ?? 128 * 1024,
     diffBudgetBytes: options.diffBudgetBytes ?? DEFAULT_DIFF_BUDGET_BYTES,
     tools: TOOL_NAMES,
+    reads: new ReadMemory(),
   };
   const read = registerReadFile(server, ctx);
   const apply = registerApplyPatch(server, ctx);

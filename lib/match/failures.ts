@@ -35,12 +35,16 @@ function label(env: DiagnoseEnv, c: ChunkRef): string {
  */
 export function ambiguousFailure(env: DiagnoseEnv, c: ChunkRef, positions: readonly number[], m: number, tier: MatchTier, start: SearchStart): PatchFailure {
   const shown = positions.slice(0, CANDIDATE_CAP);
-  const candidates = shown.map((s) => lineRef(env.lines, s));
+  const candidates = shown.map((s): LineRef => {
+    const enclosing = enclosingRef(env, s);
+    return { ...lineRef(env.lines, s), ...(enclosing ? { enclosing } : {}) };
+  });
   const count = positions.length > CANDIDATE_CAP ? `more than ${CANDIDATE_CAP}` : String(positions.length);
   const complete = positions.length <= CANDIDATE_CAP;
+  const blocks = candidates.some((r) => r.enclosing !== undefined);
   const parts = [
-    `ambiguous_hunk: ${label(env, c)} matches ${count} places at or after line ${start.from + 1} (after ${start.reason})${tier > 1 ? `, ${describeTier(tier)}` : ""}; a chunk must match exactly one place. The first line of each match:`,
-    boundedBlock(candidates.map(formatRef), env.limits),
+    `ambiguous_hunk: ${label(env, c)} matches ${count} places at or after line ${start.from + 1} (after ${start.reason})${tier > 1 ? `, ${describeTier(tier)}` : ""}; a chunk must match exactly one place. The first line of each match${blocks ? ", and the block it is in (the nearest less-indented line above it)" : ""}:`,
+    boundedBlock(candidates.map((r) => (r.enclosing ? `${formatRef(r)}    (in ${r.enclosing.id}  ${r.enclosing.text.trim()})` : formatRef(r))), env.limits),
   ];
   const hints: string[] = [];
   for (let k = 0; k < Math.min(SUGGESTION_CAP, shown.length); k++) {
@@ -63,6 +67,31 @@ export function ambiguousFailure(env: DiagnoseEnv, c: ChunkRef, positions: reado
     line: shown[0]! + 1,
     candidates,
   });
+}
+
+/** How far above a candidate its enclosing block is looked for (bounded work). */
+const ENCLOSING_REACH = 2000;
+
+/**
+ * The block a match is in: the nearest non-blank line above it that is
+ * less indented (a `def`, a `server {`), within ENCLOSING_REACH lines.
+ */
+function enclosingRef(env: DiagnoseEnv, s: number): LineRef | undefined {
+  const lines = env.lines;
+  const first = lines[s]!;
+  const indent = contentStart(first);
+  if (indent === 0 || indent >= first.length) return undefined;
+  const stop = Math.max(0, s - ENCLOSING_REACH);
+  for (let a = s - 1; a >= stop; a--) {
+    const line = lines[a]!;
+    const start = contentStart(line);
+    if (start < line.length && start < indent) {
+      env.stats.diagnosticLines += s - a;
+      return lineRef(lines, a);
+    }
+  }
+  env.stats.diagnosticLines += s - stop;
+  return undefined;
 }
 
 /**

@@ -9,7 +9,7 @@
 import { warning } from "../failure.ts";
 import { lineIdPrefix, stripChunkLineIds } from "./line_ids.ts";
 import { markerOf, SECTION_HEADERS } from "./markers.ts";
-import type { Chunk, ChunkLine, UpdateFileOp, Warning } from "../types.ts";
+import type { Chunk, ChunkLine, PatchFailure, UpdateFileOp, Warning } from "../types.ts";
 
 /** What the chunk reader needs from the section parser that owns the cursor. */
 export interface ChunkHost {
@@ -18,7 +18,7 @@ export interface ChunkHost {
   readonly to: number;
   cursor(): number;
   advance(): void;
-  reportAt(i: number, message: string, path: string, hunk?: number): void;
+  reportAt(i: number, message: string, path: string, hunk?: number, fields?: Partial<PatchFailure>): void;
   warn(w: Warning): void;
   noteMarker(i: number): void;
 }
@@ -53,6 +53,8 @@ class ChunkReader {
   private unifiedHeaders = 0;
   private firstUnifiedLine = 0;
   private sectionErrors = 0;
+  /** 1-based patch lines of the open chunk that had no marker (unmarkedLine). */
+  private unmarked: number[] = [];
   /** `N:hh|` prefixes removed (line_ids.ts), the first one's patch line and text. */
   private idsStripped = 0;
   private firstIdLine = 0;
@@ -88,7 +90,7 @@ class ChunkReader {
         if (marker === null && line.startsWith("diff --git ")) {
           break; // a unified-diff file starts: the section parser reads it (unified.ts)
         } else if (marker === null) {
-          this.badLine(i, line);
+          this.unmarkedLine(i, line);
         } else if (marker.kind === "eof") {
           p.noteMarker(i);
           this.endOfFile(i);
@@ -185,17 +187,50 @@ class ChunkReader {
     this.afterEndOfFile = i;
   }
 
-  private badLine(i: number, line: string): void {
-    const tab = line.startsWith("\t")
-      ? " This line starts with a tab: a context line needs ' ' before the file's own indentation."
+  /**
+   * A line with no ' ', '-' or '+' marker. Usually a context line whose
+   * leading ' ' was lost, so it is kept in its chunk (as context, with its
+   * whole text) and every such line of the chunk is reported together when
+   * the chunk closes, with the indented context lines that may have lost it
+   * too (they were read one space short). applyPatch then tries both
+   * readings against the file (lib/plan/refine.ts).
+   */
+  private unmarkedLine(i: number, line: string): void {
+    if (this.afterEndOfFile >= 0) {
+      this.bodyLine(i, "context", line); // reported as following *** End of File
+      return;
+    }
+    this.bodyLine(i, "context", line);
+    this.unmarked.push(i + 1);
+  }
+
+  /** The one error of a chunk with unmarked lines (see unmarkedLine). */
+  private reportUnmarked(chunk: Chunk, index: number): void {
+    const lines = this.unmarked;
+    this.unmarked = [];
+    const set = new Set(lines);
+    const indented = chunk.lines.filter((l) => l.kind === "context" && !set.has(l.patchLine) && /^[ \t]/.test(l.text)).map((l) => l.patchLine);
+    const tab = lines.some((n) => this.parser.lines[n - 1]!.startsWith("\t")) ? " (a line that starts with a tab needs ' ' before the file's own indentation, the tab)" : "";
+    const maybe = indented.length > 0
+      ? ` The indented context ${plural(indented.length, "line")} ${lineList(indented)} may have lost ${indented.length === 1 ? "its" : "their"} ' ' too: as sent, ${indented.length === 1 ? "it was" : "they were"} read as context one space shorter than written.`
       : "";
-    this.report(
-      i,
-      `is not a chunk line: ${CHUNK_LINES} (context, delete, insert) and a new chunk starts with '@@'; ${SECTION_HEADERS}.${tab}`,
+    const others = lines.slice(1);
+    const alsoShown = others.slice(0, 5).map((n) => `${n} ${quoteText(this.parser.lines[n - 1]!)}`).join(", ");
+    const also = others.length === 0
+      ? ""
+      : ` ${others.length === 1 ? "Line" : "Lines"} ${alsoShown}${others.length > 5 ? ` and ${others.length - 5} more` : ""} of the same chunk ${others.length === 1 ? "has" : "have"} none either.`;
+    this.sectionErrors++;
+    this.parser.reportAt(
+      lines[0]! - 1,
+      `(chunk ${index} of ${JSON.stringify(this.op.path)}) has no marker: ${CHUNK_LINES} (context, delete, insert); a context line is ' ' and then the file's text with its indentation${tab}.${also}${maybe} Next step: add the missing markers; a new chunk starts with '@@'; ${SECTION_HEADERS}.`,
+      this.op.path,
+      index,
+      { unmarked_lines: lines },
     );
   }
 
   private newChunk(i: number): Chunk {
+    this.unmarked = [];
     return { anchors: [], lines: [], endOfFile: false, patchLine: i + 1 };
   }
 
@@ -207,6 +242,9 @@ class ChunkReader {
     const hadBody = this.hasBody;
     this.hasBody = false;
     const index = this.op.chunks.length + 1;
+    // Reported even after an earlier error of the section: every unmarked
+    // line of the patch is named in one reply.
+    if (this.unmarked.length > 0) this.reportUnmarked(chunk, index);
     if (this.sectionErrors > 0) {
       // The section is already rejected; a half-read chunk would only add noise.
       this.op.chunks.push(chunk);
@@ -251,4 +289,18 @@ class ChunkReader {
     this.sectionErrors++;
     this.parser.reportAt(i, message, this.op.path, hunk);
   }
+}
+
+function plural(n: number, word: string): string {
+  return n === 1 ? word : `${word}s`;
+}
+
+/** `4`, `4 and 6`, `4, 5 and 9`. */
+function lineList(lines: readonly number[]): string {
+  if (lines.length <= 1) return lines.join("");
+  return `${lines.slice(0, -1).join(", ")} and ${lines.at(-1)}`;
+}
+
+function quoteText(text: string): string {
+  return JSON.stringify(text.length > 60 ? text.slice(0, 60) + "…" : text);
 }

@@ -276,8 +276,8 @@ class SectionParser implements ChunkHost {
     this.i++;
   }
 
-  reportAt(i: number, message: string, path: string, hunk?: number): void {
-    this.error(`${this.at(i)} ${message}`, i + 1, hunk === undefined ? { path } : { path, hunk });
+  reportAt(i: number, message: string, path: string, hunk?: number, fields: Partial<PatchFailure> = {}): void {
+    this.error(`${this.at(i)} ${message}`, i + 1, hunk === undefined ? { path, ...fields } : { path, hunk, ...fields });
   }
 
   warn(w: Warning): void {

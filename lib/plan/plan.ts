@@ -18,6 +18,8 @@ import { unifiedDiff } from "../text/diff.ts";
 import { resolveLimits } from "../patch/limits.ts";
 import { locateChunks } from "../match/locate.ts";
 import { foldFailures, FULL_FAILURES } from "./fold_failures.ts";
+import { diagnoseChunkFailures, guessedIndentation } from "./chunk_diagnoses.ts";
+import { resentAdd, resentMove, resentUpdate } from "./resend.ts";
 import { isIndentationSensitive } from "../match/normalize.ts";
 import { parentOf } from "../patch/paths.ts";
 import {
@@ -105,7 +107,7 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
 
 function planAdd(op: AddFileOp, ctx: PlanContext): OpResult {
   const blocked = checkDestination(ctx, op.path, "Add", op.patchLine);
-  if (blocked) return { ok: false, errors: [blocked] };
+  if (blocked) return { ok: false, errors: [resentAdd(op, snapshotOf(ctx, op.path), blocked)] };
   if (ctx.expectedSha.has(op.path)) {
     return {
       ok: false,
@@ -194,10 +196,13 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
     const blocked = checkDestination(ctx, op.moveTo, "Move", op.patchLine);
     if (blocked) errors.push(blocked);
   }
-  if (errors.length > 0) return { ok: false, errors };
+  if (errors.length > 0) {
+    const moved = op.moveTo !== undefined && !snap.rejected ? resentMove(ctx, op, snap, snapshotOf(ctx, op.moveTo)) : null;
+    return { ok: false, errors: moved ? [moved] : errors };
+  }
 
   const shaFailure = checkCallerSha(ctx, snap);
-  if (shaFailure) return { ok: false, errors: [shaFailure] };
+  if (shaFailure) return { ok: false, errors: [resentUpdate(ctx, op, snap, shaFailure)] };
   const sha = requireSha(snap);
   const bytes = snap.bytes;
   if (!bytes) throw new TypeError(`planPatch: snapshot of ${op.path} has no bytes; an Update needs the file content`);
@@ -220,15 +225,18 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   const file = decoded.file;
   // The decoded file, not its lines: the matcher scans the flat text, and
   // only the lines chunks touch are ever made into strings.
-  const located = locateChunks(file, op.chunks, {
-    matching: ctx.matching,
+  const locate = {
     path: op.path,
     indentationSensitive: isIndentationSensitive(op.moveTo ?? op.path),
     excerptLines: ctx.excerptLines,
     excerptBytes: ctx.excerptBytes,
-    detail,
-  });
-  const failed = [...located.errors, ...located.undiagnosed];
+  };
+  const located = locateChunks(file, op.chunks, { ...locate, matching: ctx.matching, detail });
+  // Recognisable mistakes are said as such (chunk_diagnoses.ts), also
+  // where the matcher would have guessed an indentation.
+  const diagnosis = { file, op, locate };
+  const failed = [...diagnoseChunkFailures(diagnosis, located.errors), ...located.undiagnosed];
+  failed.push(...guessedIndentation(diagnosis, located.warnings));
   if (failed.length > 0) return { ok: false, errors: failed.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0)) };
 
   const edits: LineEdit[] = located.placements.map((placement) => {

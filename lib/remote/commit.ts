@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { failure, quotedFailure, reconcileHint } from "../failure.ts";
 import { commitProgram } from "./programs/programs.ts";
+import { afterCommit } from "../plan/after_commit.ts";
 import { transactionInput, transactionLayout, uploadedBytes } from "./manifest.ts";
 import type { TransactionLayout } from "./manifest.ts";
 import { parseProgramOutput } from "./protocol.ts";
@@ -130,7 +131,7 @@ export async function commitRemote(
       stdin: transactionInput(plan, layout, "SAP-COMMIT-1", true),
       signal: options.signal,
       timeoutMs: options.timeoutMs,
-      onStdinProgress: options.onProgress,
+      onStdinProgress: options.onProgress ? reportedProgress(plan, layout, options.onProgress) : undefined,
     });
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
@@ -301,6 +302,23 @@ function expectedOf(plan: Plan, layout: TransactionLayout, k: number): Plan["fil
   return oldSha === null ? { state: "missing" } : { state: "sha256", sha256: oldSha };
 }
 
+/**
+ * Upload progress in the bytes the report counts (the sum of the files'
+ * `bytes_uploaded`: contents, and for a delta its piece lines), not in
+ * stdin bytes, which include the manifest: the last call's total is what
+ * the report then says was uploaded. The manifest (where a delta's piece
+ * lines are) goes first, so its bytes count as those lines pro rata.
+ */
+function reportedProgress(plan: Plan, layout: TransactionLayout, onProgress: (sent: number, total: number) => void): (sent: number, total: number) => void {
+  const total = plan.files.reduce((sum, _, i) => sum + uploadedBytes(plan, layout, i), 0);
+  const lines = total - layout.contentBytes;
+  return (sent, stdinTotal) => {
+    const head = stdinTotal - layout.contentBytes;
+    const done = sent <= head ? (head > 0 ? Math.floor((lines * sent) / head) : 0) : lines + (sent - head);
+    onProgress(Math.min(total, Math.max(0, done)), total);
+  };
+}
+
 function collectWarnings(ctx: Context): { byPath: Map<number, Warning[]>; general: Warning[]; all: Warning[] } {
   const byPath = new Map<number, Warning[]>();
   const general: Warning[] = [];
@@ -331,7 +349,7 @@ function fileReports(ctx: Context, byPath: Map<number, Warning[]>): FileReport[]
       bytes_uploaded: uploadedBytes(plan, layout, i),
       metadata_preserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
       diff: file.diff,
-      warnings: [...file.warnings, ...(byPath.get(src) ?? []), ...(dst === null ? [] : byPath.get(dst) ?? [])],
+      warnings: [...afterCommit(file.warnings, "committed"), ...(byPath.get(src) ?? []), ...(dst === null ? [] : byPath.get(dst) ?? [])],
     };
   });
 }

@@ -7,7 +7,8 @@
  * drop "the connection" on purpose.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { failure } from "../../lib/failure.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { RemoteShellError } from "../../lib/remote/shell.ts";
@@ -82,6 +83,34 @@ describe("MCP failure results in MCP words", () => {
     expect(text).toContain('send the file_sha256 that read_file returns as expected_sha256 {"app.py": "<file_sha256>"}');
     expect(text).not.toContain("expectedSha256");
     expect(text).not.toContain("--expect");
+  });
+
+  test("a content_sha256 from read_file sent as expected_sha256: recognised, with the file_sha256 to send instead", async () => {
+    dir = makeTree({ "app.py": APP });
+    session = await connect({ roots: localRoots({ site: dir }) });
+    const read = (await call(session, "read_file", { path: "app.py", offset: 2, limit: 2 })).structuredContent as { content_sha256: string; file_sha256: string };
+    const result = await call(session, "apply_patch", { patch: FIX, expected_sha256: { "app.py": read.content_sha256 } });
+    const out = result.structuredContent as ApplyPatchOutput;
+    expect(out.errors![0]).toMatchObject({ code: "precondition_failed", path: "app.py", expected_sha256: read.content_sha256, actual_sha256: read.file_sha256 });
+    const text = textOf(result);
+    expect(text).toContain(`is the content_sha256 that read_file returned for lines 2–3 of app.py: the hash of those lines only`);
+    expect(text).toContain(`The file has not changed since that read: its file_sha256 is ${read.file_sha256}. Next step: send expected_sha256 {"app.py": "${read.file_sha256}"} with the same patch.`);
+    expect(text).not.toContain("the file changed since");
+    expect(out.errors![0]!.message).toBe(text);
+    // Following the advice works.
+    const retried = await call(session, "apply_patch", { patch: FIX, expected_sha256: { "app.py": read.file_sha256 } });
+    expect(retried.isError).toBeFalsy();
+  });
+
+  test("a content_sha256 of a file that changed since: read again (not the old file_sha256)", async () => {
+    dir = makeTree({ "app.py": APP });
+    session = await connect({ roots: localRoots({ site: dir }) });
+    const read = (await call(session, "read_file", { path: "app.py", limit: 1 })).structuredContent as { content_sha256: string };
+    writeFileSync(join(dir, "app.py"), APP + "# edited by someone else\n");
+    const result = await call(session, "apply_patch", { patch: FIX, expected_sha256: { "app.py": read.content_sha256 } });
+    const text = textOf(result);
+    expect(text).toContain("is the content_sha256 that read_file returned for line 1 of app.py");
+    expect(text).toContain('Next step: call read_file {"path": "app.py"}, build the patch on what it returns, and send the file_sha256 that read_file returns as expected_sha256');
   });
 
   test("a chunk that does not match: read_file with offset and limit of the closest region", async () => {

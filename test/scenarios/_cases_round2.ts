@@ -6,10 +6,11 @@
  * @module
  */
 import { formatLineId } from "../../lib/text/line_id.ts";
-import { lf, patch, type ScenarioCase } from "./_case.ts";
+import { lf, patch, type ScenarioCase, sha256Of } from "./_case.ts";
 
 const conf = lf("server {", "    listen 80;", "    server_name example.org;", "    root /srv/site;", "}");
 const id = (text: string, n: number): string => `${formatLineId(text, n)}|${text}`;
+const py = lf("def a():", "    x = 1", "    return x", "", "def b():", "    y = 2", "    return y");
 
 /** The round-2 scenarios. */
 export const ROUND2_CASES: ScenarioCase[] = [
@@ -118,5 +119,73 @@ export const ROUND2_CASES: ScenarioCase[] = [
       message_includes: ["cut off", '"@@ -1,2 +1,2 @@"', "'*** Update File: site.conf'"],
     }],
     warnings: ["unified_diff_converted"],
+  },
+  {
+    id: 111,
+    name: "unmarked_chunk_lines_named_together",
+    readme:
+      "Chunk lines without a ' ', '-' or '+' marker are named in one failure per chunk, with the indented context lines that may have lost theirs too (read one space short) (§5.4 round 2). applyPatch also tries both readings against the file (test/model_mistakes).",
+    input: { "app.py": py },
+    patch: patch("*** Update File: app.py", "@@", "def b():", "    y = 2", "-    return y", "+    return y + 1", "zzz"),
+    failure: [{
+      code: "invalid_patch",
+      path: "app.py",
+      hunk: 1,
+      patch_line: 4,
+      unmarked_lines: [4, 8],
+      message_includes: ['line 8 "zzz" of the same chunk has none either', "indented context line 5 may have lost its ' ' too"],
+    }],
+  },
+  {
+    id: 112,
+    name: "indented_context_lost_markers",
+    readme:
+      "Indented context lines whose ' ' marker was lost are read one space short; when reading them with the marker as content matches exactly and only once, the failure says which lines lack it instead of an indentation mismatch (§5.4 round 2).",
+    input: { "app.py": py },
+    patch: patch("*** Update File: app.py", "@@ def b():", "    y = 2", "-    return y", "+    return y + 1"),
+    failure: [{ code: "context_mismatch", path: "app.py", hunk: 1, line: 6, unmarked_lines: [4], message_includes: ["lost the leading ' ' marker", "put ' ' at the start of patch line 4"] }],
+  },
+  {
+    id: 113,
+    name: "diff_headers_under_update_section",
+    readme:
+      "Under `*** Update File:`, `--- a/x` / `+++ b/x` stay Codex body lines (delete `-- a/x`, insert `++ b/x`); when that chunk does not match, the failure says they look like diff headers to remove (§3 round 2 decision, §5.4).",
+    input: { "site.conf": conf },
+    patch: patch("*** Update File: site.conf", "--- a/site.conf", "+++ b/site.conf", "@@ -1,3 +1,3 @@", " server {", "-    listen 80;", "+    listen 8080;"),
+    failure: [{ code: "context_mismatch", path: "site.conf", hunk: 1, patch_line: 3, message_includes: ["look like the file headers of a unified diff", "remove these two lines"] }],
+    warnings: ["first_chunk_without_anchor"],
+  },
+  {
+    id: 114,
+    name: "line_id_prefix_not_matching_diagnosed",
+    readme: "`N:hh|` prefixes whose ids do not match their lines are kept as text; when the chunk then does not match, the failure names the prefix (§3 round 2).",
+    input: { "site.conf": conf },
+    patch: patch("*** Update File: site.conf", "@@", " 1:00|server {", "-2:00|    listen 80;", "+    listen 8080;"),
+    failure: [{ code: "context_mismatch", path: "site.conf", hunk: 1, patch_line: 4, message_includes: ['line-id prefix such as "1:00|"', 'remove the "N:hh|" prefix'] }],
+  },
+  {
+    id: 115,
+    name: "resend_with_original_sha_already_applied",
+    readme:
+      "A patch sent again after it succeeded, with its original expected SHA-256: `precondition_failed` says the current file already holds the result and not to resend, instead of \"the file changed since you read it\" (§5.4 round 2).",
+    input: { "site.conf": conf.replace("listen 80;", "listen 8080;") },
+    patch: patch("*** Update File: site.conf", "@@ server {", "-    listen 80;", "+    listen 8080;"),
+    options: { expectedSha256: { "site.conf": sha256Of(conf) } },
+    failure: [{
+      code: "precondition_failed",
+      path: "site.conf",
+      already_applied_at: 2,
+      expected_sha256: sha256Of(conf),
+      actual_sha256: sha256Of(conf.replace("listen 80;", "listen 8080;")),
+      message_includes: ["already holds this patch's result", "do not resend this patch"],
+    }],
+  },
+  {
+    id: 116,
+    name: "ambiguous_candidates_name_their_block",
+    readme: "`ambiguous_hunk` candidates name their enclosing block, the nearest less-indented line above each (§5.4 round 2).",
+    input: { "app.py": lf("def a():", "    x = 1", "    return x", "", "def b():", "    x = 1", "    return x") },
+    patch: patch("*** Update File: app.py", "@@", "     x = 1", "-    return x", "+    return x + 1"),
+    failure: [{ code: "ambiguous_hunk", path: "app.py", hunk: 1, candidates: [2, 6], message_includes: ["(in 1:26  def a():)", "(in 5:43  def b():)"] }],
   },
 ];

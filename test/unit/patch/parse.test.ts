@@ -379,12 +379,24 @@ describe("parsePatch: rejections name the line, the offending text and what was 
       [["invalid_patch", 2, "not a file section header"]],
     ],
     [
-      "a chunk line without a prefix (the SPEC example), every one reported",
+      "chunk lines without a prefix (the SPEC example): every one of the chunk named in one error",
       P("*** Begin Patch", "*** Update File: a", "@@", " ok", "-old", "+new", "foo", " ok", "bar", "*** End Patch"),
       [
-        ["invalid_patch", 7, `line 7 "foo"`, "every line of a chunk starts with ' ', '+' or '-'", "'*** Add File: ', '*** Update File: ' or '*** Delete File: '"],
-        ["invalid_patch", 9, `line 9 "bar"`],
+        ["invalid_patch", 7, `line 7 "foo"`, "every line of a chunk starts with ' ', '+' or '-'", "'*** Add File: ', '*** Update File: ' or '*** Delete File: '", `Line 9 "bar" of the same chunk has none either`],
       ],
+    ],
+    [
+      "unmarked lines of two chunks: one error each",
+      P("*** Begin Patch", "*** Update File: a", "@@", "foo", "-old", "+new", "@@", "-x", "bar", "+y", "*** End Patch"),
+      [
+        ["invalid_patch", 4, `line 4 "foo" (chunk 1 of "a")`],
+        ["invalid_patch", 9, `line 9 "bar" (chunk 2 of "a")`],
+      ],
+    ],
+    [
+      "unmarked lines with indented context lines: those are named as maybe read one space short",
+      P("*** Begin Patch", "*** Update File: a.py", "@@", "def b():", "    x = 1", "-    return x", "+    return x + 1", "*** End Patch"),
+      [["invalid_patch", 4, "The indented context line 5 may have lost its ' ' too", "read as context one space shorter than written"]],
     ],
     [
       "a tab-indented context line gets a hint",
@@ -597,8 +609,8 @@ describe("parsePatch: all errors together", () => {
   });
 
   test(`at most ${MAX_PARSE_ERRORS} errors, then a summary`, () => {
-    const bad = Array.from({ length: 80 }, (_, i) => `bad ${i}`);
-    const errors = parseErrors(P("*** Begin Patch", "*** Update File: a", "@@", "-x", ...bad, "*** End Patch"));
+    const bad = Array.from({ length: 80 }, (_, i) => ["@@", `-x${i}`, `bad ${i}`]).flat();
+    const errors = parseErrors(P("*** Begin Patch", "*** Update File: a", ...bad, "*** End Patch"));
     expect(errors).toHaveLength(MAX_PARSE_ERRORS + 1);
     expect(errors.at(-1)!.message).toContain("30 more errors");
   });

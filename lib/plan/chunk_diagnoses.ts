@@ -1,0 +1,152 @@
+/**
+ * Diagnoses of chunks that a model got wrong in a recognisable way (SPEC
+ * §5.4 round 2), said instead of the generic failure — or instead of a
+ * guess that would have succeeded wrongly:
+ *
+ * - context lines that lost their leading ' ' marker: `    x = 1` was read
+ *   as the context line `   x = 1`, one space short. When reading every
+ *   context line with its marker as content matches the file exactly and
+ *   uniquely, the chunk fails naming those lines — also when the chunk as
+ *   read would have matched ignoring indentation and had its `+` lines
+ *   re-indented by that one space (a wrong edit that looked fine);
+ * - `--- a/x` / `+++ b/x` at the top of an Update section, which Codex reads
+ *   as the body lines "delete `-- a/x`", "insert `++ b/x`" (lib/patch/unified.ts);
+ * - `N:hh|` line-id prefixes that were not removed (lib/patch/line_ids.ts).
+ *
+ * Each runs only for a chunk that already failed or matched fuzzily, so a
+ * patch that applies exactly costs nothing more.
+ *
+ * @module
+ */
+import { failure } from "../failure.ts";
+import { locateChunks, type LocateOptions } from "../match/locate.ts";
+import { prefixedLines } from "../patch/line_ids.ts";
+import type { TextFile } from "../text/text.ts";
+import type { Chunk, PatchFailure, UpdateFileOp, Warning } from "../types.ts";
+
+/** What the diagnoses need of the file and the chunk search. */
+export interface ChunkDiagnosisEnv {
+  file: TextFile;
+  op: UpdateFileOp;
+  locate: Omit<LocateOptions, "matching" | "detail">;
+}
+
+/**
+ * Replace the failures of chunks that match a recognisable mistake by
+ * their diagnosis (others are returned unchanged).
+ *
+ * @example
+ * ```ts
+ * const errors = diagnoseChunkFailures(env, located.errors);
+ * ```
+ */
+export function diagnoseChunkFailures(env: ChunkDiagnosisEnv, errors: readonly PatchFailure[]): PatchFailure[] {
+  return errors.map((e) => {
+    if (e.hunk === undefined || (e.code !== "context_mismatch" && e.code !== "ambiguous_hunk" && e.code !== "anchor_not_found")) return e;
+    const chunk = env.op.chunks[e.hunk - 1];
+    if (chunk === undefined || e.already_applied_at !== undefined) return e;
+    const mismatch = e.code === "context_mismatch";
+    return lostMarkers(env, chunk, e.hunk, "failed") ?? (mismatch ? diffHeaders(env, chunk, e) ?? lineIdPrefixes(env, chunk, e) : undefined) ?? e;
+  });
+}
+
+/**
+ * A failure for each chunk that matched only by re-indenting its `+` lines
+ * (an `indentation_adjusted` warning) while reading its context lines with
+ * their marker as content matches exactly: the re-indent was a guess.
+ *
+ * @example
+ * ```ts
+ * const guessed = guessedIndentation(env, located.warnings);
+ * if (guessed.length > 0) return { ok: false, errors: guessed };
+ * ```
+ */
+export function guessedIndentation(env: ChunkDiagnosisEnv, warnings: readonly Warning[]): PatchFailure[] {
+  const out: PatchFailure[] = [];
+  for (const w of warnings) {
+    if (w.code !== "indentation_adjusted" || w.hunk === undefined) continue;
+    const chunk = env.op.chunks[w.hunk - 1];
+    const diagnosed = chunk ? lostMarkers(env, chunk, w.hunk, "adjusted") : undefined;
+    if (diagnosed) out.push(diagnosed);
+  }
+  return out;
+}
+
+/** The chunk, with every non-empty context line's marker read as content. */
+function withMarkersAsContent(chunk: Chunk): { chunk: Chunk; lines: number[] } | undefined {
+  const lines: number[] = [];
+  const body = chunk.lines.map((l) => {
+    if (l.kind !== "context" || l.text === "" || !/^[ \t]/.test(l.text)) return l;
+    lines.push(l.patchLine);
+    return { ...l, text: " " + l.text };
+  });
+  return lines.length === 0 ? undefined : { chunk: { ...chunk, lines: body }, lines };
+}
+
+/** Where `chunk` matches exactly and only there, or undefined. */
+function uniqueExact(env: ChunkDiagnosisEnv, chunk: Chunk): { start: number; end: number } | undefined {
+  const r = locateChunks(env.file, [chunk], { ...env.locate, matching: "exact", detail: 0 });
+  if (r.errors.length > 0 || r.undiagnosed.length > 0 || r.placements.length !== 1) return undefined;
+  const p = r.placements[0]!;
+  return { start: p.start, end: p.end };
+}
+
+function lostMarkers(env: ChunkDiagnosisEnv, chunk: Chunk, hunk: number, why: "failed" | "adjusted"): PatchFailure | undefined {
+  const alternative = withMarkersAsContent(chunk);
+  if (alternative === undefined) return undefined;
+  const at = uniqueExact(env, alternative.chunk);
+  if (at === undefined) return undefined;
+  const path = env.op.path;
+  const lines = alternative.lines;
+  const range = at.end - at.start <= 1 ? `line ${at.start + 1}` : `lines ${at.start + 1}–${at.end}`;
+  const asSent = why === "adjusted"
+    ? `As sent, the chunk matches only when indentation is ignored, and its '+' lines would have been re-indented by the difference, which is a guess.`
+    : `As sent, the chunk does not match.`;
+  return failure(
+    "context_mismatch",
+    `context_mismatch: chunk ${hunk} of ${path} (patch line ${chunk.patchLine}): its context ${plural(lines.length, "line")} ${lineList(lines)} look${lines.length === 1 ? "s" : ""} like ${lines.length === 1 ? "it" : "they"} lost the leading ' ' marker: read with that space as part of the text (the marker missing, the file's indentation intact), the chunk matches ${path} exactly at ${range}, and nowhere else. ${asSent} Next step: put ' ' at the start of patch ${plural(lines.length, "line")} ${lineList(lines)}, before the file's own indentation, and send the patch again.`,
+    { path, hunk, patch_line: chunk.patchLine, line: at.start + 1, unmarked_lines: lines },
+  );
+}
+
+/** `--- a/x` and `+++ b/x` read as the first two body lines of an Update section. */
+function diffHeaders(env: ChunkDiagnosisEnv, chunk: Chunk, e: PatchFailure): PatchFailure | undefined {
+  const [a, b] = chunk.lines;
+  if (e.hunk !== 1 || a?.kind !== "delete" || b?.kind !== "insert" || !a.text.startsWith("-- ") || !b.text.startsWith("++ ")) return undefined;
+  const names = [a.text.slice(3), b.text.slice(3)].map((n) => n.split("\t")[0]!.trim());
+  const path = env.op.path;
+  const looksLikePath = (n: string): boolean => n === path || n === `a/${path}` || n === `b/${path}` || n === "/dev/null" || n.endsWith(`/${path}`);
+  if (!names.every(looksLikePath)) return undefined;
+  return failure(
+    "context_mismatch",
+    `context_mismatch: chunk 1 of ${path} (patch line ${chunk.patchLine}): patch lines ${a.patchLine} and ${b.patchLine} ("-${a.text}", "+${b.text}") look like the file headers of a unified diff, but under '*** Update File: ${path}' every line that starts with '-' or '+' is a change: as sent, the chunk deletes a line "${a.text}" the file does not have. Next step: remove these two lines (the section header already names the file) and send the patch again; keep the '@@' line and the ' ', '-' and '+' lines below it.`,
+    { path, hunk: 1, patch_line: a.patchLine },
+  );
+}
+
+/** A failing chunk whose lines still carry `N:hh|` prefixes (they did not prove themselves). */
+function lineIdPrefixes(env: ChunkDiagnosisEnv, chunk: Chunk, e: PatchFailure): PatchFailure | undefined {
+  const prefixed = prefixedLines(chunk);
+  if (prefixed.length === 0) return undefined;
+  const path = env.op.path;
+  const stale = prefixed.filter((p) => !p.matches);
+  const why = stale.length > 0
+    ? `${stale.length === 1 ? "The id" : "Some ids"} (first: patch line ${stale[0]!.patchLine} "${stale[0]!.prefix}") ${stale.length === 1 ? "does" : "do"} not match the text after ${stale.length === 1 ? "it" : "them"}, so the prefixes were kept as text and not removed.`
+    : `Not every old-side line carries one with consecutive numbers, so the prefixes were kept as text and not removed.`;
+  return failure(
+    e.code,
+    `${e.code}: chunk ${e.hunk} of ${path} (patch line ${chunk.patchLine}): patch ${plural(prefixed.length, "line")} ${lineList(prefixed.map((p) => p.patchLine))} start${prefixed.length === 1 ? "s" : ""} with a line-id prefix such as "${prefixed[0]!.prefix}", as a read with line ids shows the file's lines. The ids are not part of the file's text, and with them the chunk matches nothing. ${why} Next step: remove the "N:hh|" prefix from every line of the chunk (keep the ' ', '-' or '+' marker in front of the text) and send the patch again.`,
+    { path, hunk: e.hunk, patch_line: prefixed[0]!.patchLine },
+  );
+}
+
+function plural(n: number, word: string): string {
+  return n === 1 ? word : `${word}s`;
+}
+
+function lineList(lines: readonly number[]): string {
+  const shown = lines.slice(0, 8);
+  const more = lines.length > 8 ? ` and ${lines.length - 8} more` : "";
+  if (shown.length <= 1) return shown.join("") + more;
+  return more !== "" ? `${shown.join(", ")}${more}` : `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}`;
+}

@@ -1,0 +1,178 @@
+/**
+ * Parse failures made precise with what the layer above the parser knows
+ * (SPEC §5.4 round 2): the root, and the files the patch names.
+ *
+ * - An absolute path inside the root: the root-relative path to write
+ *   (`suggested_path`), instead of a generic example. `./x` likewise.
+ * - Chunk lines without a marker (lib/patch/chunks.ts): the chunk is read
+ *   again with ' ' added before those lines, and also before its indented
+ *   context lines (which may have been read one space short); when one
+ *   reading matches the file exactly and only there, the failure says so
+ *   and names every line to fix.
+ *
+ * Pure: applyPatch reads the snapshots (one exec, only when a failure can
+ * use them) and passes them in.
+ *
+ * @module
+ */
+import { locateChunks } from "../match/locate.ts";
+import { isIndentationSensitive } from "../match/normalize.ts";
+import { parsePatch } from "../patch/parse.ts";
+import { pathProblem } from "../patch/paths.ts";
+import { decodeText } from "../text/text.ts";
+import type { Chunk, MatchingMode, Patch, PatchFailure, Snapshots } from "../types.ts";
+
+/** What the refinements may use. */
+export interface RefineContext {
+  /** The root the patch paths are relative to (absolute, on the target host). */
+  root?: string;
+  /** Snapshots of {@linkcode parseFailurePaths}' paths. */
+  snapshots?: Snapshots;
+  /** Accepted for symmetry with planPatch; the marker readings always match exactly. */
+  matching?: MatchingMode;
+}
+
+/**
+ * The paths whose snapshots {@linkcode refineParseFailures} can use: the
+ * files of chunks with unmarked lines. Empty when no failure needs a file.
+ *
+ * @example
+ * ```ts
+ * const paths = parseFailurePaths(text, parsed.errors); // ["app.py"]
+ * ```
+ */
+export function parseFailurePaths(text: string, errors: readonly PatchFailure[]): string[] {
+  const reading = markedReading(text, errors);
+  if (reading === null) return [];
+  return [...new Set(reading.targets.map((t) => t.path))];
+}
+
+/**
+ * Parse failures with the root-relative path for absolute ones and the
+ * readings of unmarked chunk lines checked against the files.
+ *
+ * @example
+ * ```ts
+ * const errors = refineParseFailures(text, parsed.errors, { root: "/srv/app", snapshots });
+ * ```
+ */
+export function refineParseFailures(text: string, errors: readonly PatchFailure[], context: RefineContext = {}): PatchFailure[] {
+  const reading = context.snapshots ? markedReading(text, errors) : null;
+  return errors.map((e) => {
+    if (e.code === "invalid_path" && e.path !== undefined) return relativePath(text, e, context.root) ?? e;
+    if (e.unmarked_lines !== undefined && reading !== null && context.snapshots) return unmarked(e, reading, context.snapshots) ?? e;
+    return e;
+  });
+}
+
+/** An absolute path under the root, or `./path`: the path to write instead. */
+function relativePath(text: string, e: PatchFailure, root: string | undefined): PatchFailure | null {
+  const path = e.path!;
+  let suggested: string | null = null;
+  let why = "";
+  if (path.startsWith("/") && root !== undefined && root.startsWith("/")) {
+    const base = root.replace(/\/+$/, "");
+    if (path.startsWith(`${base}/`)) {
+      suggested = path.slice(base.length + 1).replace(/^\/+/, "");
+      why = `the path is absolute, and it lies inside the root ${base === "" ? "/" : base}: patch paths are relative to the root`;
+    }
+  } else if (path.startsWith("./")) {
+    suggested = path.replace(/^(\.\/)+/, "");
+    why = `a patch path has no "./" in front: it is already relative to the root`;
+  }
+  if (suggested === null || suggested === "" || pathProblem(suggested) !== null) return null;
+  const line = e.patch_line !== undefined ? text.split("\n")[e.patch_line - 1]?.replace(/\r$/, "").trim() : undefined;
+  const header = line !== undefined && line.includes(path) ? line.replace(path, suggested) : undefined;
+  const at = line !== undefined ? `line ${e.patch_line} ${JSON.stringify(line.slice(0, 120))}: ` : "";
+  return {
+    ...e,
+    message: `invalid_path: ${at}${why}, so write ${header !== undefined ? JSON.stringify(header) : JSON.stringify(suggested)}.`,
+    suggested_path: suggested,
+  };
+}
+
+/** One chunk with unmarked lines, as found in the reading with those lines marked. */
+interface Target {
+  failure: PatchFailure;
+  path: string;
+  /** The chunk with ' ' added before its unmarked lines. */
+  marked: Chunk;
+  /** The same, with its other indented context lines' markers read as content too. */
+  both: Chunk;
+  /** Patch lines of those indented context lines. */
+  indented: number[];
+}
+
+/** The patch re-parsed with ' ' before every unmarked line, and the chunks of the failures. */
+function markedReading(text: string, errors: readonly PatchFailure[]): { patch: Patch; targets: Target[] } | null {
+  const failures = errors.filter((e) => e.unmarked_lines !== undefined && e.path !== undefined && e.hunk !== undefined);
+  if (failures.length === 0) return null;
+  const lines = text.split("\n");
+  for (const e of failures) for (const n of e.unmarked_lines!) if (lines[n - 1] !== undefined) lines[n - 1] = " " + lines[n - 1];
+  const parsed = parsePatch(lines.join("\n"));
+  if (!parsed.ok) return null;
+  const targets: Target[] = [];
+  for (const e of failures) {
+    const op = parsed.patch.ops.find((o) => o.type === "update" && o.path === e.path);
+    const chunk = op?.type === "update" ? op.chunks[e.hunk! - 1] : undefined;
+    if (chunk === undefined) continue;
+    const unmarkedSet = new Set(e.unmarked_lines);
+    const indented: number[] = [];
+    const both: Chunk = {
+      ...chunk,
+      lines: chunk.lines.map((l) => {
+        if (l.kind !== "context" || unmarkedSet.has(l.patchLine) || !/^[ \t]/.test(l.text)) return l;
+        indented.push(l.patchLine);
+        return { ...l, text: " " + l.text };
+      }),
+    };
+    targets.push({ failure: e, path: e.path!, marked: chunk, both, indented });
+  }
+  return { patch: parsed.patch, targets };
+}
+
+function unmarked(e: PatchFailure, reading: { targets: Target[] }, snapshots: Snapshots): PatchFailure | null {
+  const target = reading.targets.find((t) => t.failure === e);
+  const snap = target ? snapshots.get(target.path) : undefined;
+  if (target === undefined || snap?.kind !== "file" || snap.bytes === undefined || snap.rejected) return null;
+  const decoded = decodeText(snap.bytes);
+  if (!decoded.ok) return null;
+  const exact = (chunk: Chunk): { start: number; end: number } | undefined => {
+    const r = locateChunks(decoded.file, [chunk], {
+      matching: "exact",
+      path: target.path,
+      indentationSensitive: isIndentationSensitive(target.path),
+      excerptLines: 1,
+      excerptBytes: 256,
+      detail: 0,
+    });
+    if (r.errors.length > 0 || r.undiagnosed.length > 0 || r.placements.length !== 1) return undefined;
+    return { start: r.placements[0]!.start, end: r.placements[0]!.end };
+  };
+  const missing = e.unmarked_lines!;
+  let at = exact(target.marked);
+  let lines = missing;
+  let also = "";
+  if (at === undefined && target.indented.length > 0) {
+    at = exact(target.both);
+    if (at !== undefined) {
+      lines = [...missing, ...target.indented].sort((a, b) => a - b);
+      also = `, and so do the indented context ${target.indented.length === 1 ? "line" : "lines"} ${list(target.indented)}, which ${target.indented.length === 1 ? "was" : "were"} read one space short (${target.indented.length === 1 ? "its" : "their"} first space taken for the marker)`;
+    }
+  }
+  if (at === undefined) return null;
+  const range = at.end - at.start <= 1 ? `line ${at.start + 1}` : `lines ${at.start + 1}–${at.end}`;
+  return {
+    ...e,
+    message: `invalid_patch: chunk ${e.hunk} of ${JSON.stringify(target.path)} (patch line ${target.marked.patchLine}): patch ${missing.length === 1 ? "line" : "lines"} ${list(missing)} ${missing.length === 1 ? "has" : "have"} no ' ', '-' or '+' marker${also}. Read with ' ' added before ${lines.length === 1 ? "it" : "them"}, the chunk matches ${target.path} exactly at ${range}, and nowhere else. Next step: put ' ' at the start of patch ${lines.length === 1 ? "line" : "lines"} ${list(lines)} (before the file's own indentation) and send the patch again.`,
+    line: at.start + 1,
+    unmarked_lines: lines,
+  };
+}
+
+function list(lines: readonly number[]): string {
+  const shown = lines.slice(0, 8);
+  const more = lines.length > 8 ? ` and ${lines.length - 8} more` : "";
+  if (shown.length <= 1) return shown.join("") + more;
+  return more !== "" ? `${shown.join(", ")}${more}` : `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}`;
+}

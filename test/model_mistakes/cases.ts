@@ -1,0 +1,338 @@
+/**
+ * Model mistakes, as a table (issue 15): what models actually sent to the
+ * MCP server and the CLI in a trial on real files, each with the exact
+ * input, the expected code and location, and the next step the failure
+ * must name — or, for the round-2 leniencies, the exact result and the
+ * warning. test/model_mistakes/model_mistakes.test.ts runs every row
+ * through planPatch, applyPatch (LocalShell), the MCP server (SDK client,
+ * in-process) and the CLI (a real process).
+ *
+ * `why` quotes the bullet of the issue's "Why" a row stands for.
+ *
+ * @module
+ */
+import { formatLineId } from "../../lib/text/line_id.ts";
+import type { FailureCode, WarningCode } from "../../lib/types.ts";
+
+/** The front ends a row runs through. */
+export type FrontEnd = "plan" | "apply" | "mcp" | "cli";
+export const FRONT_ENDS: readonly FrontEnd[] = ["plan", "apply", "mcp", "cli"];
+
+/** Words that must not appear in a front end's messages: another front end's vocabulary. */
+export const FOREIGN_WORDS: Record<FrontEnd, readonly string[]> = {
+  plan: ["read_file", "file_sha256", "content_sha256", "--expect", "--accept-new-host-key"],
+  apply: ["read_file", "file_sha256", "content_sha256", "--expect", "--accept-new-host-key"],
+  mcp: ["expectedSha256", "--expect", "hostKeyPolicy:", "call reconcile"],
+  cli: ["read_file", "file_sha256", "expected_sha256 {", "expectedSha256", "hostKeyPolicy:"],
+};
+
+/** The state of the root before the mistake, as path → text. */
+export type Files = Record<string, string>;
+
+/** What a failing row expects of the first failure. */
+export interface ExpectedFailure {
+  code: FailureCode;
+  path?: string;
+  hunk?: number;
+  /** 1-based file line the failure points at. */
+  line?: number;
+  patch_line?: number;
+  /** Substrings every front end's message contains (the diagnosis and the next step). */
+  says: string[];
+  /** More substrings for one front end (its words for the next step). */
+  frontEnd?: Partial<Record<FrontEnd, string[]>>;
+  /** Other fields of the failure, compared by deep equality (`toMatchObject`). */
+  fields?: Record<string, unknown>;
+}
+
+/** One mistake. */
+export interface Mistake {
+  why: string;
+  name: string;
+  files: Files;
+  /** The patch as the model sent it; a function gets the root (absolute path mistakes). */
+  patch: string | ((root: string) => string);
+  /** `expected_sha256` as sent; a function gets the files as they were first read. */
+  expectedSha256?: (files: Files) => Record<string, string>;
+  /** Apply the same request once first (it succeeds), then send it again: the resend loop. */
+  resend?: boolean;
+  /** Front ends to run through (default all). */
+  only?: readonly FrontEnd[];
+  /** A failure, or success with these files afterwards and these warnings. */
+  expect: ExpectedFailure | ExpectedSuccess;
+}
+
+/** What a successful row expects. */
+export interface ExpectedSuccess {
+  ok: true;
+  /** Every file of the root afterwards. */
+  files: Files;
+  warnings: WarningCode[];
+  /** Substrings of the warnings' messages, per front end (tense differs before and after a commit). */
+  warningSays?: Partial<Record<FrontEnd, string[]>>;
+}
+
+const P = (...lines: string[]): string => lines.join("\n") + "\n";
+const id = (text: string, n: number): string => `${formatLineId(text, n)}|${text}`;
+
+const NGINX = "server {\n    listen 80;\n    server_name example.org;\n    root /srv/site;\n}\n";
+const TAX = [
+  "TAX_RATE = 0.2",
+  "",
+  "def total_for_vendor(vendor, items):",
+  "    subtotal = sum(i.price for i in items)",
+  "    return subtotal * (1 + TAX_RATE)",
+  "",
+  "def total_for_client(client, items):",
+  "    subtotal = sum(i.price for i in items)",
+  "    return subtotal",
+  "",
+].join("\n");
+const MENU_JS = "function render(items) {\n    let html = \"\";\n    return html;\n}\n";
+
+/** The rows. */
+export const MISTAKES: Mistake[] = [
+  // --- N:hh| prefixes copied from read_file -----------------------------------------------
+  {
+    why: "`N:hh|` prefixes copied from `read_file` into a patch → \"Nothing similar was found\"",
+    name: "line ids copied with the lines: stripped, applied",
+    files: { "nginx.conf": NGINX },
+    patch: P("*** Begin Patch", "*** Update File: nginx.conf", "@@", ` ${id("server {", 1)}`, `-${id("    listen 80;", 2)}`, `+${id("    listen 80;", 2).replace("80;", "8080;")}`, "*** End Patch"),
+    expect: { ok: true, files: { "nginx.conf": NGINX.replace("listen 80;", "listen 8080;") }, warnings: ["line_ids_stripped"] },
+  },
+  {
+    why: "`N:hh|` prefixes copied from `read_file` into a patch → \"Nothing similar was found\", no word about the prefix",
+    name: "line ids that do not match their lines: the failure names the prefix",
+    files: { "nginx.conf": NGINX },
+    patch: P("*** Begin Patch", "*** Update File: nginx.conf", "@@", " 1:00|server {", "-2:00|    listen 80;", "+    listen 8080;", "*** End Patch"),
+    expect: {
+      code: "context_mismatch",
+      path: "nginx.conf",
+      hunk: 1,
+      patch_line: 4,
+      says: ['line-id prefix such as "1:00|"', 'remove the "N:hh|" prefix from every line of the chunk'],
+    },
+  },
+  // --- unified diffs and fences -------------------------------------------------------------
+  {
+    why: "A plain unified diff (`--- a/x`, `+++ b/x`, `@@ -1,4 +1,4 @@`) gets three generic errors and never \"write `*** Update File: x`\"",
+    name: "a git-style unified diff: converted, applied by context",
+    files: { "nginx.conf": NGINX },
+    patch: P("--- a/nginx.conf", "+++ b/nginx.conf", "@@ -1,4 +1,4 @@", " server {", "-    listen 80;", "+    listen 8080;", "     server_name example.org;", "     root /srv/site;"),
+    expect: { ok: true, files: { "nginx.conf": NGINX.replace("listen 80;", "listen 8080;") }, warnings: ["unified_diff_converted"] },
+  },
+  {
+    why: "A plain unified diff … gets three generic errors and never \"write `*** Update File: x`\"",
+    name: "a unified diff whose counts are short (maybe cut off): one error with the Codex form",
+    files: { "nginx.conf": NGINX },
+    patch: P("--- a/nginx.conf", "+++ b/nginx.conf", "@@ -1,4 +1,4 @@", " server {", "-    listen 80;", "+    listen 8080;"),
+    expect: {
+      code: "invalid_patch",
+      path: "nginx.conf",
+      patch_line: 3,
+      says: ["may have been cut off", '"@@ -1,2 +1,2 @@"', "'*** Update File: nginx.conf'"],
+    },
+  },
+  {
+    why: "… wrapping it in Begin/End fails again",
+    name: "a unified diff wrapped in Begin/End: converted, applied",
+    files: { "nginx.conf": NGINX },
+    patch: P("*** Begin Patch", "--- a/nginx.conf", "+++ b/nginx.conf", "@@ -1,4 +1,4 @@", " server {", "-    listen 80;", "+    listen 8080;", "*** End Patch"),
+    expect: { ok: true, files: { "nginx.conf": NGINX.replace("listen 80;", "listen 8080;") }, warnings: ["unified_diff_converted"] },
+  },
+  {
+    why: "A Markdown-fenced patch is refused while a heredoc wrapper is stripped",
+    name: "a patch in a Markdown fence: stripped, applied",
+    files: { "nginx.conf": NGINX },
+    patch: P("```diff", "*** Begin Patch", "*** Update File: nginx.conf", "@@ server {", "-    listen 80;", "+    listen 8080;", "*** End Patch", "```"),
+    expect: { ok: true, files: { "nginx.conf": NGINX.replace("listen 80;", "listen 8080;") }, warnings: ["markdown_fence_stripped"] },
+  },
+  {
+    why: "A plain unified diff … (the diff's file headers kept under a Codex section header)",
+    name: "--- a/x / +++ b/x under *** Update File: read as Codex body lines, diagnosed as diff headers",
+    files: { "nginx.conf": NGINX },
+    patch: P("*** Begin Patch", "*** Update File: nginx.conf", "--- a/nginx.conf", "+++ b/nginx.conf", "@@ -1,4 +1,4 @@", " server {", "-    listen 80;", "+    listen 8080;", "*** End Patch"),
+    expect: {
+      code: "context_mismatch",
+      path: "nginx.conf",
+      hunk: 1,
+      patch_line: 3,
+      says: ["look like the file headers of a unified diff", "remove these two lines"],
+    },
+  },
+  // --- context lines without their ' ' -------------------------------------------------------
+  {
+    why: "Context lines missing their leading space: only the first bad line is reported, and indented ones are silently read one space short",
+    name: "unmarked context lines, one at column 0 and one indented: all named, the reading that matches said",
+    files: { "tax.py": TAX },
+    patch: P(
+      "*** Begin Patch",
+      "*** Update File: tax.py",
+      "@@",
+      "def total_for_client(client, items):",
+      "    subtotal = sum(i.price for i in items)",
+      "-    return subtotal",
+      "+    return subtotal * (1 + TAX_RATE)",
+      "*** End Patch",
+    ),
+    expect: {
+      code: "invalid_patch",
+      path: "tax.py",
+      hunk: 1,
+      line: 7,
+      says: ["patch line 4 has no ' ', '-' or '+' marker", "indented context line 5, which was read one space short", "matches tax.py exactly at lines 7–9", "put ' ' at the start of patch lines 4 and 5"],
+      fields: { unmarked_lines: [4, 5] },
+    },
+  },
+  {
+    why: "Context lines missing their leading space: only the first bad line is reported …",
+    name: "unmarked context lines that match the file in no reading: every one named in one failure, the indented ones as suspects",
+    files: { "tax.py": TAX.replaceAll("i.price for i in", "item.price for item in") },
+    patch: P(
+      "*** Begin Patch",
+      "*** Update File: tax.py",
+      "@@",
+      "def total_for_client(client, items):",
+      "    subtotal = sum(i.price for i in items)",
+      "-    return subtotal",
+      "+    return subtotal * (1 + TAX_RATE)",
+      "*** End Patch",
+    ),
+    expect: {
+      code: "invalid_patch",
+      path: "tax.py",
+      hunk: 1,
+      patch_line: 4,
+      says: ['line 4 "def total_for_client(client, items):"', "The indented context line 5 may have lost its ' ' too"],
+      fields: { unmarked_lines: [4] },
+    },
+  },
+  {
+    why: "… indented ones are silently read one space short, so the next try fails on indentation",
+    name: "every context line indented and unmarked (Python): the lost markers are named, not an indentation mismatch",
+    files: { "tax.py": TAX },
+    patch: P(
+      "*** Begin Patch",
+      "*** Update File: tax.py",
+      "@@ def total_for_client(client, items):",
+      "    subtotal = sum(i.price for i in items)",
+      "-    return subtotal",
+      "+    return subtotal * (1 + TAX_RATE)",
+      "*** End Patch",
+    ),
+    expect: {
+      code: "context_mismatch",
+      path: "tax.py",
+      hunk: 1,
+      line: 8,
+      says: ["context line 4 looks like it lost the leading ' ' marker", "matches tax.py exactly at lines 8–9", "put ' ' at the start of patch line 4"],
+      fields: { unmarked_lines: [4] },
+    },
+  },
+  {
+    why: "… indented ones are silently read one space short (a re-indent that would have applied wrongly)",
+    name: "unmarked indented context around an insertion (JavaScript): refused instead of re-indenting the + line by one space",
+    files: { "menu.js": MENU_JS },
+    patch: P("*** Begin Patch", "*** Update File: menu.js", "@@ function render(items) {", "    let html = \"\";", "+    html += \"<ul>\";", "    return html;", "*** End Patch"),
+    expect: {
+      code: "context_mismatch",
+      path: "menu.js",
+      hunk: 1,
+      line: 2,
+      says: ["context lines 4 and 6 look like they lost the leading ' ' marker", "would have been re-indented", "put ' ' at the start of patch lines 4 and 6"],
+    },
+  },
+  // --- paths ------------------------------------------------------------------------------------
+  {
+    why: "An absolute path inside the root gets a generic example instead of the root-relative path",
+    name: "an absolute path inside the root: the root-relative path to write",
+    files: { "conf/nginx.conf": NGINX },
+    patch: (root) => P("*** Begin Patch", `*** Update File: ${root}/conf/nginx.conf`, "@@ server {", "-    listen 80;", "+    listen 8080;", "*** End Patch"),
+    only: ["apply", "mcp", "cli"],
+    expect: {
+      code: "invalid_path",
+      patch_line: 2,
+      says: ["lies inside the root", 'so write "*** Update File: conf/nginx.conf"'],
+      fields: { suggested_path: "conf/nginx.conf" },
+    },
+  },
+  // --- resends ------------------------------------------------------------------------------------
+  {
+    why: "Resending a call that succeeded, with its original `expected_sha256`, says \"The file changed since you read it\"",
+    name: "an Update resent with its original expected SHA-256: already applied, do not resend",
+    files: { "nginx.conf": NGINX },
+    patch: P("*** Begin Patch", "*** Update File: nginx.conf", "@@ server {", "-    listen 80;", "+    listen 8080;", "*** End Patch"),
+    expectedSha256: (files) => ({ "nginx.conf": sha(files["nginx.conf"]!) }),
+    resend: true,
+    expect: {
+      code: "precondition_failed",
+      path: "nginx.conf",
+      says: ["already holds this patch's result", "do not resend this patch: it is already applied"],
+      fields: { already_applied_at: 2 },
+      frontEnd: {
+        plan: [`pass expectedSha256 {"nginx.conf": "${sha(NGINX.replace("80;", "8080;"))}"}`],
+        apply: [`pass expectedSha256 {"nginx.conf": "${sha(NGINX.replace("80;", "8080;"))}"}`],
+        mcp: [`send expected_sha256 {"nginx.conf": "${sha(NGINX.replace("80;", "8080;"))}"}`],
+        cli: [`pass --expect nginx.conf=${sha(NGINX.replace("80;", "8080;"))}`],
+      },
+    },
+  },
+  {
+    why: "Resending a call that succeeded … (an Add)",
+    name: "an Add resent: the file already has exactly that content",
+    files: { "keep.txt": "x\n" },
+    patch: P("*** Begin Patch", "*** Add File: notes/todo.md", "+# Todo", "+- ship", "*** End Patch"),
+    resend: true,
+    expect: { code: "already_exists", path: "notes/todo.md", says: ["already exists with exactly the content this section adds", "do not resend this section"] },
+  },
+  {
+    why: "Resending a call that succeeded … (a Move)",
+    name: "an Update + Move resent: the destination already holds the result",
+    files: { "old.conf": NGINX },
+    patch: P("*** Begin Patch", "*** Update File: old.conf", "*** Move to: new.conf", "@@ server {", "-    listen 80;", "+    listen 8080;", "*** End Patch"),
+    resend: true,
+    expect: { code: "not_found", path: "old.conf", says: ["the move looks already applied", "do not resend this section"], fields: { already_applied_at: 2 } },
+  },
+  // --- tense and blocks ---------------------------------------------------------------------------
+  {
+    why: "`parents_created` says \"will be created\" after the commit",
+    name: "an Add into a new directory: the plan says will be created, the commit says was created",
+    files: { "keep.txt": "x\n" },
+    patch: P("*** Begin Patch", "*** Add File: docs/guide/intro.md", "+# Intro", "*** End Patch"),
+    expect: {
+      ok: true,
+      files: { "keep.txt": "x\n", "docs/guide/intro.md": "# Intro\n" },
+      warnings: ["parents_created"],
+      warningSays: {
+        plan: ["docs/guide/ does not exist yet; it will be created."],
+        apply: ["docs/guide/ did not exist; it was created for docs/guide/intro.md."],
+        mcp: ["docs/guide/ did not exist; it was created for docs/guide/intro.md."],
+        cli: ["docs/guide/ did not exist; it was created for docs/guide/intro.md."],
+      },
+    },
+  },
+  {
+    why: "`ambiguous_hunk` candidates show only their first line, not which function each is in",
+    name: "an ambiguous chunk: each candidate names its enclosing block",
+    files: { "tax.py": TAX },
+    patch: P("*** Begin Patch", "*** Update File: tax.py", "@@", "-    subtotal = sum(i.price for i in items)", "+    subtotal = sum(i.price for i in items if i.price)", "*** End Patch"),
+    expect: {
+      code: "ambiguous_hunk",
+      path: "tax.py",
+      hunk: 1,
+      line: 4,
+      says: [`(in ${formatLineId("def total_for_vendor(vendor, items):", 3)}  def total_for_vendor(vendor, items):)`, `(in ${formatLineId("def total_for_client(client, items):", 7)}  def total_for_client(client, items):)`],
+      fields: {
+        candidates: [
+          { line: 4, enclosing: { line: 3, text: "def total_for_vendor(vendor, items):" } },
+          { line: 8, enclosing: { line: 7, text: "def total_for_client(client, items):" } },
+        ],
+      },
+    },
+  },
+];
+
+import { createHash } from "node:crypto";
+function sha(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
