@@ -11,8 +11,10 @@
  *
  * `--help` prints every flag (examples/cli/args.ts). Output: a human summary
  * (per file op, path, previous → new SHA prefix, bytes, metadata kept,
- * warnings, then the diffs or each failure's recovery message), or with
- * `--json` exactly the library's `ApplyReport` on stdout (plus `reconciled`
+ * warnings, the `--expect` flags with full SHA-256s, then the diffs or each
+ * failure's recovery message in CLI words: examples/cli/hint_words.ts), or with
+ * `--json` the library's `ApplyReport` on stdout, messages in the same CLI
+ * words (plus `reconciled`
  * when the CLI settled an unknown outcome) — also when the connection could
  * not be opened (then `files` is empty and `errors` holds the
  * `connect_failed` / `auth_failed` / `host_key_*` failure). Notes about the

@@ -28,7 +28,8 @@ Usage:
 Patch and checks:
   --root DIR                  directory the patch paths are relative to (absolute with --ssh)
   --patch FILE                read the patch from FILE instead of stdin
-  --dry-run                   plan and show the diffs and base SHAs; change nothing
+  --dry-run                   plan and show the diffs, and the --expect flags (full SHA-256s of the
+                              versions planned on) for the real run; change nothing
   --expect PATH=SHA256        the file must be exactly this version (repeatable)
   --matching MODE             exact | whitespace | lenient (default lenient)
   --require-sha-for-delete    a Delete needs an --expect for its path
