@@ -78,12 +78,12 @@ const ENCLOSING_REACH = 2000;
  */
 function enclosingRef(env: DiagnoseEnv, s: number): LineRef | undefined {
   const lines = env.lines;
-  const first = lines[s]!;
+  const first = lines.at(s)!;
   const indent = contentStart(first);
   if (indent === 0 || indent >= first.length) return undefined;
   const stop = Math.max(0, s - ENCLOSING_REACH);
   for (let a = s - 1; a >= stop; a--) {
-    const line = lines[a]!;
+    const line = lines.at(a)!;
     const start = contentStart(line);
     if (start < line.length && start < indent) {
       env.stats.diagnosticLines += s - a;
