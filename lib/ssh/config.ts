@@ -177,6 +177,7 @@ export function resolveSshConfig(
     expandTilde: (path: string) => expandTilde(path, source.homeDir, (u) => source.homeOf?.(u)),
     block: (d: ConfigDirective) => blockMatches(state, d),
     apply: (d: ConfigDirective) => apply(state, d),
+    undecided: (d: ConfigDirective) => undecided(state, d),
     warning: (message: string) => state.warnings.push(message),
   };
   try {
@@ -193,7 +194,25 @@ function currentUser(state: State): string {
   return state.given.user ?? state.values.get("user")?.args[0] ?? state.source.localUser ?? "";
 }
 
-function blockMatches(state: State, d: ConfigDirective): boolean {
+/**
+ * Keywords that decide where the connection goes or which host key is
+ * trusted: in a block that cannot be evaluated (Match exec) they might apply
+ * for OpenSSH, so skipping them could connect around them.
+ */
+const ROUTE_KEYWORDS = new Set(["hostname", "port", "proxyjump", "proxycommand", "hostkeyalias", "userknownhostsfile", "globalknownhostsfile"]);
+
+function undecided(state: State, d: ConfigDirective): void {
+  // Only a setting OpenSSH would still take (first value wins) matters.
+  const taken = d.keyword === "proxyjump" || d.keyword === "proxycommand" ? state.jump !== null || state.command !== null : state.values.has(d.keyword);
+  if (ROUTE_KEYWORDS.has(d.keyword) && !taken) {
+    throw new ConfigFatal(
+      `${d.where}: ${d.keyword} is set inside a Match block this library cannot evaluate (Match exec is never run); ` +
+        `OpenSSH might apply it, so connecting without it could reach another host. Move it to a Host block`,
+    );
+  }
+}
+
+function blockMatches(state: State, d: ConfigDirective): boolean | "unknown" {
   if (d.keyword === "host") return hostLineMatches(d.args, state.alias);
   const hostNameLine = state.values.get("hostname");
   const host = hostNameLine === undefined ? state.aliasLower : expandHostName(hostNameLine, state.aliasLower);

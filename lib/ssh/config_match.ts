@@ -10,7 +10,9 @@
  *   `localuser` the local account.
  * - `Match exec` is never run (it would run a program on this machine) and
  *   `canonical`, `final`, `localnetwork` are not evaluated: such a block is
- *   treated as not matching, with a warning.
+ *   treated as not matching, with a warning — and its verdict is
+ *   `"unknown"`, so the resolver can refuse a block that would change where
+ *   the connection goes.
  *
  * @module
  */
@@ -29,7 +31,8 @@ export interface MatchContext {
 
 /** A `Match` line's verdict, with the reason when it was not evaluated. */
 export interface MatchVerdict {
-  matches: boolean;
+  /** `"unknown"`: a criterion could not be evaluated (it might apply for OpenSSH). */
+  matches: boolean | "unknown";
   /** Set when a criterion could not be evaluated (the block is treated as not matching). */
   warning?: string;
   /** Set when the line is malformed (OpenSSH refuses the configuration). */
@@ -92,7 +95,7 @@ export function matchLineMatches(args: readonly string[], context: MatchContext)
     if (negated) criterion = criterion.slice(1);
     if (criterion === "all") continue;
     if (criterion === "canonical" || criterion === "final") {
-      return { matches: false, warning: `Match ${criterion} is not evaluated (no canonicalisation pass); the block is treated as not matching` };
+      return { matches: "unknown", warning: `Match ${criterion} is not evaluated (no canonicalisation pass); the block is treated as not matching` };
     }
     const value = args[i + 1];
     if (value === undefined) return { matches: false, error: `Match ${criterion} needs an argument` };
@@ -113,11 +116,11 @@ export function matchLineMatches(args: readonly string[], context: MatchContext)
         break;
       case "exec":
         return {
-          matches: false,
+          matches: "unknown",
           warning: "Match exec is never executed by this library; the block is treated as not matching",
         };
       default:
-        return { matches: false, warning: `Match ${criterion} is not supported; the block is treated as not matching` };
+        return { matches: "unknown", warning: `Match ${criterion} is not supported; the block is treated as not matching` };
     }
     if (hit === negated) matches = false;
   }

@@ -43,10 +43,15 @@ export interface ConfigReaderHooks {
   listDir?(path: string): string[] | undefined;
   /** Expands `~` of an `Include` path in a user file (`undefined`: no such user). */
   expandTilde(path: string): string | undefined;
-  /** A `Host` or `Match` line: returns whether the lines after it apply. */
-  block(directive: ConfigDirective): boolean;
+  /**
+   * A `Host` or `Match` line: whether the lines after it apply, or
+   * `"unknown"` when it cannot be evaluated (`Match exec`, never run).
+   */
+  block(directive: ConfigDirective): boolean | "unknown";
   /** Any other line inside a block that applies. */
   apply(directive: ConfigDirective): void;
+  /** A line inside a block that could not be evaluated (it may or may not apply for OpenSSH). */
+  undecided(directive: ConfigDirective): void;
   warning(message: string): void;
 }
 
@@ -98,6 +103,7 @@ function readBounded(path: string, hooks: ConfigReaderHooks, budget: Budget): st
 
 function walk(text: string, path: string, system: boolean, hooks: ConfigReaderHooks, budget: Budget, depth: number, applies: boolean): void {
   let active = applies;
+  let undecided = false;
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const where = `${path}:${i + 1}`;
@@ -106,7 +112,9 @@ function walk(text: string, path: string, system: boolean, hooks: ConfigReaderHo
     if (directive.keyword === "host" || directive.keyword === "match") {
       // Inside an Include of a block that does not apply, nothing matches
       // (and nothing is evaluated).
-      active = applies && hooks.block(directive);
+      const verdict = applies ? hooks.block(directive) : false;
+      active = verdict === true;
+      undecided = verdict === "unknown";
       continue;
     }
     if (directive.keyword === "include") {
@@ -115,6 +123,7 @@ function walk(text: string, path: string, system: boolean, hooks: ConfigReaderHo
       continue;
     }
     if (active) hooks.apply(directive);
+    else if (undecided) hooks.undecided(directive);
   }
 }
 

@@ -89,7 +89,7 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
       "match.conf",
       [
         `Match exec "touch ${marker}"`,
-        "  Port 1",
+        "  User hijacked",
         "Host box",
         "  HostName 127.0.0.1",
         `  Port ${target.port}`,
@@ -107,6 +107,13 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
     } finally {
       await shell.close();
     }
+    // A Match exec block that would change the route (here Port 1, before the Host block's Port) is
+    // refused: OpenSSH might apply it, and skipping it could connect to another service.
+    const routed = config("match-route.conf", readFileSync(sshConfigFile, "utf8").replace("  User hijacked", "  Port 1"));
+    const refused = await failureOf(connectSsh({ host: "box", sshConfigFile: routed, agent: false }));
+    expect(refused.code).toBe("connect_failed");
+    expect(refused.message).toContain("port is set inside a Match block this library cannot evaluate");
+    expect(existsSync(marker)).toBe(false);
   }, 10000);
 
   test("ProxyJump from the config goes through the jump sshd (its log shows the forward)", async () => {

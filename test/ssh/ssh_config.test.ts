@@ -248,15 +248,21 @@ describe("resolveSshConfig", () => {
       const config = join(dir, ".ssh", "config");
       writeFileSync(
         config,
-        `Match exec "touch ${marker}"\n  User hijacked\n  ProxyCommand sh -c 'touch ${marker}'\nHost web\n  User deploy\n`,
+        `Match exec "touch ${marker}"\n  User hijacked\n  IdentityFile ~/.ssh/never\nHost web\n  User deploy\n`,
       );
-      const resolved = resolveSshConfig("web", config, {
+      const source = {
         homeDir: dir,
-        readFile: (p) => (existsSync(p) ? readFileSync(p, "utf8") : undefined),
-        listDir: (p) => readdirSync(p),
-      });
+        readFile: (p: string) => (existsSync(p) ? readFileSync(p, "utf8") : undefined),
+        listDir: (p: string) => readdirSync(p),
+      };
+      const resolved = resolveSshConfig("web", config, source);
       expect(resolved.user).toBe("deploy");
+      expect(resolved.identityFiles).toEqual([]);
       expect(resolved.warnings.some((w) => w.includes("Match exec is never executed"))).toBe(true);
+      // A block that cannot be evaluated and would change where the connection goes is refused, not skipped.
+      writeFileSync(config, `Match exec "touch ${marker}"\n  ProxyCommand sh -c 'touch ${marker}'\nHost web\n  User deploy\n`);
+      const routed = resolveSshConfig("web", config, source);
+      expect(routed.errors).toEqual([expect.stringContaining("proxycommand is set inside a Match block this library cannot evaluate")]);
       expect(existsSync(marker)).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
