@@ -89,13 +89,15 @@ function patternsMatch(patterns: readonly string[], value: string): boolean {
 export function matchLineMatches(args: readonly string[], context: MatchContext): MatchVerdict {
   if (args.length === 0) return { matches: false, error: "Match needs criteria" };
   let matches = true;
+  let unknown: string | undefined;
   for (let i = 0; i < args.length; i++) {
     let criterion = args[i]!.toLowerCase();
     const negated = criterion.startsWith("!");
     if (negated) criterion = criterion.slice(1);
     if (criterion === "all") continue;
     if (criterion === "canonical" || criterion === "final") {
-      return { matches: "unknown", warning: `Match ${criterion} is not evaluated (no canonicalisation pass); the block is treated as not matching` };
+      unknown ??= `Match ${criterion} is not evaluated (no canonicalisation pass); the block is treated as not matching`;
+      continue;
     }
     const value = args[i + 1];
     if (value === undefined) return { matches: false, error: `Match ${criterion} needs an argument` };
@@ -115,14 +117,15 @@ export function matchLineMatches(args: readonly string[], context: MatchContext)
         hit = patternListMatches(value, context.localUser);
         break;
       case "exec":
-        return {
-          matches: "unknown",
-          warning: "Match exec is never executed by this library; the block is treated as not matching",
-        };
+        unknown ??= "Match exec is never executed by this library; the block is treated as not matching";
+        continue;
       default:
-        return { matches: "unknown", warning: `Match ${criterion} is not supported; the block is treated as not matching` };
+        unknown ??= `Match ${criterion} is not supported; the block is treated as not matching`;
+        continue;
     }
     if (hit === negated) matches = false;
   }
-  return { matches };
+  // A criterion that fails decides, whatever the ones that cannot be evaluated would say.
+  if (!matches) return { matches: false };
+  return unknown === undefined ? { matches: true } : { matches: "unknown", warning: unknown };
 }

@@ -290,6 +290,13 @@ describe("resolveSshConfig", () => {
     expect(resolved.warnings.some((w) => w.startsWith("KnownHostsCommand is not supported"))).toBe(true);
   });
 
+  test("Match exec next to a criterion that fails is simply not matching (no warning, no refusal)", () => {
+    const resolved = resolve("web", { [CONFIG]: 'Match host *.corp exec "vpn-down"\n  ProxyCommand nc %h %p\nHost web\n  User deploy\n' });
+    expect(resolved.errors).toBeUndefined();
+    expect(resolved.proxyCommand).toBeUndefined();
+    expect(resolved.warnings).toEqual([]);
+  });
+
   test("unsupported Match criteria do not match and warn", () => {
     const resolved = resolve("web", { [CONFIG]: "Match localnetwork 10.0.0.0/8\n  User x\n" });
     expect(resolved.user).toBeUndefined();
