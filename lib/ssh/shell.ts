@@ -313,6 +313,9 @@ export class SshShell implements RemoteShell {
   async #openChannel(connection: Connection, command: string, waitIfRefused = true): Promise<ClientChannel> {
     for (;;) {
       if (connection.dropped) throw notSentError(this.label);
+      // Channels already open when this one was asked for: a refusal then
+      // may be the server's MaxSessions, not a refusal of the program.
+      const openBefore = connection.openChannels;
       // Counted from the request on: ssh2 may deliver several open replies
       // in one read, before any continuation runs.
       connection.openChannels++;
@@ -322,9 +325,13 @@ export class SshShell implements RemoteShell {
         channelDone(connection);
         const message = (error as Error).message;
         if (connection.dropped) throw droppedError(this.label, false);
-        if (waitIfRefused && /open failure/i.test(message) && connection.openChannels > 0) {
-          this.#limiter.shrinkTo(connection.openChannels);
-          await new Promise<void>((resolve) => connection.channelClosed.push(resolve));
+        if (waitIfRefused && /open failure/i.test(message) && openBefore > 0) {
+          // Those channels may all have closed while the refusal travelled back: then retry at once
+          // (a refusal with nothing else open is final, so this cannot loop).
+          if (connection.openChannels > 0) {
+            this.#limiter.shrinkTo(connection.openChannels);
+            await new Promise<void>((resolve) => connection.channelClosed.push(resolve));
+          }
           continue;
         }
         throw channelRefusedError(this.label, message);
