@@ -225,13 +225,14 @@ describe.skipIf(!sshReady)("apply.ts --ssh against a real sshd", () => {
     "--ssh", `${user}@127.0.0.1:${sshd.port}`, "--identity", sshd.userKeyPath, "--known-hosts", hosts,
   ];
 
+  // Starting and stopping an sshd can take longer than bun's 5 s hook default on a loaded machine.
   beforeAll(async () => {
     sshd = await startSshd();
     knownHosts = writeKnownHosts(tempDir(), [sshd.hostKeyLine]);
-  });
+  }, 30_000);
   afterAll(async () => {
     await sshd?.stop();
-  });
+  }, 30_000);
 
   test("applies a patch on the test sshd (issue 4 acceptance)", async () => {
     const root = ownedSite(sshd.user);
