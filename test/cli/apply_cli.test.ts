@@ -14,7 +14,7 @@ import { startTcpProxy } from "../support/tcp_proxy.ts";
 import type { Sshd } from "../support/sshd.ts";
 import { removeTemps, runApply, siteCopy, tempDir, treeBytes } from "./run_cli.ts";
 
-afterAll(removeTemps);
+afterAll(removeTemps, 30_000); // many temp trees; slow to remove on a loaded machine
 
 const CONF_PATCH = [
   "*** Begin Patch",
