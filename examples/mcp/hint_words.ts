@@ -71,7 +71,7 @@ function reconcileWords(hint: Extract<FailureHint, { kind: "reconcile" }>, conte
   }
   return sentence
     ? `This server has no reconcile tool: read_file each file of the patch before anything else, and tell the user the operation id ${hint.operation_id}.`
-    : `tell the user the operation id ${hint.operation_id} (this server has no reconcile tool; a later commit of the same files or the CLI's --reconcile removes them)`;
+    : `tell the user the operation id ${hint.operation_id} (this server has no reconcile tool; the CLI's --reconcile settles it)`;
 }
 
 /**

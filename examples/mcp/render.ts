@@ -109,7 +109,8 @@ export function settledSummary(settled: CommitReport): string {
 export function reconciledBlock(settled: CommitReport): TextBlock {
   const op = `operation ${settled.operation_id}`;
   if (!settled.ok) {
-    const why = (settled.errors ?? []).map((e) => e.message).join(" ");
+    // In this server's words: it has no reconcile tool to "call again".
+    const why = mcpFailures(settled.errors ?? []).map((e) => e.message).join(" ");
     return text(
       `The server tried to settle ${op} at once, but reconcile did not finish: ${why}\nThe outcome is still unknown: do not resend the patch. read_file each file of the patch to see its real state, and tell the user the operation id ${settled.operation_id}.`,
     );
@@ -129,7 +130,7 @@ export function reconciledBlock(settled: CommitReport): TextBlock {
     const target = f.move_to !== undefined ? `${f.path} -> ${f.move_to}` : f.path;
     lines.push(`- ${target}: ${f.state}${f.state === "applied" && f.new_sha256 !== null ? ` (sha256 ${f.new_sha256})` : ""}`);
   }
-  if (settled.warnings.length > 0) lines.push(warningLines(settled.warnings));
+  if (settled.warnings.length > 0) lines.push(warningLines(mcpWarnings(settled.warnings)));
   return text(lines.join("\n"));
 }
 

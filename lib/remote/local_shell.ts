@@ -125,7 +125,7 @@ export class LocalShell implements RemoteShell {
         reject(error);
       };
       const onAbort = (): void =>
-        fail(new RemoteShellError(failure("cancelled", "the operation was cancelled; the local program was killed. If it was a commit, call reconcile with its operation id before retrying"), { started: true }));
+        fail(new RemoteShellError(failure("cancelled", "the operation was cancelled; the local program was killed"), { started: true }));
       signal?.addEventListener("abort", onAbort, { once: true });
       if (timeoutMs !== undefined) {
         timer = setTimeout(() =>

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { failure, warning } from "../failure.ts";
+import { failure, quotedFailure, reconcileHint, warning } from "../failure.ts";
 import { DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS } from "./commit.ts";
 import { reconcileProgram } from "./programs/programs.ts";
 import { transactionInput, transactionLayout } from "./manifest.ts";
@@ -105,7 +105,10 @@ export async function reconcile(
   }
   const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds);
   if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [] };
-  const again = `call reconcile again with operation id ${operationId}`;
+  // A front end that cannot run reconcile itself rewords this step (hints).
+  const settle = reconcileHint(operationId, `call reconcile again with operation id ${operationId}`);
+  const again = settle.says;
+  const hints = [settle];
 
   let result: ExecResult;
   try {
@@ -119,7 +122,7 @@ export async function reconcile(
     // Either way the files are as the commit left them, or partly restored
     // by this reconcile; running it again finishes the job.
     const how = programMayHaveRun(error) ? "reconcile may have stopped part-way" : "reconcile did not run";
-    return fail([{ ...error.failure, message: `${error.failure.message} (${how}: ${again})` }]);
+    return fail([{ ...error.failure, message: `${quotedFailure(error.failure)} (${how}: ${again})`, hints: [...(error.failure.hints ?? []), settle] }]);
   }
   const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
   const stderr = new TextDecoder().decode(result.stderr);
@@ -142,7 +145,7 @@ export async function reconcile(
       : out.malformed !== null
       ? "reconcile's report was unreadable"
       : `the reconcile program stopped (${result.signal ?? `exit ${result.exitCode}`})`;
-    return fail([failure("outcome_unknown", `${what}; ${again}.`, { retryable: true })], warnings);
+    return fail([failure("outcome_unknown", `${what}; ${again}.`, { retryable: true, hints })], warnings);
   }
   switch (out.end) {
     case "ok":
@@ -150,14 +153,14 @@ export async function reconcile(
     case "locked": {
       const path = out.locked ? layout.paths[out.locked.k]! : plan.files[0]!.path;
       const f = locked(path, out.locked?.age ?? 0, lockWaitMs, operationId);
-      return fail([{ ...f, message: `${f.message.replace(/ Retry in a few seconds\.$/, "")} The commit may still be running: ${again} in a few seconds.` }], warnings);
+      return fail([{ ...f, message: `${f.message.replace(/ Retry in a few seconds\.$/, "")} The commit may still be running: ${again} in a few seconds.`, hints }], warnings);
     }
     case "unsupported":
       return fail([unsupported(out.unsupported ?? "a required tool", host)], warnings);
     case "root":
       return fail([rootFailure(out.root ?? "missing", root, host)], warnings);
     default:
-      return fail([remoteError(`reconcile stopped (${out.end}); ${again}`, stderr)], warnings);
+      return fail([{ ...remoteError(`reconcile stopped (${out.end}); ${again}`, stderr), hints }], warnings);
   }
 }
 

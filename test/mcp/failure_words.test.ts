@@ -29,15 +29,21 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** FAULT INJECTION: exec 2 (the commit) loses its result, or "drops" before it ran. */
-function faulty(fault: "lose-result" | "drop-before-run"): RemoteShell {
+/**
+ * FAULT INJECTION: exec 2 (the commit) loses its result, or "drops" before
+ * it ran; with `unreachable`, exec 3 (the server's reconcile) cannot connect.
+ */
+function faulty(fault: "lose-result" | "drop-before-run", unreachable = false): RemoteShell {
   const inner = new LocalShell();
   let n = 0;
   return {
     label: "local",
     elevated: false,
     async exec(command: string, options?: ExecOptions): Promise<ExecResult> {
-      if (++n === 2 && fault === "drop-before-run") {
+      if (++n === 3 && unreachable) {
+        throw new RemoteShellError(failure("connect_failed", "127.0.0.1:1 refused the connection", { retryable: true }), { started: false });
+      }
+      if (n === 2 && fault === "drop-before-run") {
         throw new RemoteShellError(failure("connect_failed", "the connection dropped", { retryable: true }), { started: true });
       }
       const result = await inner.exec(command, options);
@@ -72,6 +78,21 @@ describe("MCP failure results in MCP words", () => {
       expect(out.errors![0]!.hints).toEqual([expect.objectContaining({ kind: "reconcile", operation_id: out.operation_id })]);
     });
   }
+
+  test("outcome_unknown and the reconcile cannot connect either: no block says to call reconcile (the server has none)", async () => {
+    dir = makeTree({ "app.py": APP });
+    session = await connect({ roots: localRoots({ site: dir }), shells: sourceOf(faulty("drop-before-run", true)) });
+    const result = await call(session, "apply_patch", { patch: FIX });
+    const out = result.structuredContent as ApplyPatchOutput;
+    expect(out.reconciled).toMatchObject({ ok: false, errors: [{ code: "connect_failed" }] });
+    const blocks = allText(result);
+    const all = blocks.join("\n");
+    expect(blocks[0]).toContain("reconcile did not finish: connect_failed: 127.0.0.1:1 refused the connection");
+    expect(blocks[0]).toContain("read_file each file of the patch to see its real state");
+    expect(blocks[1]).toContain(`This server has no reconcile tool: read_file each file of the patch before anything else, and tell the user the operation id ${out.operation_id}.`);
+    expect(all).not.toContain("call reconcile");
+    for (const code of CODES) for (const block of blocks) expect(block.split(`${code}:`).length - 1).toBeLessThanOrEqual(1);
+  });
 
   test("a wrong expected_sha256: read_file and expected_sha256 with file_sha256, no library option names", async () => {
     dir = makeTree({ "app.py": APP });

@@ -92,6 +92,42 @@ const MENU_JS = "function render(items) {\n    let html = \"\";\n    return html
 
 /** The rows. */
 export const MISTAKES: Mistake[] = [
+  // --- one- and two-line chunks, anchors (issue 15 item 1, lib/match) ----------------------
+  {
+    why: "One- and two-line chunks get no closest region: `-    listen 8080;` (file: `    listen 80;`)",
+    name: "a one-line chunk with a typo: the closest line and the difference",
+    files: { "nginx.conf": NGINX },
+    patch: P("*** Begin Patch", "*** Update File: nginx.conf", "@@", "-    listen 8080;", "+    listen 9090;", "*** End Patch"),
+    expect: {
+      code: "context_mismatch",
+      path: "nginx.conf",
+      hunk: 1,
+      line: 2,
+      says: ["The closest region is line 2", "-     listen 8080;\n  +     listen 80;", "Copy the file's current lines exactly as shown above"],
+      fields: { closest: { start_line: 2, end_line: 2, difference: "content" } },
+      frontEnd: { mcp: ['call read_file {"path": "nginx.conf", "offset": 1, "limit": 5}'], plan: ["read lines 1–5 of nginx.conf again"] },
+    },
+  },
+  {
+    why: "… and `TAX_RATES` (file: `TAX_RATE`) both say \"Nothing similar was found\"",
+    name: "a one-line chunk naming a constant one letter off: the closest line",
+    files: { "tax.py": TAX },
+    patch: P("*** Begin Patch", "*** Update File: tax.py", "@@", "-TAX_RATES = 0.2", "+TAX_RATES = 0.25", "*** End Patch"),
+    expect: { code: "context_mismatch", path: "tax.py", hunk: 1, line: 1, says: ["The closest region is line 1", "+ TAX_RATE = 0.2"], fields: { closest: { start_line: 1 } } },
+  },
+  {
+    why: "`@@ def total_for_supplier(supplier, items):` → \"No similar line was found\" although `def total_for_vendor(vendor, items):` is in the file",
+    name: "an anchor that differs by a word: the similar line is listed",
+    files: { "tax.py": TAX },
+    patch: P("*** Begin Patch", "*** Update File: tax.py", "@@ def total_for_supplier(supplier, items):", "-    subtotal = sum(i.price for i in items)", "+    subtotal = sum(i.price for i in items if i.price)", "*** End Patch"),
+    expect: {
+      code: "anchor_not_found",
+      path: "tax.py",
+      hunk: 1,
+      line: 3,
+      says: ["Lines that look similar:", `${formatLineId("def total_for_vendor(vendor, items):", 3)}  def total_for_vendor(vendor, items):`, "put one of these lines after @@"],
+    },
+  },
   // --- N:hh| prefixes copied from read_file -----------------------------------------------
   {
     why: "`N:hh|` prefixes copied from `read_file` into a patch → \"Nothing similar was found\"",
