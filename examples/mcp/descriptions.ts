@@ -126,7 +126,7 @@ Workflow: find the file with list_files or search, read_file it, and copy contex
 Format (paths relative to the root):
 ${EXAMPLE_PATCH}
 
-In an Update, chunk lines start with " " (context, unchanged), "-" (remove) or "+" (add). Give about 3 context lines around each change; "@@ <a line above the change>" (e.g. the def/class line) narrows where the chunk may match, and several @@ lines in a row narrow further. Chunks go in file order. "*** End of File" after a chunk means it must match the end of the file. Add never overwrites an existing file; Move needs a missing destination.
+In an Update, chunk lines start with " " (context, unchanged), "-" (remove) or "+" (add). Give about 3 context lines around each change; "@@ <a line above the change>" (e.g. the def/class line) narrows where the chunk may match, and several @@ lines in a row narrow further. Chunks go in file order. "*** End of File" after a chunk means it must match the end of the file. Add never overwrites an existing file; Move needs a missing destination. A unified / git diff (--- a/x, +++ b/x, @@ hunks) or a Markdown fence around the patch is accepted with a warning, but send the format above.
 
 Matching: exact first; only if nothing matches exactly, ignoring trailing then surrounding whitespace, then Unicode punctuation folding (reported as fuzzy_match warnings; the file's own text is kept for context lines). A chunk matching in several places is never applied to the first one.
 
@@ -134,7 +134,7 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - context_mismatch, anchor_not_found: those lines are not in the file; the message shows the closest region with line numbers. read_file and fix the chunk. If it says the change looks already applied, do not resend it.
 - ambiguous_hunk: several places match (candidates listed): add context lines or an @@ anchor.
 - out_of_order_hunk, overlapping_hunks: put chunks in file order, merge overlapping ones.
-- precondition_failed: the file is not the version of your expected_sha256: read_file again, rebuild the patch.
+- precondition_failed: the file is not the version of your expected_sha256 (file_sha256, never content_sha256): read_file again, rebuild the patch — unless the message says the patch is already applied: then do not resend it.
 - conflict: the file changed while the patch was applied; nothing was written: read again, retry.
 - locked: another writer holds the file: retry in a few seconds.
 - invalid_patch: the format is wrong at the given patch line.
