@@ -21,7 +21,8 @@
 import { failure } from "../failure.ts";
 import { locateChunks, type LocateOptions } from "../match/locate.ts";
 import { prefixedLines } from "../patch/line_ids.ts";
-import type { TextFile } from "../text/text.ts";
+import { lineOf, type TextFile } from "../text/text.ts";
+import type { ChunkPlacement } from "../match/placement.ts";
 import type { Chunk, PatchFailure, UpdateFileOp, Warning } from "../types.ts";
 
 /** What the diagnoses need of the file and the chunk search. */
@@ -33,7 +34,8 @@ export interface ChunkDiagnosisEnv {
 
 /**
  * Replace the failures of chunks that match a recognisable mistake by
- * their diagnosis (others are returned unchanged).
+ * their diagnosis (others are returned unchanged). The lost-marker readings
+ * of all failing chunks are located together, in one pass over the file.
  *
  * @example
  * ```ts
@@ -41,38 +43,51 @@ export interface ChunkDiagnosisEnv {
  * ```
  */
 export function diagnoseChunkFailures(env: ChunkDiagnosisEnv, errors: readonly PatchFailure[]): PatchFailure[] {
-  return errors.map((e) => {
-    if (e.hunk === undefined || (e.code !== "context_mismatch" && e.code !== "ambiguous_hunk" && e.code !== "anchor_not_found")) return e;
+  const candidates = errors.map((e) => {
+    if (e.hunk === undefined || e.already_applied_at !== undefined) return undefined;
+    if (e.code !== "context_mismatch" && e.code !== "ambiguous_hunk" && e.code !== "anchor_not_found") return undefined;
     const chunk = env.op.chunks[e.hunk - 1];
-    if (chunk === undefined || e.already_applied_at !== undefined) return e;
-    const mismatch = e.code === "context_mismatch";
-    return lostMarkers(env, chunk, e.hunk, "failed") ?? (mismatch ? diffHeaders(env, chunk, e) ?? lineIdPrefixes(env, chunk, e) : undefined) ?? e;
+    return chunk === undefined ? undefined : { e, chunk, hunk: e.hunk, alternative: withMarkersAsContent(chunk) };
+  });
+  const readings = candidates.filter((c) => c?.alternative !== undefined);
+  const found = readings.length === 0 ? new Map<number, { start: number; end: number }>() : exactPlacements(env, readings.map((c) => c!.alternative!.chunk));
+  return errors.map((e, k) => {
+    const c = candidates[k];
+    if (c === undefined) return e;
+    const at = c.alternative ? found.get(readings.indexOf(c) + 1) : undefined;
+    if (c.alternative && at) return lostMarkers(env, c.chunk, c.hunk, c.alternative.lines, at, "failed");
+    return e.code === "context_mismatch" ? diffHeaders(env, c.chunk, e) ?? lineIdPrefixes(env, c.chunk, e) ?? e : e;
   });
 }
 
 /**
  * A failure for each chunk that matched only by re-indenting its `+` lines
- * (an `indentation_adjusted` warning) while reading its context lines with
- * their marker as content matches exactly: the re-indent was a guess.
+ * (an `indentation_adjusted` warning) while its context lines, read with
+ * their marker as content, equal the file exactly where it matched: the
+ * re-indent was a guess. Costs one comparison per line of such a chunk.
  *
  * @example
  * ```ts
- * const guessed = guessedIndentation(env, located.warnings);
- * if (guessed.length > 0) return { ok: false, errors: guessed };
+ * const guessed = guessedIndentation(env, located.warnings, located.placements);
  * ```
  */
-export function guessedIndentation(env: ChunkDiagnosisEnv, warnings: readonly Warning[]): PatchFailure[] {
+export function guessedIndentation(env: ChunkDiagnosisEnv, warnings: readonly Warning[], placements: readonly ChunkPlacement[]): PatchFailure[] {
   const out: PatchFailure[] = [];
   for (const w of warnings) {
     if (w.code !== "indentation_adjusted" || w.hunk === undefined) continue;
     const chunk = env.op.chunks[w.hunk - 1];
-    const diagnosed = chunk ? lostMarkers(env, chunk, w.hunk, "adjusted") : undefined;
-    if (diagnosed) out.push(diagnosed);
+    const placed = placements.find((p) => p.index === w.hunk);
+    const alternative = chunk ? withMarkersAsContent(chunk) : undefined;
+    if (!chunk || !placed || !alternative) continue;
+    const old = alternative.chunk.lines.filter((l) => l.kind !== "insert").map((l) => l.text);
+    if (old.length !== placed.end - placed.start) continue;
+    if (!old.every((text, j) => lineOf(env.file, placed.start + j) === text)) continue;
+    out.push(lostMarkers(env, chunk, w.hunk, alternative.lines, { start: placed.start, end: placed.end }, "adjusted"));
   }
   return out;
 }
 
-/** The chunk, with every non-empty context line's marker read as content. */
+/** The chunk, with every indented context line's marker read as content. */
 function withMarkersAsContent(chunk: Chunk): { chunk: Chunk; lines: number[] } | undefined {
   const lines: number[] = [];
   const body = chunk.lines.map((l) => {
@@ -83,29 +98,22 @@ function withMarkersAsContent(chunk: Chunk): { chunk: Chunk; lines: number[] } |
   return lines.length === 0 ? undefined : { chunk: { ...chunk, lines: body }, lines };
 }
 
-/** Where `chunk` matches exactly and only there, or undefined. */
-function uniqueExact(env: ChunkDiagnosisEnv, chunk: Chunk): { start: number; end: number } | undefined {
-  const r = locateChunks(env.file, [chunk], { ...env.locate, matching: "exact", detail: 0 });
-  if (r.errors.length > 0 || r.undiagnosed.length > 0 || r.placements.length !== 1) return undefined;
-  const p = r.placements[0]!;
-  return { start: p.start, end: p.end };
+/** Where each chunk (by 1-based index) matches exactly, located together in file order. */
+function exactPlacements(env: ChunkDiagnosisEnv, chunks: Chunk[]): Map<number, { start: number; end: number }> {
+  const r = locateChunks(env.file, chunks, { ...env.locate, matching: "exact", detail: 0 });
+  return new Map(r.placements.map((p) => [p.index, { start: p.start, end: p.end }]));
 }
 
-function lostMarkers(env: ChunkDiagnosisEnv, chunk: Chunk, hunk: number, why: "failed" | "adjusted"): PatchFailure | undefined {
-  const alternative = withMarkersAsContent(chunk);
-  if (alternative === undefined) return undefined;
-  const at = uniqueExact(env, alternative.chunk);
-  if (at === undefined) return undefined;
+function lostMarkers(env: ChunkDiagnosisEnv, chunk: Chunk, hunk: number, lines: readonly number[], at: { start: number; end: number }, why: "failed" | "adjusted"): PatchFailure {
   const path = env.op.path;
-  const lines = alternative.lines;
   const range = at.end - at.start <= 1 ? `line ${at.start + 1}` : `lines ${at.start + 1}–${at.end}`;
   const asSent = why === "adjusted"
-    ? `As sent, the chunk matches only when indentation is ignored, and its '+' lines would have been re-indented by the difference, which is a guess.`
+    ? `As sent, the chunk matches there only when indentation is ignored, and its '+' lines would have been re-indented by the difference, which is a guess.`
     : `As sent, the chunk does not match.`;
   return failure(
     "context_mismatch",
-    `context_mismatch: chunk ${hunk} of ${path} (patch line ${chunk.patchLine}): its context ${plural(lines.length, "line")} ${lineList(lines)} look${lines.length === 1 ? "s" : ""} like ${lines.length === 1 ? "it" : "they"} lost the leading ' ' marker: read with that space as part of the text (the marker missing, the file's indentation intact), the chunk matches ${path} exactly at ${range}, and nowhere else. ${asSent} Next step: put ' ' at the start of patch ${plural(lines.length, "line")} ${lineList(lines)}, before the file's own indentation, and send the patch again.`,
-    { path, hunk, patch_line: chunk.patchLine, line: at.start + 1, unmarked_lines: lines },
+    `context_mismatch: chunk ${hunk} of ${path} (patch line ${chunk.patchLine}): its context ${plural(lines.length, "line")} ${lineList(lines)} look${lines.length === 1 ? "s" : ""} like ${lines.length === 1 ? "it" : "they"} lost the leading ' ' marker: read with that space as part of the text (the marker missing, the file's indentation intact), the chunk matches ${path} exactly at ${range}${why === "failed" ? ", and nowhere else" : ""}. ${asSent} Next step: put ' ' at the start of patch ${plural(lines.length, "line")} ${lineList(lines)}, before the file's own indentation, and send the patch again.`,
+    { path, hunk, patch_line: chunk.patchLine, line: at.start + 1, unmarked_lines: [...lines] },
   );
 }
 

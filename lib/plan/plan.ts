@@ -236,7 +236,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   // where the matcher would have guessed an indentation.
   const diagnosis = { file, op, locate };
   const failed = [...diagnoseChunkFailures(diagnosis, located.errors), ...located.undiagnosed];
-  failed.push(...guessedIndentation(diagnosis, located.warnings));
+  failed.push(...guessedIndentation(diagnosis, located.warnings, located.placements));
   if (failed.length > 0) return { ok: false, errors: failed.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0)) };
 
   const edits: LineEdit[] = located.placements.map((placement) => {

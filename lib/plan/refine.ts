@@ -58,11 +58,57 @@ export function parseFailurePaths(text: string, errors: readonly PatchFailure[])
  */
 export function refineParseFailures(text: string, errors: readonly PatchFailure[], context: RefineContext = {}): PatchFailure[] {
   const reading = context.snapshots ? markedReading(text, errors) : null;
+  const found = reading !== null && context.snapshots ? locateReadings(reading.targets, context.snapshots) : new Map<Target, Found>();
   return errors.map((e) => {
     if (e.code === "invalid_path" && e.path !== undefined) return relativePath(text, e, context.root) ?? e;
-    if (e.unmarked_lines !== undefined && reading !== null && context.snapshots) return unmarked(e, reading, context.snapshots) ?? e;
+    const target = reading?.targets.find((t) => t.failure === e);
+    if (target !== undefined) return unmarked(e, target, found.get(target)) ?? e;
     return e;
   });
+}
+
+/** Most chunks with unmarked lines whose readings are tried against their files. */
+const MAX_TARGETS = 20;
+
+/** Where a target's two readings match exactly (0-based line ranges, end exclusive). */
+interface Found {
+  marked?: { start: number; end: number };
+  both?: { start: number; end: number };
+}
+
+/**
+ * Both readings of every target, located per file in one pass each (all
+ * targets of a file together, in file order), at most MAX_TARGETS targets.
+ */
+function locateReadings(targets: readonly Target[], snapshots: Snapshots): Map<Target, Found> {
+  const out = new Map<Target, Found>();
+  const byPath = new Map<string, Target[]>();
+  for (const t of targets.slice(0, MAX_TARGETS)) byPath.set(t.path, [...(byPath.get(t.path) ?? []), t]);
+  for (const [path, list] of byPath) {
+    const snap = snapshots.get(path);
+    if (snap?.kind !== "file" || snap.bytes === undefined || snap.rejected) continue;
+    const decoded = decodeText(snap.bytes);
+    if (!decoded.ok) continue;
+    const exact = (chunks: Chunk[]): Map<number, { start: number; end: number }> => {
+      const r = locateChunks(decoded.file, chunks, {
+        matching: "exact",
+        path,
+        indentationSensitive: isIndentationSensitive(path),
+        excerptLines: 1,
+        excerptBytes: 256,
+        detail: 0,
+      });
+      return new Map(r.placements.map((p) => [p.index, { start: p.start, end: p.end }]));
+    };
+    const marked = exact(list.map((t) => t.marked));
+    const withIndented = list.filter((t) => t.indented.length > 0);
+    const both = withIndented.length > 0 ? exact(withIndented.map((t) => t.both)) : new Map();
+    list.forEach((t, k) => {
+      const b = withIndented.indexOf(t);
+      out.set(t, { marked: marked.get(k + 1), ...(b >= 0 ? { both: both.get(b + 1) } : {}) });
+    });
+  }
+  return out;
 }
 
 /** An absolute path under the root, or `./path`: the path to write instead. */
@@ -131,30 +177,14 @@ function markedReading(text: string, errors: readonly PatchFailure[]): { patch: 
   return { patch: parsed.patch, targets };
 }
 
-function unmarked(e: PatchFailure, reading: { targets: Target[] }, snapshots: Snapshots): PatchFailure | null {
-  const target = reading.targets.find((t) => t.failure === e);
-  const snap = target ? snapshots.get(target.path) : undefined;
-  if (target === undefined || snap?.kind !== "file" || snap.bytes === undefined || snap.rejected) return null;
-  const decoded = decodeText(snap.bytes);
-  if (!decoded.ok) return null;
-  const exact = (chunk: Chunk): { start: number; end: number } | undefined => {
-    const r = locateChunks(decoded.file, [chunk], {
-      matching: "exact",
-      path: target.path,
-      indentationSensitive: isIndentationSensitive(target.path),
-      excerptLines: 1,
-      excerptBytes: 256,
-      detail: 0,
-    });
-    if (r.errors.length > 0 || r.undiagnosed.length > 0 || r.placements.length !== 1) return undefined;
-    return { start: r.placements[0]!.start, end: r.placements[0]!.end };
-  };
+function unmarked(e: PatchFailure, target: Target, found: Found | undefined): PatchFailure | null {
+  if (found === undefined) return null;
   const missing = e.unmarked_lines!;
-  let at = exact(target.marked);
+  let at = found.marked;
   let lines = missing;
   let also = "";
   if (at === undefined && target.indented.length > 0) {
-    at = exact(target.both);
+    at = found.both;
     if (at !== undefined) {
       lines = [...missing, ...target.indented].sort((a, b) => a - b);
       also = `, and so do the indented context ${target.indented.length === 1 ? "line" : "lines"} ${list(target.indented)}, which ${target.indented.length === 1 ? "was" : "were"} read one space short (${target.indented.length === 1 ? "its" : "their"} first space taken for the marker)`;
