@@ -37,6 +37,8 @@ export { failure, isRetryable, listHint, optionHint, readHint, reconcileHint, re
 export type { HintWords } from "./lib/failure.ts";
 export { sha256Hex } from "./lib/text/sha256.ts";
 export { readWindow } from "./lib/plan/read_window.ts";
+export { parseFailurePaths, refineParseFailures } from "./lib/plan/refine.ts";
+export type { RefineContext } from "./lib/plan/refine.ts";
 export type { EolStyle, ReadWindowOptions, ReadWindowResult } from "./lib/plan/read_window.ts";
 export type * from "./lib/types.ts";
 

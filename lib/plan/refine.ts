@@ -11,7 +11,8 @@
  *   and names every line to fix.
  *
  * Pure: applyPatch reads the snapshots (one exec, only when a failure can
- * use them) and passes them in.
+ * use them) and passes them in; a framework calling parsePatch itself can
+ * do the same (both functions are exported from mod.ts).
  *
  * @module
  */
