@@ -14,6 +14,7 @@ import { parseProgramOutput } from "./protocol.ts";
 import { reconcileTicket, shasOf } from "./plan_shas.ts";
 import type { ProgramOutput } from "./protocol.ts";
 import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unsupported } from "./failures.ts";
+import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, Warning } from "../types.ts";
@@ -32,6 +33,11 @@ export interface CommitOptions {
   /** Locks older than this whose owner is gone are broken (warning `stale_lock_broken`), default 120 s. */
   staleLockMs?: number;
   signal?: AbortSignal;
+  /**
+   * Kill the program and report after this long. Default: 5 min + the lock
+   * wait + 1 s per MiB uploaded (lib/remote/exec_bounds.ts). A commit that
+   * times out after it started is `outcome_unknown`.
+   */
   timeoutMs?: number;
   /** Upload progress (bytes of stdin handed to the transport). */
   onProgress?: (sent: number, total: number) => void;
@@ -126,22 +132,29 @@ export async function commitRemote(
   }
 
   let result: ExecResult;
+  const stdin = transactionInput(plan, layout, "SAP-COMMIT-1", true);
+  const tooLarge = (): CommitReport => fail([replyTooLarge("commit", MAX_REPLY_BYTES, { ticket: reconcileTicket(plan, operationId) })]);
   try {
     result = await shell.exec(command, {
-      stdin: transactionInput(plan, layout, "SAP-COMMIT-1", true),
+      stdin,
       signal: options.signal,
-      timeoutMs: options.timeoutMs,
+      timeoutMs: options.timeoutMs ?? writeTimeoutMs(stdin.length, lockWaitMs),
       onStdinProgress: options.onProgress ? reportedProgress(plan, layout, options.onProgress) : undefined,
+      maxStdoutBytes: MAX_REPLY_BYTES,
+      maxStderrBytes: MAX_STDERR_BYTES,
     });
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
+    if (stdoutOverflow(error)) return tooLarge();
     // Nothing ran (the adapter says so, or the code cannot happen after a
     // start): that failure is the answer, and retrying is safe.
     if (!programMayHaveRun(error)) return fail([{ ...error.failure, operation_id: operationId }]);
     return fail([outcomeUnknown(reconcileTicket(plan, operationId), `the transport failed (${quotedFailure(error.failure)})`)]);
   }
+  // An adapter that does not honour maxStdoutBytes: the same bound, checked here.
+  if (result.stdout.length > MAX_REPLY_BYTES) return tooLarge();
   const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
-  const stderr = new TextDecoder().decode(result.stderr);
+  const stderr = new TextDecoder().decode(result.stderr.subarray(0, MAX_STDERR_BYTES));
   const ctx: Context = { plan, layout, out, operationId, root, host: shell.label ?? "the host", stderr, lockWaitMs };
   const warnings = collectWarnings(ctx);
 

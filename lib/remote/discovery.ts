@@ -11,6 +11,7 @@ import type { PatchFailure } from "../types.ts";
 import { remotePathProblem } from "./manifest.ts";
 import { pathRefusal, remoteError, rootFailure, unsupported } from "./failures.ts";
 import type { OutputRecord } from "./records.ts";
+import { MAX_STDERR_BYTES } from "./exec_bounds.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 
@@ -131,7 +132,12 @@ export async function runDiscovery(
   options: DiscoveryExecOptions,
 ): Promise<ExecResult | PatchFailure> {
   try {
-    return await shell.exec(command, { stdin, signal: options.signal, timeoutMs: options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS });
+    return await shell.exec(command, {
+      stdin,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS,
+      maxStderrBytes: MAX_STDERR_BYTES,
+    });
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
     if (error.failure.code === "outcome_unknown") {

@@ -3,6 +3,20 @@
  * programs on this machine with a local POSIX shell (the embedded default,
  * and how the tests run the very same programs under dash, bash and BusyBox).
  *
+ * No startup files. A program must behave the same whoever runs it, so the
+ * shell reads none of the user's rc files. `bash -c` reads none unless
+ * (a) `BASH_ENV` names one, or (b) its stdin is a socket and `SHLVL` is
+ * below 1 when it starts — bash's rshd/sshd heuristic (Debian's bash then
+ * sources /etc/bash.bashrc and ~/.bashrc), and the stdio pipes of Node,
+ * Bun and Deno children are socketpairs. So the environment every program
+ * gets has `BASH_ENV` removed and `SHLVL` raised to at least 1 (bash then
+ * counts itself at level 2 and skips the rc files). This is done on the
+ * environment rather than with `--norc` so that it also holds when the
+ * shell is reached through a wrapper (`["setpriv", …, "bash"]`,
+ * `["env", "bash"]`). Seen here: a stale lock in root's .bashrc (pyenv)
+ * made every bash program wait 60 s. dash and BusyBox sh read `ENV` only
+ * when interactive, never for `-c`.
+ *
  * @module
  */
 import { spawn } from "node:child_process";
@@ -19,7 +33,11 @@ export interface LocalShellOptions {
    * `["/usr/bin/busybox", "sh"]`.
    */
   shell?: string[];
-  /** The complete environment of the program (default: this process's environment). */
+  /**
+   * The environment of the program (default: this process's environment),
+   * always without `BASH_ENV` and with `SHLVL` at least 1 (see the module
+   * doc: no startup file runs).
+   */
   env?: Record<string, string>;
   /** Working directory of the program (default: this process's). */
   cwd?: string;
@@ -52,7 +70,7 @@ export class LocalShell implements RemoteShell {
   /** The local shell never elevates. */
   readonly elevated: boolean = false;
   readonly #shell: string[];
-  readonly #env: Record<string, string> | undefined;
+  readonly #env: Readonly<Record<string, string | undefined>> | undefined;
   readonly #cwd: string | undefined;
   readonly #maxOutput: number;
 
@@ -66,7 +84,7 @@ export class LocalShell implements RemoteShell {
       throw new TypeError("LocalShell: maxOutputBytes must be a positive integer");
     }
     this.#shell = [...shell];
-    this.#env = options.env === undefined ? undefined : { ...options.env };
+    this.#env = options.env;
     this.#cwd = options.cwd;
     this.#maxOutput = max;
   }
@@ -78,6 +96,8 @@ export class LocalShell implements RemoteShell {
     if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
       throw new TypeError("LocalShell.exec: timeoutMs must be a positive number");
     }
+    const maxStdout = byteLimit("maxStdoutBytes", options.maxStdoutBytes);
+    const maxStderr = byteLimit("maxStderrBytes", options.maxStderrBytes);
     if (signal?.aborted) {
       return Promise.reject(new RemoteShellError(failure("cancelled", "the operation was cancelled before the local program started; nothing ran"), { started: false }));
     }
@@ -87,7 +107,7 @@ export class LocalShell implements RemoteShell {
         child = spawn(this.#shell[0]!, [...this.#shell.slice(1), "-c", command], {
           detached: true,
           stdio: ["pipe", "pipe", "pipe"],
-          env: this.#env ?? process.env,
+          env: programEnvironment(this.#env ?? process.env),
           cwd: this.#cwd,
         });
       } catch (error) {
@@ -97,6 +117,9 @@ export class LocalShell implements RemoteShell {
       const stdout: Uint8Array[] = [];
       const stderr: Uint8Array[] = [];
       let outputBytes = 0;
+      let stdoutBytes = 0;
+      let stderrKept = 0;
+      let stderrDropped = 0;
       let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -132,17 +155,31 @@ export class LocalShell implements RemoteShell {
           fail(new RemoteShellError(failure("timeout", `the local program did not finish within ${timeoutMs} ms and was killed; retry with a longer timeout`), { started: true })), timeoutMs);
       }
 
-      const collect = (into: Uint8Array[]) => (chunk: Uint8Array): void => {
-        if (settled) return;
-        outputBytes += chunk.length;
-        if (outputBytes > this.#maxOutput) {
-          fail(new RemoteShellError(failure("limit_exceeded", `the local program wrote more than ${this.#maxOutput} bytes of output and was killed; read fewer or smaller files at once`, { retryable: false }), { started: true }));
-          return;
-        }
-        into.push(chunk);
+      const tooMuch = (what: "stdout" | "output", limit: number): void => {
+        const advice = what === "output" ? "read fewer or smaller files at once" : "more than its caller allows for this program (maxStdoutBytes)";
+        fail(new RemoteShellError(failure("limit_exceeded", `the local program wrote more than ${limit} bytes of ${what} and was killed; ${advice}`, { retryable: false }), { started: true, overflow: what }));
       };
-      child.stdout!.on("data", collect(stdout));
-      child.stderr!.on("data", collect(stderr));
+      const total = (bytes: number): boolean => {
+        outputBytes += bytes;
+        if (outputBytes <= this.#maxOutput) return true;
+        tooMuch("output", this.#maxOutput);
+        return false;
+      };
+      child.stdout!.on("data", (chunk: Uint8Array): void => {
+        if (settled) return;
+        stdoutBytes += chunk.length;
+        // Killed before the chunk is kept: never more than the limit in memory.
+        if (stdoutBytes > maxStdout) return tooMuch("stdout", maxStdout);
+        if (total(chunk.length)) stdout.push(chunk);
+      });
+      child.stderr!.on("data", (chunk: Uint8Array): void => {
+        if (settled) return;
+        const keep = Math.min(chunk.length, Math.max(0, maxStderr - stderrKept));
+        stderrDropped += chunk.length - keep;
+        if (keep === 0 || !total(keep)) return;
+        stderrKept += keep;
+        stderr.push(keep === chunk.length ? chunk : chunk.subarray(0, keep));
+      });
       child.on("error", (error) => fail(startFailure(this.#shell[0]!, error)));
       child.on("close", (code, sig) => {
         if (settled) return;
@@ -152,6 +189,7 @@ export class LocalShell implements RemoteShell {
           stderr: concat(stderr),
           exitCode: code,
           signal: sig,
+          ...(stderrDropped > 0 ? { stderrDropped } : {}),
         });
       });
       writeStdin(child, stdin ?? new Uint8Array(0), onStdinProgress);
@@ -198,6 +236,27 @@ function writeStdin(
   } else {
     pump();
   }
+}
+
+/** A per-exec byte limit: the option if set (a non-negative integer), else none (the overall cap still holds). */
+function byteLimit(name: string, value: number | undefined): number {
+  if (value === undefined) return Infinity;
+  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`LocalShell.exec: ${name} must be a non-negative integer`);
+  return value;
+}
+
+/**
+ * The environment a program runs with: the given one without `BASH_ENV`,
+ * with `SHLVL` at least 1 (see the module doc: no rc file may run).
+ */
+function programEnvironment(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined && name !== "BASH_ENV") env[name] = value;
+  }
+  const level = Number(env.SHLVL);
+  if (!(Number.isInteger(level) && level >= 1)) env.SHLVL = "1";
+  return env;
 }
 
 function startFailure(binary: string, error: unknown): RemoteShellError {

@@ -85,8 +85,6 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
     kept: [],
   };
   const text = new TextDecoder("latin1").decode(stdout);
-  const lines = text.split("\n");
-  lines.pop(); // the part after the last newline: empty, or an unfinished (truncated) line
   const pathIndex = (s: string | undefined): number | null =>
     s !== undefined && NUM.test(s) && Number(s) < pathCount ? Number(s) : null;
   const fileIndex = (s: string | undefined): number | null =>
@@ -96,8 +94,12 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
   const kind = (s: string | undefined): RemoteKind | null => s !== undefined && KINDS.has(s) ? s as RemoteKind : null;
   const sha = (s: string | undefined): string | null | undefined => s === "-" ? null : s !== undefined && SHA.test(s) ? s : undefined;
 
-  for (let n = 0; n < lines.length; n++) {
-    const line = lines[n]!;
+  // One line at a time, never an array of every line (a hostile reply of
+  // bare newlines would cost ~32 bytes per byte); the first line that breaks
+  // the protocol ends the parse. What follows the last newline is empty or
+  // an unfinished (truncated) line: never looked at.
+  for (let start = 0, nl = text.indexOf("\n"); nl >= 0; start = nl + 1, nl = text.indexOf("\n", start)) {
+    const line = text.slice(start, nl);
     const f = line.split(" ");
     const ok = ((): boolean => {
       if (!/^[\x20-\x7e]*$/.test(line) || out.end !== null) return false;

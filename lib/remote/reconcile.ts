@@ -13,6 +13,7 @@ import { parseProgramOutput } from "./protocol.ts";
 import type { ProgramOutput } from "./protocol.ts";
 import { shasOf } from "./plan_shas.ts";
 import { locked, remoteError, remoteWarning, rootFailure, unsupported } from "./failures.ts";
+import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, Warning } from "../types.ts";
@@ -25,6 +26,7 @@ export interface ReconcileOptions {
   /** Age after which another operation's abandoned lock is broken, default 120 s. */
   staleLockMs?: number;
   signal?: AbortSignal;
+  /** Kill the program and report after this long. Default: 5 min + the lock wait (lib/remote/exec_bounds.ts). */
   timeoutMs?: number;
 }
 
@@ -111,21 +113,28 @@ export async function reconcile(
   const hints = [settle];
 
   let result: ExecResult;
+  const stdin = transactionInput(plan, layout, "SAP-RECONCILE-1", false);
+  const tooLarge = (): CommitReport => fail([replyTooLarge("reconcile", MAX_REPLY_BYTES, { again: operationId })]);
   try {
     result = await shell.exec(command, {
-      stdin: transactionInput(plan, layout, "SAP-RECONCILE-1", false),
+      stdin,
       signal: options.signal,
-      timeoutMs: options.timeoutMs,
+      timeoutMs: options.timeoutMs ?? writeTimeoutMs(stdin.length, lockWaitMs),
+      maxStdoutBytes: MAX_REPLY_BYTES,
+      maxStderrBytes: MAX_STDERR_BYTES,
     });
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
+    if (stdoutOverflow(error)) return tooLarge();
     // Either way the files are as the commit left them, or partly restored
     // by this reconcile; running it again finishes the job.
     const how = programMayHaveRun(error) ? "reconcile may have stopped part-way" : "reconcile did not run";
     return fail([{ ...error.failure, message: `${quotedFailure(error.failure)} (${how}: ${again})`, hints: [...(error.failure.hints ?? []), settle] }]);
   }
+  // An adapter that does not honour maxStdoutBytes: the same bound, checked here.
+  if (result.stdout.length > MAX_REPLY_BYTES) return tooLarge();
   const out = parseProgramOutput(result.stdout, layout.paths.length, plan.files.length);
-  const stderr = new TextDecoder().decode(result.stderr);
+  const stderr = new TextDecoder().decode(result.stderr.subarray(0, MAX_STDERR_BYTES));
   const host = shell.label ?? "the host";
   const warnings = out.warns
     .map((w) => remoteWarning(w.code, w.k === null ? null : layout.paths[w.k]!, w.detail, operationId))

@@ -26,6 +26,21 @@ export interface ExecOptions {
   timeoutMs?: number;
   /** Called as stdin bytes are handed to the transport (for progress reports). */
   onStdinProgress?: (sent: number, total: number) => void;
+  /**
+   * Most stdout bytes this one program may write. Past it the adapter kills
+   * the program (its process group) and rejects `limit_exceeded` with
+   * `started: true`, having kept no more than this many bytes. The engine
+   * sets it from what its protocol allows (SPEC §7: a commit's reply is at
+   * most 1 MiB), so a hostile host cannot make the client buffer more.
+   * Default: the adapter's own output cap.
+   */
+  maxStdoutBytes?: number;
+  /**
+   * Most stderr bytes kept: the first this many are returned, the rest is
+   * read and dropped (the program is not stopped for it). Default: the
+   * adapter's own output cap.
+   */
+  maxStderrBytes?: number;
 }
 
 /** What one program run produced. */
@@ -39,6 +54,8 @@ export interface ExecResult {
    */
   exitCode: number | null;
   signal: string | null;
+  /** Bytes of stderr dropped beyond {@linkcode ExecOptions.maxStderrBytes} (absent or 0: none). */
+  stderrDropped?: number;
 }
 
 /**
@@ -50,6 +67,13 @@ export interface ExecResult {
  * around the program (`connect_failed`, `auth_failed`, `host_key_*`,
  * `timeout`, `cancelled`, `outcome_unknown`, `limit_exceeded` for an output
  * cap).
+ *
+ * Bounds an adapter must honour (SPEC §7 round 2): `timeoutMs` and `signal`
+ * kill the program on the host, not only the client's wait; past
+ * `maxStdoutBytes` the program is killed and no more stdout is kept; stderr
+ * beyond `maxStderrBytes` is dropped. The engine passes all three on every
+ * exec (lib/remote/exec_bounds.ts), and checks sizes again itself, so an
+ * adapter that ignores them costs memory, never a wrong report.
  *
  * Outcome unknown comes in two shapes, and callers handle both alike:
  * - the transport died while the program may have been running (a dropped
@@ -81,6 +105,8 @@ export interface RemoteShell {
 export interface RemoteShellErrorOptions {
   /** Whether the program may have started; see {@linkcode RemoteShellError.started}. */
   started?: boolean;
+  /** With `limit_exceeded`: which limit stopped the program; see {@linkcode RemoteShellError.overflow}. */
+  overflow?: "stdout" | "output";
 }
 
 /**
@@ -122,11 +148,19 @@ export class RemoteShellError extends Error {
    *   {@linkcode programMayHaveRun} rather than reading this field alone.
    */
   readonly started?: boolean;
+  /**
+   * With `limit_exceeded`: `"stdout"` when the program was stopped at the
+   * caller's {@linkcode ExecOptions.maxStdoutBytes} (its protocol was
+   * broken), `"output"` at the adapter's own output cap (a configuration
+   * too small for a legitimate reply). Unset: not said.
+   */
+  readonly overflow?: "stdout" | "output";
   constructor(failure: PatchFailure, options: RemoteShellErrorOptions = {}) {
     super(failure.message);
     this.name = "RemoteShellError";
     this.failure = failure;
     if (options.started !== undefined) this.started = options.started;
+    if (options.overflow !== undefined) this.overflow = options.overflow;
   }
 }
 

@@ -10,6 +10,7 @@ import { remotePathProblem, snapshotInput } from "./manifest.ts";
 import { pathRefusal, remoteError, rootFailure, tooLarge, unsupported } from "./failures.ts";
 import { snapshotProgram } from "./programs/programs.ts";
 import { sha256Hex } from "../text/sha256.ts";
+import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, replyTooLarge, snapshotReplyBytes, stdoutOverflow } from "./exec_bounds.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { RemoteShell } from "./shell.ts";
 import type { FileKind, FileSnapshot, PatchFailure, Snapshots } from "../types.ts";
@@ -17,6 +18,7 @@ import type { FileKind, FileSnapshot, PatchFailure, Snapshots } from "../types.t
 /** Options of {@linkcode readSnapshots}. */
 export interface ReadSnapshotsOptions {
   signal?: AbortSignal;
+  /** Kill the program and fail after this long. Default 5 min (lib/remote/exec_bounds.ts). */
   timeoutMs?: number;
   /** Files larger than this are refused (`limit_exceeded`) without being sent. Default: DEFAULT_LIMITS.maxFileBytes. */
   maxFileBytes?: number;
@@ -76,17 +78,26 @@ export async function readSnapshots(
   if (send.length === 0) return result;
 
   const host = shell.label ?? "the host";
+  const limit = snapshotReplyBytes(send.length, maxFileBytes);
+  const violation = (): RemoteShellError => new RemoteShellError(replyTooLarge("snapshot", limit), { started: true });
   const { stdout, stderr, exitCode, signal } = await shell.exec(command, {
     stdin: snapshotInput(send),
     signal: options.signal,
-    timeoutMs: options.timeoutMs,
-  }).catch((error: unknown) => readFailure(error, host));
+    timeoutMs: options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
+    maxStdoutBytes: limit,
+    maxStderrBytes: MAX_STDERR_BYTES,
+  }).catch((error: unknown) => {
+    if (stdoutOverflow(error)) throw violation();
+    return readFailure(error, host);
+  });
+  // An adapter that does not honour maxStdoutBytes: the same bound, checked here.
+  if (stdout.length > limit) throw violation();
   // From here on the snapshot program ran (read-only: still nothing changed).
   const problem = (what: string): RemoteShellError =>
     new RemoteShellError(
       remoteError(
         `${what} (exit ${exitCode ?? "none"}${signal ? `, signal ${signal}` : ""}); nothing was changed: retry`,
-        new TextDecoder().decode(stderr),
+        new TextDecoder().decode(stderr.subarray(0, MAX_STDERR_BYTES)),
       ),
       { started: true },
     );
@@ -190,10 +201,14 @@ class FrameReader {
     for (const b of bytes) if (b < 0x20 || b > 0x7e) return "\u0000invalid";
     return LATIN1.decode(bytes);
   }
-  /** Exactly `n` bytes (a copy), or null when fewer remain. */
+  /**
+   * Exactly `n` bytes, or null when fewer remain: a view of the reply, not a
+   * copy (the reply holds little but the files' bytes, so a copy would only
+   * add a third full-size buffer to the adapter's chunks and their join).
+   */
   bytes(n: number): Uint8Array | null {
     if (this.#at + n > this.#buf.length) return null;
-    const out = this.#buf.slice(this.#at, this.#at + n);
+    const out = this.#buf.subarray(this.#at, this.#at + n);
     this.#at += n;
     return out;
   }

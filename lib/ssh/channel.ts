@@ -16,6 +16,8 @@ export interface ChannelOutcome {
   signal: string | null;
   /** False when the channel closed without an exit status (outcome unknown). */
   gotExit: boolean;
+  /** stderr bytes dropped beyond `maxStderrBytes`. */
+  stderrDropped: number;
 }
 
 /** Hooks of {@linkcode runChannel}. */
@@ -25,9 +27,13 @@ export interface ChannelHooks {
   onStdinProgress?: (sent: number, total: number) => void;
   /** Sees every stderr chunk as it arrives. */
   onStderr?: (chunk: Uint8Array) => void;
-  /** Most stdout + stderr bytes kept; past it nothing more is stored and `onOverflow` fires once. */
+  /** Most stdout + stderr bytes kept; past it nothing more is stored and `onOverflow("output")` fires once. */
   maxOutputBytes?: number;
-  onOverflow?: () => void;
+  /** Most stdout bytes kept; past it nothing more is stored and `onOverflow("stdout")` fires once. */
+  maxStdoutBytes?: number;
+  /** Most stderr bytes kept; later ones are dropped (counted), `onStderr` still sees every chunk. */
+  maxStderrBytes?: number;
+  onOverflow?: (what: "output" | "stdout") => void;
 }
 
 /** Write stdin in pieces this large so progress is reported and backpressure honoured. */
@@ -101,21 +107,35 @@ export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined
     const stderr: Buffer[] = [];
     let closed = false;
     let kept = 0;
+    let stdoutBytes = 0;
+    let stderrKept = 0;
+    let stderrDropped = 0;
     let overflowed = false;
+    const overflow = (what: "output" | "stdout"): void => {
+      overflowed = true;
+      hooks.onOverflow?.(what);
+    };
     const keep = (into: Buffer[], chunk: Buffer): void => {
       if (overflowed) return;
       kept += chunk.length;
-      if (hooks.maxOutputBytes !== undefined && kept > hooks.maxOutputBytes) {
-        overflowed = true;
-        hooks.onOverflow?.();
-        return;
-      }
+      if (hooks.maxOutputBytes !== undefined && kept > hooks.maxOutputBytes) return overflow("output");
       into.push(chunk);
     };
-    channel.on("data", (chunk: Buffer) => keep(stdout, chunk));
+    channel.on("data", (chunk: Buffer) => {
+      if (overflowed) return;
+      stdoutBytes += chunk.length;
+      // Past the limit the chunk is not kept: never more than the limit in memory.
+      if (hooks.maxStdoutBytes !== undefined && stdoutBytes > hooks.maxStdoutBytes) return overflow("stdout");
+      keep(stdout, chunk);
+    });
     channel.stderr.on("data", (chunk: Buffer) => {
-      keep(stderr, chunk);
       hooks.onStderr?.(chunk);
+      const room = hooks.maxStderrBytes === undefined ? chunk.length : Math.max(0, hooks.maxStderrBytes - stderrKept);
+      const part = room >= chunk.length ? chunk : chunk.subarray(0, room);
+      stderrDropped += chunk.length - part.length;
+      if (part.length === 0) return;
+      stderrKept += part.length;
+      keep(stderr, part);
     });
     // The channel's stream may error on a dropped connection; the close that
     // follows decides the outcome.
@@ -130,6 +150,7 @@ export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? null,
         gotExit: exit !== undefined,
+        stderrDropped,
       });
     });
     void writeStdin(channel, stdin, hooks, () => closed);

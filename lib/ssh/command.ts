@@ -20,6 +20,9 @@ import { shQuote } from "../remote/shell.ts";
 import { wrapWithSudo } from "./sudo.ts";
 import type { SudoMode } from "./sudo.ts";
 
+/** How far into stderr the marker line is looked for (login shells may print first). */
+export const MARKER_SEARCH_BYTES = 65536;
+
 /** The process of a started program. */
 export interface RemoteProcess {
   pid: number;
@@ -127,7 +130,7 @@ export class PidMarkerScanner {
       }
       return false;
     }
-    if (this.#offset > 65536) this.#done = true;
+    if (this.#offset > MARKER_SEARCH_BYTES) this.#done = true;
     return false;
   }
 
@@ -149,6 +152,8 @@ export class PidMarkerScanner {
   strip(stderr: Uint8Array): Uint8Array {
     if (this.#span === null) return stderr;
     const [at, length] = this.#span;
+    // stderr kept shorter than the marker's end (a bounded channel): cut before it
+    if (at + length > stderr.length) return stderr.slice(0, Math.min(at, stderr.length));
     const out = new Uint8Array(stderr.length - length);
     out.set(stderr.subarray(0, at), 0);
     out.set(stderr.subarray(at + length), at);

@@ -186,17 +186,20 @@ export function commandTooLongError(label: string, bytes: number): RemoteShellEr
  * @example
  * ```ts
  * throw outputTooLargeError("deploy@web1:22", 1 << 30);
+ * throw outputTooLargeError("deploy@web1:22", 1 << 20, "stdout"); // past ExecOptions.maxStdoutBytes
  * ```
  */
-export function outputTooLargeError(label: string, maxOutputBytes: number): RemoteShellError {
+export function outputTooLargeError(label: string, maxOutputBytes: number, what: "output" | "stdout" = "output"): RemoteShellError {
+  const advice = what === "output"
+    ? "read fewer or smaller files at once (or raise maxOutputBytes)"
+    : "more than its caller allows for this program (maxStdoutBytes)";
   return new RemoteShellError(
     failure(
       "limit_exceeded",
-      `the program on ${label} wrote more than ${maxOutputBytes} bytes of output and was killed; read fewer or ` +
-        `smaller files at once (or raise maxOutputBytes).`,
+      `the program on ${label} wrote more than ${maxOutputBytes} bytes of ${what} and was killed; ${advice}.`,
       { retryable: false },
     ),
-    { started: true },
+    { started: true, overflow: what },
   );
 }
 

@@ -27,8 +27,8 @@ import type { ChannelSlot } from "./channel_limiter.ts";
 import { RemoteShellError } from "../remote/shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../remote/shell.ts";
 import { openExecChannel, runChannel } from "./channel.ts";
-import type { ChannelOutcome } from "./channel.ts";
-import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "./command.ts";
+import type { ChannelHooks, ChannelOutcome } from "./channel.ts";
+import { buildExecCommand, buildKillCommand, MARKER_SEARCH_BYTES, PidMarkerScanner } from "./command.ts";
 import type { RemoteProcess } from "./command.ts";
 import { connectChain } from "./connect.ts";
 import { channelDone, endConnection, sleep, untilAborted } from "./connection.ts";
@@ -62,8 +62,22 @@ export type { HostKeyPolicy } from "./connect.ts";
 /** Default output cap per program (as LocalShell): big snapshots are legitimate. */
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
 
+/** Most output kept from a sudo probe or a kill command (they print a few lines). */
+const RAW_OUTPUT_BYTES = 1024 * 1024;
+
 /** How long a kill may take before the call gives up waiting for the channel. */
 const KILL_GRACE_MS = 3000;
+
+/** The result with at most `max` bytes of stderr (the rest counted as dropped). */
+function boundStderr(result: ExecResult, max: number | undefined, droppedBefore: number): ExecResult {
+  let dropped = droppedBefore;
+  let stderr = result.stderr;
+  if (max !== undefined && stderr.length > max) {
+    dropped += stderr.length - max;
+    stderr = stderr.slice(0, max);
+  }
+  return dropped > 0 ? { ...result, stderr, stderrDropped: dropped } : { ...result, stderr };
+}
 
 
 /**
@@ -151,6 +165,10 @@ export class SshShell implements RemoteShell {
     if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0)) {
       throw new TypeError("exec: timeoutMs must be a number >= 0");
     }
+    for (const name of ["maxStdoutBytes", "maxStderrBytes"] as const) {
+      const value = options[name];
+      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) throw new TypeError(`exec: ${name} must be a non-negative integer`);
+    }
     if (this.#closed) throw closedError(this.label);
     const controller = new AbortController();
     let reason: "timeout" | "cancelled" | null = null;
@@ -218,15 +236,23 @@ export class SshShell implements RemoteShell {
     const started = new Promise<void>((resolve) => (processKnown = resolve));
     const stdin = sudoStdin(mode, options.stdin);
     let overflow: () => void = () => {};
+    const overflowWhat: { what: "output" | "stdout" } = { what: "output" };
     const overflowed = new Promise<"overflow">((resolve) => (overflow = () => resolve("overflow")));
-    const hooks = {
+    const hooks: ChannelHooks = {
       stdinOffset: (stdin?.length ?? 0) - (options.stdin?.length ?? 0),
       ...(options.onStdinProgress ? { onStdinProgress: options.onStdinProgress } : {}),
       onStderr: (chunk: Uint8Array) => {
         if (scanner.push(chunk)) processKnown();
       },
       maxOutputBytes: this.#maxOutputBytes,
-      onOverflow: () => overflow(),
+      ...(options.maxStdoutBytes !== undefined ? { maxStdoutBytes: options.maxStdoutBytes } : {}),
+      // Room for what the scanner may have to strip (login-shell noise and
+      // the marker line come first); the caller's limit is applied after.
+      ...(options.maxStderrBytes !== undefined ? { maxStderrBytes: options.maxStderrBytes + MARKER_SEARCH_BYTES + 256 } : {}),
+      onOverflow: (what) => {
+        overflowWhat.what = what;
+        overflow();
+      },
     };
     const running = runChannel(channel, stdin, hooks).finally(() => channelDone(connection));
     const aborted = new Promise<"aborted">((resolve) => {
@@ -236,10 +262,13 @@ export class SshShell implements RemoteShell {
     const first = await Promise.race([running, aborted, overflowed]);
     if (first === "aborted" || first === "overflow") {
       const killed = await this.#killProgram(connection, channel, scanner, started, mode, running);
-      if (first === "overflow") throw outputTooLargeError(this.label, this.#maxOutputBytes);
+      if (first === "overflow") {
+        const { what } = overflowWhat;
+        throw outputTooLargeError(this.label, what === "stdout" ? options.maxStdoutBytes! : this.#maxOutputBytes, what);
+      }
       throw stoppedError(this.label, reason()!, options.timeoutMs, killed);
     }
-    return this.#finish(first, scanner, connection);
+    return boundStderr(await this.#finish(first, scanner, connection), options.maxStderrBytes, first.stderrDropped);
   }
 
   async #finish(outcome: ChannelOutcome, scanner: PidMarkerScanner, connection: Connection): Promise<ExecResult> {
@@ -342,7 +371,8 @@ export class SshShell implements RemoteShell {
   /** Run a command string as is (no wrapper, no limiter): sudo probes and kills. */
   async #rawRun(connection: Connection, command: string, stdin?: Uint8Array, waitIfRefused = true): Promise<ExecResult> {
     const channel = await this.#openChannel(connection, command, waitIfRefused);
-    const outcome = await runChannel(channel, stdin, {}).finally(() => channelDone(connection));
+    // Probes and kills print a few lines: keep at most RAW_OUTPUT_BYTES of whatever comes.
+    const outcome = await runChannel(channel, stdin, { maxOutputBytes: RAW_OUTPUT_BYTES }).finally(() => channelDone(connection));
     if (!outcome.gotExit && connection.dropped) throw droppedError(this.label, true);
     return { stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode, signal: outcome.signal };
   }

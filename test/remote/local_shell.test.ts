@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { RemoteShellError } from "../../lib/remote/shell.ts";
@@ -46,14 +47,82 @@ for (const c of shellCases()) {
       expect(error.failure.code).toBe("cancelled");
     });
 
+    test("stdout past maxStdoutBytes kills the program group at once and rejects limit_exceeded (overflow stdout), keeping no more", async () => {
+      const dir = tempDir();
+      const marker = join(dir, "survived");
+      const started = Date.now();
+      // a child that would outlive a kill of the shell alone
+      const error = await new LocalShell(c.options).exec(`(sleep 1; : > '${marker}') & while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done`, { maxStdoutBytes: 4096 }).catch((e) => e);
+      expect(error).toBeInstanceOf(RemoteShellError);
+      expect(error.failure.code).toBe("limit_exceeded");
+      expect(error.overflow).toBe("stdout");
+      expect(error.started).toBe(true);
+      expect(Date.now() - started).toBeLessThan(1000);
+      await Bun.sleep(1300);
+      expect(existsSync(marker)).toBe(false);
+    });
+
+    test("stderr past maxStderrBytes is dropped and counted; the program runs on", async () => {
+      const r = await new LocalShell(c.options).exec("i=0; while [ $i -lt 200 ]; do echo 0123456789abcdef >&2; i=$((i + 1)); done; printf done", { maxStderrBytes: 100 });
+      expect(text(r.stdout)).toBe("done");
+      expect(r.exitCode).toBe(0);
+      expect(text(r.stderr)).toBe("0123456789abcdef\n".repeat(7).slice(0, 100));
+      expect(r.stderrDropped).toBe(200 * 17 - 100);
+    });
+
     test("output over the cap kills the program and rejects limit_exceeded", async () => {
       const shell = new LocalShell({ ...c.options, maxOutputBytes: 10_000 });
       const error = await shell.exec("while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done").catch((e) => e);
       expect(error).toBeInstanceOf(RemoteShellError);
       expect(error.failure.code).toBe("limit_exceeded");
+      expect(error.overflow).toBe("output");
     });
   });
 }
+
+describe("LocalShell runs no startup files", () => {
+  // Debian's bash sources /etc/bash.bashrc and ~/.bashrc for `bash -c` when
+  // its stdin is a socket (Node/Bun/Deno stdio pipes are socketpairs) and
+  // SHLVL < 1; BASH_ENV names a file every non-interactive bash runs.
+  const home = tempDir("sap-rc-home-");
+  const marker = join(home, "rc-ran");
+  writeFileSync(join(home, ".bashrc"), `echo bashrc >> '${marker}'\n`);
+  writeFileSync(join(home, "env.sh"), `echo bash_env >> '${marker}'\n`);
+  const bare = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home };
+
+  test.each([
+    ["no SHLVL", bare],
+    ["SHLVL=0", { ...bare, SHLVL: "0" }],
+    ["BASH_ENV set", { ...bare, BASH_ENV: join(home, "env.sh") }],
+    ["BASH_ENV set, SHLVL=2", { ...bare, BASH_ENV: join(home, "env.sh"), SHLVL: "2" }],
+  ])("bash with %s reads neither ~/.bashrc nor $BASH_ENV", async (_name, env) => {
+    rmSync(marker, { force: true });
+    const r = await new LocalShell({ shell: ["bash"], env }).exec('printf "%s" "${BASH_ENV-unset}"');
+    expect(r.exitCode).toBe(0);
+    expect(text(r.stdout)).toBe("unset");
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("the same bash reached through a wrapper (env bash) reads none either", async () => {
+    rmSync(marker, { force: true });
+    const r = await new LocalShell({ shell: ["/usr/bin/env", "bash"], env: bare }).exec("printf ok");
+    expect(text(r.stdout)).toBe("ok");
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("a given SHLVL of 1 or more is kept", async () => {
+    const r = await new LocalShell({ shell: ["dash"], env: { ...bare, SHLVL: "4" } }).exec('printf "%s" "$SHLVL"');
+    expect(text(r.stdout)).toBe("4");
+  });
+
+  test("control: plain bash -c with this stdin does read ~/.bashrc (so the tests above test something)", async () => {
+    rmSync(marker, { force: true });
+    const child = spawn("bash", ["-c", "true"], { env: bare, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.end();
+    await new Promise((resolve) => child.on("close", resolve));
+    expect(readFileSync(marker, "utf8")).toBe("bashrc\n");
+  });
+});
 
 describe("LocalShell options", () => {
   test("timeout kills the whole process group, children included", async () => {

@@ -237,6 +237,23 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     }
   }, 10000);
 
+  test("maxStdoutBytes: the program is killed on the host once its stdout passes the per-exec limit (overflow stdout), no more is kept", async () => {
+    const error = await shell.exec("sleep 33.01 & yes sap-stdout-cap", { maxStdoutBytes: 64 * 1024 }).catch((e) => e);
+    expect(error.failure.code).toBe("limit_exceeded");
+    expect(error.overflow).toBe("stdout");
+    expect(error.started).toBe(true);
+    expect(error.failure.message).toContain("65536 bytes of stdout");
+    const left = (await remoteCommandLines(shell)).filter((c) => c.startsWith("yes sap-stdout-cap") || c.startsWith("sleep 33.01"));
+    expect(left).toEqual([]);
+  }, 10000);
+
+  test("maxStderrBytes: stderr is cut at the limit and the rest counted; the program's pid marker never shows", async () => {
+    const result = await shell.exec("i=0; while [ $i -lt 300 ]; do echo 0123456789abcdef >&2; i=$((i + 1)); done; echo done", { maxStderrBytes: 1000 });
+    expect(text(result.stdout)).toBe("done\n");
+    expect(text(result.stderr)).toBe("0123456789abcdef\n".repeat(59).slice(0, 1000));
+    expect(result.stderrDropped).toBe(300 * 17 - 1000);
+  }, 10000);
+
   test("after close(), exec rejects (not retryable)", async () => {
     const closing = await connectSsh(sshOptions(sshd, knownHosts));
     await closing.close();
