@@ -56,7 +56,8 @@ export function treeBytes(root: string): Record<string, string> {
 /**
  * Run `bun <script> ...args` from the repository root with `stdin`. HOME is
  * a fresh empty dir and SSH_AUTH_SOCK is cleared, so no ~/.ssh/config,
- * known_hosts, key or agent of the machine can take part.
+ * known_hosts, key or agent of the machine can take part; Bun's transpiler
+ * cache is off (it would fill each fresh HOME).
  */
 export async function runScript(script: string, args: string[], stdin = "", env: Record<string, string> = {}): Promise<Run> {
   const home = tempDir("sap-cli-home-");
@@ -65,7 +66,10 @@ export async function runScript(script: string, args: string[], stdin = "", env:
     stdin: new TextEncoder().encode(stdin),
     stdout: "pipe",
     stderr: "pipe",
-    env: { ...process.env, HOME: home, SSH_AUTH_SOCK: "", ...env },
+    // No transpiler cache: in a fresh HOME each run wrote ~80 cache files
+    // (1.6 MB), and removing them all after the file took over bun's 5 s
+    // hook timeout under load.
+    env: { ...process.env, HOME: home, SSH_AUTH_SOCK: "", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0", ...env },
   });
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout).text(),
