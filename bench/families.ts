@@ -14,7 +14,7 @@
  *   keys of the same signature matched only at tier 4 (Unicode dashes).
  * - `alternating`: two alternating lines; one 100-line chunk per 2000 lines
  *   that nearly matches at every second position and fails on its last line.
- * - `crowded`: lines alike at every sampled character (`K00001M00N1Z`…), one
+ * - `crowded`: lines alike at every sampled character (`signatureSamples`), one
  *   11-line chunk per 200 lines: thousands of keys share one signature.
  * - `everywhere`: a file of `}`; one all-`}` chunk per 2000 lines, each of a
  *   different length, each matching everywhere (`ambiguous_hunk`).
@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { signatureSamples } from "../lib/match/tier_keyer.ts";
 import {
   type BodyLine,
   type ChunkSpec,
@@ -209,15 +210,23 @@ const alternating: Family = {
   },
 };
 
-/** Alike at the first, middle, three-quarter and last character. */
+/**
+ * Twelve characters alike at every position the matcher's signature samples
+ * (`signatureSamples`), the digits of `i` everywhere else: keys like these
+ * all share one signature.
+ */
 export function crowdedKey(i: number): string {
-  const d = String(i).padStart(8, "0");
-  return "K" + d.slice(0, 5) + "M" + d.slice(5, 7) + "N" + d[7] + "Z";
+  const sampled = new Set(signatureSamples(12));
+  const digits = String(i).padStart(8, "0");
+  let out = "";
+  let d = 0;
+  for (let p = 0; p < 12; p++) out += sampled.has(p) ? "KMNZ"[out.length % 4] : (digits[d++] ?? "X");
+  return out;
 }
 
 const crowded: Family = {
   name: "crowded",
-  what: "lines alike at every sampled character (K00001M00N1Z…), one 11-line chunk per 200 lines",
+  what: "lines alike at every sampled character of the signature, one 11-line chunk per 200 lines",
   baseLines: 200_000,
   generate(n) {
     const lines = Array.from({ length: n }, (_, i) => crowdedKey(i));

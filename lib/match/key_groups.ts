@@ -113,6 +113,12 @@ function discriminate(keys: readonly string[], marks: Marks): Int32Array | undef
   const g = keys.length;
   const length = keys[0]!.length;
   if (g * length > MAX_ANALYSIS) return undefined;
+  if (g === 2) {
+    // The usual collision: two keys, told apart by their first difference.
+    let p = 0;
+    while (p < length && keys[0]!.charCodeAt(p) === keys[1]!.charCodeAt(p)) p++;
+    return keys[0]!.charCodeAt(p) > 0xff || keys[1]!.charCodeAt(p) > 0xff ? undefined : Int32Array.of(p);
+  }
   const distinct: { p: number; count: number }[] = [];
   for (let p = 0; p < length; p++) {
     let count = 0;

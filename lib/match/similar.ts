@@ -24,8 +24,15 @@ import type { FlatLines } from "./tier_pass.ts";
 /** Trigram codes: three 7-bit characters. */
 const CODE_BITS = 21;
 const CODE_MASK = (1 << CODE_BITS) - 1;
-/** Lines recorded per query trigram at most, whatever the number of trigrams (the shares of this budget). */
-const RECORD_BUDGET = 1 << 21;
+/** The filter's bits: codes folded to 16 bits. */
+const FILTER_BITS = 16;
+const FILTER_MASK = (1 << FILTER_BITS) - 1;
+
+function filterBit(code: number): number {
+  return (code ^ (code >>> FILTER_BITS)) & FILTER_MASK;
+}
+/** Lines recorded for all query trigrams together at most (each trigram's share: 32–4096). */
+const RECORD_BUDGET = 1 << 18;
 /** Lines scored exactly per query. */
 const CANDIDATES = 24;
 /** Characters of a line scored at most (a longer line is cut). */
@@ -37,10 +44,10 @@ export interface SimilarLine {
   score: number;
 }
 
-/** A code unit as the trigrams see it: 7 bits, letters lowercased, punctuation folded; -1 for whitespace. */
+/** A code unit as the trigrams see it: 7 bits, letters lowercased, punctuation folded; -1 for whitespace and controls. */
 function unit(c: number): number {
   if (c < 0x80) {
-    if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d) ? -1 : c;
+    if (c <= 0x20) return -1;
     return c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
   }
   if (isWhitespaceCode(c)) return -1;
@@ -99,22 +106,31 @@ export function dice(a: ReadonlySet<number>, b: ReadonlySet<number>): number {
 export class SimilarLines {
   readonly #flat: FlatLines;
   readonly #queries: Set<number>[];
-  /** Per query trigram (slot): the lines holding it, or undefined when it was too common. */
-  readonly #linesOf: (Int32Array | undefined)[] = [];
   readonly #slotOf = new Map<number, number>();
+  /** Lines holding each query trigram (slot): `#lines[slot * #cap …]`, `#count[slot]` of them; -1: too common. */
+  readonly #lines: Int32Array;
+  readonly #count: Int32Array;
+  readonly #cap: number;
+  #scratch: Int32Array | undefined;
 
   constructor(flat: FlatLines, queries: readonly string[], stats: MatchStats) {
     this.#flat = flat;
     this.#queries = queries.map((q) => trigramsOf(q, 0, q.length, Infinity));
     for (const grams of this.#queries) for (const g of grams) if (!this.#slotOf.has(g)) this.#slotOf.set(g, this.#slotOf.size);
     const slots = this.#slotOf.size;
+    const cap = (this.#cap = Math.min(4096, Math.max(32, Math.floor(RECORD_BUDGET / Math.max(1, slots)))));
+    const lines = (this.#lines = new Int32Array(slots * cap));
+    const count = (this.#count = new Int32Array(slots));
     if (slots === 0) return;
-    const filter = new Uint32Array(1 << (CODE_BITS - 5));
-    const slotAt = new Map<number, number>(this.#slotOf);
-    for (const g of this.#slotOf.keys()) filter[g >>> 5]! |= 1 << (g & 31);
-    const cap = Math.max(64, Math.floor(RECORD_BUDGET / slots));
-    const recorded: number[][] = Array.from({ length: slots }, () => []);
-    const common = new Uint8Array(slots);
+    // 2^16 bits (8 KiB, in the first-level cache): a hit is then looked up exactly.
+    const filter = new Uint32Array(1 << (FILTER_BITS - 5));
+    const refs = new Uint16Array(1 << FILTER_BITS);
+    for (const g of this.#slotOf.keys()) {
+      const f = filterBit(g);
+      filter[f >>> 5]! |= 1 << (f & 31);
+      refs[f]!++;
+    }
+    const slotAt = this.#slotOf;
     const { text, starts, eols } = flat;
     const n = eols.length;
     for (let line = 0; line < n; line++) {
@@ -122,23 +138,33 @@ export class SimilarLines {
       let code = 0;
       let have = 0;
       for (let i = starts[line]!; i < end; i++) {
-        const u = unit(text.charCodeAt(i));
-        if (u < 0) continue;
-        code = ((code << 7) | u) & CODE_MASK;
-        if (++have < 3 || (filter[code >>> 5]! & (1 << (code & 31))) === 0) continue;
-        const slot = slotAt.get(code)!;
-        const lines = recorded[slot]!;
-        if (lines.length > 0 && lines[lines.length - 1] === line) continue;
-        if (lines.length >= cap) {
+        let c = text.charCodeAt(i);
+        // The common case inline: ASCII, whitespace (and controls) skipped, letters lowercased.
+        if (c <= 0x20) continue;
+        if (c < 0x80) {
+          if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+        } else {
+          c = unit(c);
+          if (c < 0) continue;
+        }
+        code = ((code << 7) | c) & CODE_MASK;
+        if (++have < 3) continue;
+        const f = (code ^ (code >>> FILTER_BITS)) & FILTER_MASK;
+        if ((filter[f >>> 5]! & (1 << (f & 31))) === 0) continue;
+        const slot = slotAt.get(code);
+        if (slot === undefined) continue;
+        const k = count[slot]!;
+        if (k < 0 || (k > 0 && lines[slot * cap + k - 1] === line)) continue;
+        if (k === cap) {
           // Too common to tell lines apart: stop looking for it.
-          common[slot] = 1;
-          filter[code >>> 5]! &= ~(1 << (code & 31));
+          count[slot] = -1;
+          if (--refs[f]! === 0) filter[f >>> 5]! &= ~(1 << (f & 31));
           continue;
         }
-        lines.push(line);
+        lines[slot * cap + k] = line;
+        count[slot] = k + 1;
       }
     }
-    for (let slot = 0; slot < slots; slot++) this.#linesOf.push(common[slot] ? undefined : Int32Array.from(recorded[slot]!));
     stats.diagnosticLines += n;
   }
 
@@ -148,16 +174,27 @@ export class SimilarLines {
    */
   best(q: number, k: number, minScore: number): SimilarLine[] {
     const grams = this.#queries[q]!;
-    const counts = new Map<number, number>();
+    const n = this.#flat.eols.length;
+    const shared = (this.#scratch ??= new Int32Array(n));
+    const touched: number[] = [];
     for (const g of grams) {
-      const lines = this.#linesOf[this.#slotOf.get(g)!];
-      if (lines === undefined) continue;
-      for (let j = 0; j < lines.length; j++) counts.set(lines[j]!, (counts.get(lines[j]!) ?? 0) + 1);
+      const slot = this.#slotOf.get(g)!;
+      const count = this.#count[slot]!;
+      for (let j = 0; j < count; j++) {
+        const line = this.#lines[slot * this.#cap + j]!;
+        if (shared[line]++ === 0) touched.push(line);
+      }
     }
-    const candidates = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, CANDIDATES);
+    // The lines sharing the most informative trigrams, then scored exactly.
+    let most = 0;
+    for (const line of touched) most = Math.max(most, shared[line]!);
+    const floor = Math.max(1, Math.min(most, Math.ceil(most / 3)));
+    const candidates = touched.filter((line) => shared[line]! >= floor);
+    candidates.sort((a, b) => shared[b]! - shared[a]! || a - b);
+    for (const line of touched) shared[line] = 0;
     const { text, starts, eols } = this.#flat;
     const scored: SimilarLine[] = [];
-    for (const [line] of candidates) {
+    for (const line of candidates.slice(0, CANDIDATES)) {
       const end = starts[line + 1]! - EOL_CHARS[eols[line] as EolCode];
       const score = dice(grams, trigramsOf(text, starts[line]!, end));
       if (score >= minScore) scored.push({ line, score });

@@ -17,10 +17,26 @@ const MAX_SIG_BITS = 16;
 export const MAX_TRACKED_LENGTH = 4096;
 
 /**
+ * The offsets within a region of `length` that {@linkcode signature}
+ * samples: an eighth in, the middle, three quarters, and the last but one
+ * (code lines mostly start with indentation and end with `;` or `{`, so
+ * their first and last characters tell little).
+ *
+ * @example
+ * ```ts
+ * signatureSamples(12); // [1, 6, 9, 10]
+ * ```
+ */
+export function signatureSamples(length: number): [number, number, number, number] {
+  return [length >> 3, length >> 1, (length * 3) >> 2, length > 1 ? length - 2 : 0];
+}
+
+/**
  * A cheap signature of `line[start, end)`: its length and four sampled code
- * units (folded at tier 4, which keeps lengths). Equal keys have equal
- * signatures, so a line whose signature no query has cannot match.
- * `shift` is 32 minus the signature's bits (a keyer's `shift`).
+ * units ({@linkcode signatureSamples}; folded at tier 4, which keeps
+ * lengths). Equal keys have equal signatures, so a line whose signature no
+ * query has cannot match. `shift` is 32 minus the signature's bits (a
+ * keyer's `shift`).
  *
  * @example
  * ```ts
@@ -30,10 +46,10 @@ export const MAX_TRACKED_LENGTH = 4096;
 export function signature(line: string, start: number, end: number, fold: boolean, shift: number): number {
   const length = end - start;
   if (length === 0) return 0;
-  let a = line.charCodeAt(start);
+  let a = line.charCodeAt(start + (length >> 3));
   let b = line.charCodeAt(start + (length >> 1));
   let c = line.charCodeAt(start + ((length * 3) >> 2));
-  let d = line.charCodeAt(end - 1);
+  let d = line.charCodeAt(length > 1 ? end - 2 : start);
   if (fold) {
     a = foldCode(a);
     b = foldCode(b);
@@ -44,6 +60,7 @@ export function signature(line: string, start: number, end: number, fold: boolea
   // samples carry all there is), and this runs for almost every line.
   return Math.imul(length + a * 0x3b + (b << 7) + (c << 14) + (d << 21), 0x9e3779b1) >>> shift;
 }
+
 /**
  * One tier's dictionary, filters and ids while a pass runs; `finish` turns
  * it into a {@linkcode TierIndex}.

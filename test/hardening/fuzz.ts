@@ -12,6 +12,7 @@
 import { parsePatch } from "../../lib/patch/parse.ts";
 import { planPatch } from "../../lib/plan/plan.ts";
 import { sha256Hex } from "../../lib/text/sha256.ts";
+import { signatureSamples } from "../../lib/match/tier_keyer.ts";
 import type { FailureCode, PatchFailure, PlanOptions, PlanResult, Snapshots } from "../../lib/types.ts";
 import { hostileOptions, hostilePatch, hostileSnapshots, loadFuzzCorpus } from "./fuzz_inputs.ts";
 import { seeded } from "./prng.ts";
@@ -262,9 +263,13 @@ export function scalingProbes(scale: number): ScalingProbe[] {
       // per-signature chain or bucket degenerates to a scan of them all.
       name: "anchors alike in every sampled character",
       build: (n) => {
+        const sampled = new Set(signatureSamples(12));
         const key = (i: number): string => {
-          const d = String(i).padStart(8, "0");
-          return "K" + d.slice(0, 5) + "M" + d.slice(5, 7) + "N" + d[7] + "Z";
+          const digits = String(i).padStart(8, "0");
+          let out = "";
+          let d = 0;
+          for (let p = 0; p < 12; p++) out += sampled.has(p) ? "K" : digits[d++]!;
+          return out;
         };
         const count = n / 10;
         return {

@@ -14,13 +14,18 @@ import { locateChunks } from "../../lib/match/locate.ts";
 import { parsePatch } from "../../lib/patch/parse.ts";
 import { decodeText } from "../../lib/text/text.ts";
 import { newMatchStats } from "../../lib/match/tier_index.ts";
+import { signatureSamples } from "../../lib/match/tier_keyer.ts";
 import type { MatchStats } from "../../lib/match/tier_index.ts";
 import type { Chunk } from "../../lib/types.ts";
 
-/** Alike at the first, middle, three-quarter and last character. */
+/** Alike at every character the signature samples, digits of `i` elsewhere. */
 function key(i: number): string {
-  const d = String(i).padStart(8, "0");
-  return "K" + d.slice(0, 5) + "M" + d.slice(5, 7) + "N" + d[7] + "Z";
+  const sampled = new Set(signatureSamples(12));
+  const digits = String(i).padStart(8, "0");
+  let out = "";
+  let d = 0;
+  for (let p = 0; p < 12; p++) out += sampled.has(p) ? "K" : digits[d++]!;
+  return out;
 }
 
 function total(s: MatchStats): number {
