@@ -66,7 +66,7 @@ function sameBytes(a: Uint8Array | null, b: Uint8Array | null | undefined): bool
 /** Ours on one fixture against its expectation. */
 function checkOne(p: PatchFixture): CheckResult {
   const name = `ours ${p.name} → ${p.expect.ok ? `ok at tier ${p.expect.tier}` : p.expect.code}`;
-  const result = oursPlan(parsedPatchOf(p), snapshotsOf(p.file));
+  const result = oursPlan(parsedPatchOf(p), snapshotsOf(p.file), p.limits);
   if (p.expect.ok) {
     if (!result.ok) return { name, ok: false, detail: result.errors.map((e) => e.code).join(", ") };
     const planned = result.plan.files[0];
@@ -85,6 +85,17 @@ function checkOne(p: PatchFixture): CheckResult {
   const code = p.expect.code;
   const error = result.errors.find((e) => e.code === code);
   if (!error) return { name, ok: false, detail: result.errors.map((e) => e.code).join(", ") };
+  if (p.expect.failures !== undefined) {
+    // Every chunk failed the same way: the folded failures count their chunks.
+    const counted = result.errors.reduce((n, e) => n + (e.chunks?.count ?? 1), 0);
+    const same = result.errors.every((e) => e.code === code);
+    const bytes = result.errors.reduce((n, e) => n + e.message.length, 0);
+    return {
+      name: `${name} ×${p.expect.failures}`,
+      ok: same && counted === p.expect.failures,
+      detail: `${result.errors.length} failure(s) for ${counted} chunk(s), ${bytes} characters of message`,
+    };
+  }
   const line = p.expect.line;
   if (line !== undefined) {
     const closest = error.closest;

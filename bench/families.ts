@@ -44,6 +44,8 @@ export type FamilyExpectation =
 export interface FamilyInput {
   lines: string[];
   chunks: ChunkSpec[];
+  /** The chunks as the result must read (when the patch's differ: re-indented `+` lines); default `chunks`. */
+  oracle?: ChunkSpec[];
   expect: FamilyExpectation;
 }
 
@@ -275,7 +277,8 @@ function fuzzy(name: string, what: string, tier: 2 | 3 | 4, inserts: boolean, ch
       const exact = new LineIndex(lines, (s) => s);
       const at = [exact, new LineIndex(lines, (s) => s.trimEnd()), new LineIndex(lines, (s) => s.trim())];
       const fold = (s: string) => s.trim().replace(/\u00a0/g, " ");
-      const chunks = uniqueChunks(lines, 100, seed + 7, exact, [0, 1]).map((c) => ({
+      const oracle = uniqueChunks(lines, 100, seed + 7, exact, [0, 1]);
+      const chunks = oracle.map((c) => ({
         start: c.start,
         body: c.body.map((l) => ((l.marker === "+" && !inserts) || l.text.trim() === "" ? l : { marker: l.marker, text: change(l.text) })),
       }));
@@ -286,7 +289,7 @@ function fuzzy(name: string, what: string, tier: 2 | 3 | 4, inserts: boolean, ch
         const target = tier === 4 ? old.map(fold) : old;
         if (tier < 4 && at[tier - 1]!.count(target, 2) !== 1) throw new Error(`${name}: a chunk is not unique at tier ${tier}`);
       }
-      return { lines, chunks, expect: { ok: true, tier } };
+      return { lines, chunks, oracle, expect: { ok: true, tier } };
     },
   };
 }

@@ -5,6 +5,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import type { Limits } from "../lib/types.ts";
+import type { Family } from "./families.ts";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,7 +28,7 @@ import {
 } from "./gen.ts";
 
 /** Bump when the generator's output changes, so stale caches are ignored. */
-export const GEN_VERSION = 1;
+export const GEN_VERSION = 2;
 
 /** A generated file, as a snapshot would carry it. */
 export interface FileFixture {
@@ -41,7 +43,14 @@ export interface FileFixture {
 /** What planning a fixture patch must produce. */
 export type Expectation =
   | { ok: true; newSha256: string; tier: number }
-  | { ok: false; code: "ambiguous_hunk" | "context_mismatch"; line?: number };
+  | {
+    ok: false;
+    code: "ambiguous_hunk" | "context_mismatch" | "anchor_not_found";
+    /** The closest region must hold this 1-based line. */
+    line?: number;
+    /** Every chunk fails with `code` (folded failures counted by their chunks). */
+    failures?: number;
+  };
 
 /** A generated patch against one fixture file. */
 export interface PatchFixture {
@@ -50,6 +59,8 @@ export interface PatchFixture {
   text: string;
   chunks: number;
   expect: Expectation;
+  /** Limits to parse and plan with (a family of thousands of chunks raises maxChunksPerFile). */
+  limits?: Partial<Limits>;
 }
 
 /** Files and patches of one group, by name. */
@@ -75,7 +86,7 @@ const PATH = "src/big.ts";
 
 interface RawGroup {
   files: { name: string; lines: string[] }[];
-  patches: { name: string; file: string; chunks: ChunkSpec[]; expect: Expectation }[];
+  patches: { name: string; file: string; chunks: ChunkSpec[]; expect: Expectation; limits?: Partial<Limits> }[];
 }
 
 function okExpectation(lines: readonly string[], oracle: readonly ChunkSpec[], tier = 1): Expectation {
@@ -89,7 +100,7 @@ function rawCodeGroup(lineCount: number, seed: number): RawGroup {
   const trim = new LineIndex(lines, (s) => s.trim());
   const file = `code-${lineCount}`;
   const patches: RawGroup["patches"] = [];
-  for (const count of [1, 10, 100]) {
+  for (const count of [1, 3, 10, 100]) {
     const chunks = uniqueChunks(lines, count, seed + count, exact);
     patches.push({ name: `${file}-c${count}`, file, chunks, expect: okExpectation(lines, chunks) });
   }
@@ -145,6 +156,7 @@ function materialise(raw: RawGroup): FixtureGroup {
       text: formatCodexPatch(PATH, p.chunks),
       chunks: p.chunks.length,
       expect: p.expect,
+      ...(p.limits ? { limits: p.limits } : {}),
     });
   }
   return { files, patches };
@@ -152,7 +164,7 @@ function materialise(raw: RawGroup): FixtureGroup {
 
 interface GroupIndex {
   files: { name: string; lineCount: number; sha256: string }[];
-  patches: { name: string; file: string; text: string; chunks: number; expect: Expectation }[];
+  patches: { name: string; file: string; text: string; chunks: number; expect: Expectation; limits?: Partial<Limits> }[];
 }
 
 function writeAtomically(path: string, data: Uint8Array | string): void {
@@ -176,7 +188,7 @@ function loadGroup(dir: string, key: string): FixtureGroup | undefined {
   }
   const patches = new Map<string, PatchFixture>();
   for (const p of index.patches) {
-    patches.set(p.name, { name: p.name, file: files.get(p.file)!, text: p.text, chunks: p.chunks, expect: p.expect });
+    patches.set(p.name, { name: p.name, file: files.get(p.file)!, text: p.text, chunks: p.chunks, expect: p.expect, ...(p.limits ? { limits: p.limits } : {}) });
   }
   return { files, patches };
 }
@@ -192,6 +204,7 @@ function saveGroup(dir: string, key: string, group: FixtureGroup): void {
       text: p.text,
       chunks: p.chunks,
       expect: p.expect,
+      ...(p.limits ? { limits: p.limits } : {}),
     })),
   };
   // The index goes last: its presence means the files before it are complete.
@@ -235,4 +248,32 @@ export function codeFixtures(lineCount: number, seed: number, cacheDir: CacheDir
  */
 export function adversarialFixtures(lineCount: number, cacheDir: CacheDir = defaultCacheDir()): FixtureGroup {
   return cachedGroup(cacheDir, `adversarial-${lineCount}`, () => rawAdversarialGroup(lineCount));
+}
+
+/** Chunks per file beyond the default limit (1000) need it raised; the families send up to 10,000. */
+const FAMILY_LIMITS: Partial<Limits> = { maxChunksPerFile: 100_000 };
+
+function rawFamilyGroup(family: Family, lineCount: number, seed: number): RawGroup {
+  const input = family.generate(lineCount, seed);
+  const name = `${family.name}-${lineCount}`;
+  const expect: Expectation = input.expect.ok
+    ? okExpectation(input.lines, input.oracle ?? input.chunks, input.expect.tier)
+    : { ok: false, code: input.expect.code, failures: input.expect.failures };
+  return {
+    files: [{ name, lines: input.lines }],
+    patches: [{ name, file: name, chunks: input.chunks, expect, ...(input.chunks.length > 1000 ? { limits: FAMILY_LIMITS } : {}) }],
+  };
+}
+
+/**
+ * One adversarial family (bench/families.ts) at `lineCount` lines: a file
+ * and a patch both named `<family>-<lineCount>`.
+ *
+ * @example
+ * ```ts
+ * familyFixtures(FAMILIES[0]!, 5000, 42, null).patches.get("anchors-5000")!.expect.ok; // false
+ * ```
+ */
+export function familyFixtures(family: Family, lineCount: number, seed: number, cacheDir: CacheDir = defaultCacheDir()): FixtureGroup {
+  return cachedGroup(cacheDir, `family-${family.name}-${lineCount}-s${seed}`, () => rawFamilyGroup(family, lineCount, seed));
 }

@@ -7,7 +7,7 @@
  */
 import { parsePatch } from "../lib/patch/parse.ts";
 import { planPatch } from "../lib/plan/plan.ts";
-import type { Patch, PlanResult, Snapshots } from "../lib/types.ts";
+import type { Limits, Patch, PlanResult, Snapshots } from "../lib/types.ts";
 import type { FileFixture, PatchFixture } from "./fixtures.ts";
 
 /**
@@ -37,7 +37,7 @@ export function snapshotsOf(file: FileFixture): Snapshots {
  * does not parse, since every fixture patch is well-formed.
  */
 export function parsedPatchOf(fixture: PatchFixture): Patch {
-  const parsed = parsePatch(fixture.text);
+  const parsed = parsePatch(fixture.text, fixture.limits ? { limits: fixture.limits } : {});
   if (!parsed.ok) {
     throw new Error(`${fixture.name}: parsePatch failed: ${parsed.errors.map((e) => e.message).join("; ")}`);
   }
@@ -45,8 +45,8 @@ export function parsedPatchOf(fixture: PatchFixture): Patch {
 }
 
 /** `planPatch` on pre-parsed input: the figure compared with the floor. */
-export function oursPlan(patch: Patch, snapshots: Snapshots): PlanResult {
-  return planPatch(patch, snapshots);
+export function oursPlan(patch: Patch, snapshots: Snapshots, limits?: Partial<Limits>): PlanResult {
+  return planPatch(patch, snapshots, limits ? { limits } : {});
 }
 
 /**

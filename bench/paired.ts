@@ -8,7 +8,7 @@
  * two medians: both sides see the same machine. mitata's own output is still
  * printed; these ratios only decide the verdict of the targets.
  *
- * Each sample starts from a collected heap (`Bun.gc(true)`, untimed, after
+ * By default each sample starts from a collected heap (`Bun.gc(true)`, untimed, after
  * dropping the previous result): otherwise the full collection of the
  * previous sample's garbage — 40 MB of new file content for the large
  * plans — lands on whichever side happens to run next, which measured as
@@ -33,9 +33,9 @@ function median(values: readonly number[]): number {
 
 let sink: unknown;
 
-function time(fn: () => unknown): number {
+function time(fn: () => unknown, gc: boolean): number {
   sink = undefined;
-  globalThis.Bun?.gc(true);
+  if (gc) globalThis.Bun?.gc(true);
   const started = performance.now();
   sink = fn();
   return performance.now() - started;
@@ -48,6 +48,12 @@ export interface PairedBudget {
   /** Rounds at least (default 6: 12 samples per side) and at most (default 60). */
   minRounds?: number;
   maxRounds?: number;
+  /**
+   * Collect the heap before each sample (default true). Without it, which
+   * side pays for the previous sample's garbage is luck; the bench reports
+   * doubling ratios both ways.
+   */
+  gc?: boolean;
 }
 
 /**
@@ -61,18 +67,18 @@ export interface PairedBudget {
  * ```
  */
 export function measurePaired(a: () => unknown, b: () => unknown, budget: PairedBudget = {}): PairedResult {
-  time(a);
-  time(b);
-  const warm = time(a) + time(b);
-  const { budgetMs = 3000, minRounds = 6, maxRounds = 60 } = budget;
+  const { budgetMs = 3000, minRounds = 6, maxRounds = 60, gc = true } = budget;
+  time(a, gc);
+  time(b, gc);
+  const warm = time(a, gc) + time(b, gc);
   const rounds = Math.min(maxRounds, Math.max(minRounds, Math.floor(budgetMs / (2 * Math.max(warm, 0.001)))));
   const timesA: number[] = [];
   const timesB: number[] = [];
   for (let round = 0; round < rounds; round++) {
-    timesA.push(time(a));
-    timesB.push(time(b));
-    timesB.push(time(b));
-    timesA.push(time(a));
+    timesA.push(time(a, gc));
+    timesB.push(time(b, gc));
+    timesB.push(time(b, gc));
+    timesA.push(time(a, gc));
   }
   if (sink === Symbol.for("never")) console.log(sink);
   const medianA = median(timesA);

@@ -1,14 +1,29 @@
 /**
- * Whole-process comparison (SPEC §11): the same file and change applied by
- * `bun examples/apply.ts --root DIR < patch` (ours, through LocalShell),
- * `git apply` and GNU `patch`, each as a fresh process on a fresh copy of
- * the file. The copy is made before the clock starts; the output is checked
- * against the generator's oracle after it stops.
+ * Whole-process comparison (SPEC §11, §11.1): the same file and change
+ * applied by fresh processes, each on a fresh copy of the file —
  *
- * Usage: `bun bench/peers_process.ts [--quick] [--reps=N]` (default 7 reps).
- * Installs GNU `patch` with apt-get when it is absent (as root, or through
- * `sudo -n`). Prints medians and ratios; exit code 1 when a contender
- * produced wrong output, 0 otherwise (this script has no targets).
+ * - ours: `bun examples/apply.ts --root DIR < patch` (through LocalShell:
+ *   snapshot, plan, commit with locks, backups and SHA checks);
+ * - GNU `patch` and `git apply` on the change as a unified diff;
+ * - Codex's native `apply_patch` (npm `@openai/codex`, installed at bench
+ *   time into the bench cache: bench/codex.ts) on the Codex patch;
+ * - references, not peers: a plain Bun script that applies the chunks with
+ *   one `indexOf` each (bench/indexof_apply.ts), and Bun's start-up alone.
+ *
+ * Every process runs under `/usr/bin/time -f %M`, which gives its peak RSS.
+ * Rounds are interleaved (each round runs every contender once, in an order
+ * rotated per round), so a burst of background load hits all of them; the
+ * copy is made before the clock starts and the output is checked against
+ * the generator's oracle after it stops.
+ *
+ * Targets, on the 1M-line (38.5 MB) file with 3 chunks: ours faster than
+ * Codex's `apply_patch` (required), ours ≤ 1.0× GNU patch (the goal), and
+ * ours with a peak RSS ≤ 4× the file size (required).
+ *
+ * Usage: `bun bench/peers_process.ts [--quick] [--rounds=N]` (default 11).
+ * Installs GNU patch and GNU time with apt-get when they are absent (as
+ * root, or through `sudo -n`). Exit code 1 when a contender produced wrong
+ * output or a required target was missed.
  *
  * @module
  */
@@ -16,154 +31,187 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { sha256Hex } from "./fixtures.ts";
+import { CODEX_VERSION, ensureCodex, toolsCacheDir } from "./codex.ts";
+import { type PatchFixture, sha256Hex } from "./fixtures.ts";
 import { toUnifiedDiff } from "./peers.ts";
+import type { TargetResult } from "./report.ts";
 import { FULL_SIZES, loadSuite, QUICK_SIZES, type Suite } from "./suite.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
-/** The start-up reference row: its output is the unchanged file. */
-const STARTUP = "bun start-up (bun -e 0)";
+const TIME = "/usr/bin/time";
 
 function have(command: string): boolean {
   return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
 }
 
-/** Install GNU patch when absent; false when that is not possible here. */
-function ensurePatch(): boolean {
-  if (have("patch")) return true;
-  const root = process.getuid?.() === 0;
-  const prefix = root ? "" : "sudo -n ";
-  console.error("GNU patch is absent: installing it with apt-get …");
+/** Install a Debian package when `probe` says it is absent; false when that is not possible here. */
+function ensurePackage(pkg: string, probe: () => boolean): boolean {
+  if (probe()) return true;
+  const prefix = process.getuid?.() === 0 ? "" : "sudo -n ";
+  console.error(`${pkg} is absent: installing it with apt-get …`);
   const result = spawnSync(
     "sh",
-    ["-c", `${prefix}apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${prefix}apt-get install -y -qq patch`],
+    ["-c", `${prefix}apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${prefix}apt-get install -y -qq ${pkg}`],
     { stdio: "inherit" },
   );
-  return result.status === 0 && have("patch");
+  return result.status === 0 && probe();
 }
 
 interface Contender {
   name: string;
+  /** A reference row: no ratio, no target. */
+  reference?: boolean;
   /** Command and arguments, run with `cwd` = the work dir. */
   argv: (workDir: string) => string[];
-  /** Bytes on stdin. */
   stdin: Uint8Array;
+  /** SHA-256 the file must have afterwards. */
+  expectedSha: string;
 }
 
 interface Measured {
   name: string;
-  medianMs: number;
-  minMs: number;
+  reference: boolean;
+  times: number[];
+  rssKiB: number[];
   correct: boolean;
   note: string;
 }
 
-function median(values: number[]): number {
+function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function measure(contender: Contender, master: string, relPath: string, expectedSha: string, reps: number): Measured {
-  const times: number[] = [];
-  let correct = true;
-  let note = "";
-  for (let i = 0; i < reps; i++) {
-    const workDir = mkdtempSync(join(tmpdir(), "sap-proc-"));
-    try {
-      mkdirSync(join(workDir, dirname(relPath)), { recursive: true });
-      copyFileSync(master, join(workDir, relPath));
-      const started = performance.now();
-      const result = spawnSync(contender.argv(workDir)[0]!, contender.argv(workDir).slice(1), {
-        cwd: workDir,
-        input: contender.stdin,
-        maxBuffer: 256 * 1024 * 1024,
-      });
-      times.push(performance.now() - started);
-      const output = readFileSync(join(workDir, relPath));
-      if (result.status !== 0 || sha256Hex(output) !== expectedSha) {
-        correct = false;
-        note = `exit ${result.status}; ${String(result.stderr).slice(0, 200).trim()}`;
-      }
-    } finally {
-      rmSync(workDir, { recursive: true, force: true });
+/** Run one contender once on a fresh copy: wall time, peak RSS, correctness. */
+function runOnce(c: Contender, m: Measured, master: string, relPath: string, withTime: boolean): void {
+  const workDir = mkdtempSync(join(tmpdir(), "sap-proc-"));
+  try {
+    mkdirSync(join(workDir, dirname(relPath)), { recursive: true });
+    copyFileSync(master, join(workDir, relPath));
+    const rssFile = join(workDir, ".rss");
+    const argv = c.argv(workDir);
+    const command = withTime ? [TIME, "-f", "%M", "-o", rssFile, ...argv] : argv;
+    const started = performance.now();
+    const result = spawnSync(command[0]!, command.slice(1), { cwd: workDir, input: c.stdin, maxBuffer: 256 * 1024 * 1024 });
+    m.times.push(performance.now() - started);
+    if (withTime && existsSync(rssFile)) {
+      const kib = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+      if (Number.isFinite(kib)) m.rssKiB.push(kib);
     }
+    const output = readFileSync(join(workDir, relPath));
+    if (result.status !== 0 || sha256Hex(output) !== c.expectedSha) {
+      m.correct = false;
+      m.note = `exit ${result.status}; ${String(result.stderr).slice(0, 200).trim()}`;
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
   }
-  return { name: contender.name, medianMs: median(times), minMs: Math.min(...times), correct, note };
 }
 
-/** The whole-process comparison as Markdown, and whether every output was right. */
+/** The whole-process comparison as Markdown, its targets, and whether every output was right. */
 export interface ProcessPeersReport {
   markdown: string;
   correct: boolean;
+  targets: TargetResult[];
+}
+
+function mib(kib: number): string {
+  return `${(kib / 1024).toFixed(0)}`;
 }
 
 /**
- * Measure ours (when `examples/apply.ts` exists), `git apply` and GNU
- * `patch` on the large code file with the 1-chunk and 100-chunk patches.
+ * Measure every contender on the large code file with the 3-chunk patch
+ * (`rounds` interleaved rounds; the targets) and the 100-chunk patch
+ * (three rounds, informational).
  *
  * @example
  * ```ts
- * console.log(runProcessPeers(loadSuite(FULL_SIZES), 7).markdown);
+ * console.log(runProcessPeers(loadSuite(FULL_SIZES), 11).markdown);
  * ```
  */
-export function runProcessPeers(suite: Suite, reps: number): ProcessPeersReport {
+export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string = toolsCacheDir()): ProcessPeersReport {
   const sizes = suite.sizes;
   const scratch = mkdtempSync(join(tmpdir(), "sap-peers-"));
   const oursCli = join(repoRoot, "examples", "apply.ts");
-  const patchAvailable = ensurePatch();
+  const patchAvailable = ensurePackage("patch", () => have("patch"));
+  const timeAvailable = ensurePackage("time", () => existsSync(TIME));
+  const codex = ensureCodex(cacheDir);
   let allCorrect = true;
-  const report: string[] = [`## Whole-process peers — ${cpus()[0]?.model ?? "cpu"}, ${cpus().length} cores, bun ${Bun.version}`, ""];
-  if (!existsSync(oursCli)) report.push("ours: examples/apply.ts not present (only the peers were measured)", "");
-  if (!patchAvailable) report.push("GNU patch: absent and could not be installed (skipped)", "");
+  const targets: TargetResult[] = [];
+  const report: string[] = [`## Whole processes — ${cpus()[0]?.model ?? "cpu"}, ${cpus().length} cores, bun ${Bun.version}`, ""];
+  if (!patchAvailable) report.push("GNU patch: absent and could not be installed (not measured)", "");
+  if (!timeAvailable) report.push("GNU time: absent and could not be installed (peak RSS not measured)", "");
+  if (!codex.ok) report.push(`Codex apply_patch: not measured — ${codex.reason}`, "");
   try {
-    for (const name of [`code-${sizes.large}-c1`, `code-${sizes.large}-c100`]) {
-      const fixture = suite.patch(name);
+    for (const [name, count] of [[`code-${sizes.large}-c3`, rounds], [`code-${sizes.large}-c100`, 3]] as const) {
+      const fixture: PatchFixture = suite.patch(name);
       if (!fixture.expect.ok) continue;
       const master = join(scratch, `${name}.orig`);
       writeFileSync(master, fixture.file.bytes);
-      const codex = new TextEncoder().encode(fixture.text);
-      const unified = new TextEncoder().encode(
-        toUnifiedDiff(new TextDecoder().decode(fixture.file.bytes), fixture.text),
-      );
-      const contenders: Contender[] = [];
-      if (existsSync(oursCli)) {
-        contenders.push({ name: "ours (bun examples/apply.ts)", argv: (d) => [process.execPath, oursCli, "--root", d], stdin: codex });
+      const codexPatch = new TextEncoder().encode(fixture.text);
+      const unified = new TextEncoder().encode(toUnifiedDiff(new TextDecoder().decode(fixture.file.bytes), fixture.text));
+      const newSha = fixture.expect.newSha256;
+      const path = fixture.file.path;
+      const contenders: Contender[] = [
+        { name: "ours (bun examples/apply.ts, LocalShell)", argv: (d) => [process.execPath, oursCli, "--root", d], stdin: codexPatch, expectedSha: newSha },
+        ...(patchAvailable ? [{ name: "GNU patch", argv: () => ["patch", "-p1", "--batch", "--silent"], stdin: unified, expectedSha: newSha }] : []),
+        { name: "git apply", argv: () => ["git", "apply", "-"], stdin: unified, expectedSha: newSha },
+        ...(codex.ok ? [{ name: `Codex apply_patch ${codex.version} (native)`, argv: () => [codex.applyPatch], stdin: codexPatch, expectedSha: newSha }] : []),
+        { name: "reference: plain Bun indexOf script", reference: true, argv: (d: string) => [process.execPath, join(repoRoot, "bench", "indexof_apply.ts"), join(d, path)], stdin: codexPatch, expectedSha: newSha },
+        { name: "reference: bun start-up (bun -e 0)", reference: true, argv: () => [process.execPath, "-e", "0"], stdin: new Uint8Array(), expectedSha: fixture.file.sha256 },
+      ];
+      console.error(`${name}: ${fixture.file.bytes.length} bytes, ${fixture.chunks} chunk(s), ${count} interleaved rounds`);
+      const measured: Measured[] = contenders.map((c) => ({ name: c.name, reference: c.reference === true, times: [], rssKiB: [], correct: true, note: "" }));
+      for (let round = 0; round < count; round++) {
+        for (let k = 0; k < contenders.length; k++) {
+          const i = (k + round) % contenders.length;
+          runOnce(contenders[i]!, measured[i]!, master, path, timeAvailable);
+        }
       }
-      contenders.push({ name: "git apply", argv: () => ["git", "apply", "-"], stdin: unified });
-      if (patchAvailable) {
-        contenders.push({ name: "GNU patch", argv: () => ["patch", "-p1", "--batch", "--silent"], stdin: unified });
-      }
-      // Process start-up alone, for reading the others.
-      contenders.push({ name: STARTUP, argv: () => [process.execPath, "-e", "0"], stdin: new Uint8Array() });
-      console.error(`${name}: ${fixture.file.bytes.length} bytes, ${fixture.chunks} chunk(s), ${reps} reps each`);
-      const newSha256 = fixture.expect.newSha256;
-      const results = contenders.map((c) =>
-        measure(c, master, fixture.file.path, c.name === STARTUP ? fixture.file.sha256 : newSha256, reps)
-      );
-      const ours = results.find((r) => r.name.startsWith("ours"));
-      report.push(`### ${name} (${fixture.file.lineCount} lines, ${fixture.chunks} chunk(s)), median of ${reps}`, "");
-      report.push("| process | median (ms) | min (ms) | output | ours ÷ this |", "|---|---:|---:|---|---:|");
-      for (const r of results) {
-        allCorrect &&= r.correct;
-        const ratio = ours && r !== ours && r.name !== STARTUP ? `${(ours.medianMs / r.medianMs).toFixed(2)}×` : "";
-        report.push(
-          `| ${r.name} | ${r.medianMs.toFixed(1)} | ${r.minMs.toFixed(1)} | ${r.correct ? "= oracle" : `WRONG (${r.note})`} | ${ratio} |`,
-        );
+      const fileBytes = fixture.file.bytes.length;
+      const ours = measured[0]!;
+      const oursMs = median(ours.times);
+      report.push(`### ${name} (${fixture.file.lineCount} lines, ${(fileBytes / 1e6).toFixed(1)} MB, ${fixture.chunks} chunk(s)), median of ${count} interleaved rounds`, "");
+      report.push("| process | median (ms) | min (ms) | peak RSS (MiB) | RSS ÷ file | output | ours ÷ this |", "|---|---:|---:|---:|---:|---|---:|");
+      for (const m of measured) {
+        allCorrect &&= m.correct;
+        const ms = median(m.times);
+        const rss = median(m.rssKiB);
+        const ratio = m === ours || m.reference ? "" : `${(oursMs / ms).toFixed(2)}×`;
+        const rssCells = Number.isFinite(rss) ? `${mib(rss)} | ${((rss * 1024) / fileBytes).toFixed(1)}×` : "— | —";
+        report.push(`| ${m.name} | ${ms.toFixed(1)} | ${Math.min(...m.times).toFixed(1)} | ${rssCells} | ${m.correct ? "= oracle" : `WRONG (${m.note})`} | ${ratio} |`);
       }
       report.push("");
+      if (count !== rounds) continue;
+      const at = `whole process, ${(fileBytes / 1e6).toFixed(1)} MB, ${fixture.chunks} chunks`;
+      const codexRow = measured.find((m) => m.name.startsWith("Codex"));
+      const patchRow = measured.find((m) => m.name === "GNU patch");
+      targets.push(codexRow
+        ? { label: `${at}: ours faster than Codex apply_patch (${oursMs.toFixed(0)} vs ${median(codexRow.times).toFixed(0)} ms: ${(oursMs / median(codexRow.times)).toFixed(2)}×)`, kind: "required", pass: ours.correct && codexRow.correct && oursMs < median(codexRow.times) }
+        : { label: `${at}: ours faster than Codex apply_patch (Codex not measured)`, kind: "required", pass: false });
+      targets.push(patchRow
+        ? { label: `${at}: ours ≤ 1.0× GNU patch (${oursMs.toFixed(0)} vs ${median(patchRow.times).toFixed(0)} ms: ${(oursMs / median(patchRow.times)).toFixed(2)}×)`, kind: "goal", pass: ours.correct && oursMs <= median(patchRow.times) }
+        : { label: `${at}: ours ≤ 1.0× GNU patch (GNU patch not measured)`, kind: "goal", pass: false });
+      const rss = median(ours.rssKiB);
+      targets.push(Number.isFinite(rss)
+        ? { label: `${at}: peak RSS of ours ≤ 4× the file size (${mib(rss)} MiB: ${((rss * 1024) / fileBytes).toFixed(1)}×)`, kind: "required", pass: rss * 1024 <= 4 * fileBytes }
+        : { label: `${at}: peak RSS of ours ≤ 4× the file size (not measured)`, kind: "required", pass: false });
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  return { markdown: report.join("\n"), correct: allCorrect };
+  report.push(`Codex: npm \`@openai/codex@${CODEX_VERSION}\`, installed into ${cacheDir} at bench time. Peak RSS: GNU time \`%M\`.`);
+  return { markdown: report.join("\n"), correct: allCorrect, targets };
 }
 
 if (import.meta.main) {
-  const repsArg = process.argv.find((a) => a.startsWith("--reps="));
-  const reps = repsArg ? Math.max(1, Number(repsArg.slice("--reps=".length))) : 7;
+  const roundsArg = process.argv.find((a) => a.startsWith("--rounds="));
+  const rounds = roundsArg ? Math.max(1, Number(roundsArg.slice("--rounds=".length))) : 11;
   const sizes = process.argv.includes("--quick") ? QUICK_SIZES : FULL_SIZES;
-  const result = runProcessPeers(loadSuite(sizes, undefined, (m) => console.error(`  ${m}`)), reps);
+  const result = runProcessPeers(loadSuite(sizes, undefined, (m) => console.error(`  ${m}`)), rounds);
   console.log(result.markdown);
-  process.exit(result.correct ? 0 : 1);
+  for (const t of result.targets) console.log(`${t.pass ? "PASS" : "FAIL"} (${t.kind}) ${t.label}`);
+  process.exit(result.correct && result.targets.every((t) => t.pass || t.kind === "goal") ? 0 : 1);
 }

@@ -6,8 +6,10 @@
  * @module
  */
 import { bench, do_not_optimize, group, summary } from "mitata";
+import { type Family, FAMILIES } from "./families.ts";
 import {
   adversarialFixtures,
+  familyFixtures,
   type CacheDir,
   codeFixtures,
   defaultCacheDir,
@@ -28,6 +30,8 @@ export interface SuiteSizes {
   adversarial: number;
   /** Twice `adversarial`, for the doubling ratio. */
   adversarialDouble: number;
+  /** Each adversarial family (bench/families.ts) runs at its base size × this, and twice that. */
+  familyScale: number;
 }
 
 /** The sizes SPEC §11 names. */
@@ -37,6 +41,7 @@ export const FULL_SIZES: SuiteSizes = {
   large: 1_000_000,
   adversarial: 200_000,
   adversarialDouble: 400_000,
+  familyScale: 1,
 };
 
 /** A tenth of the full sizes, for a quick look (`bun bench/run.ts --quick`). */
@@ -46,6 +51,7 @@ export const QUICK_SIZES: SuiteSizes = {
   large: 100_000,
   adversarial: 20_000,
   adversarialDouble: 40_000,
+  familyScale: 0.1,
 };
 
 /** Tiny sizes for the smoke test. */
@@ -55,10 +61,24 @@ export const TINY_SIZES: SuiteSizes = {
   large: 5_000,
   adversarial: 300,
   adversarialDouble: 600,
+  familyScale: 0.02,
 };
 
 /** The seed of every code file; fixed so runs compare. */
 export const SEED = 42;
+
+/** One adversarial family of the suite: its patch (and file) names at the two sizes. */
+export interface SuiteFamily {
+  family: Family;
+  base: string;
+  double: string;
+}
+
+/** The line counts a family runs at in a suite. */
+export function familySizes(family: Family, sizes: SuiteSizes): [number, number] {
+  const base = Math.max(2000, Math.round(family.baseLines * sizes.familyScale));
+  return [base, 2 * base];
+}
 
 /** All fixtures of a suite, looked up by name. */
 export interface Suite {
@@ -66,6 +86,7 @@ export interface Suite {
   file(name: string): FileFixture;
   patch(name: string): PatchFixture;
   patches(): PatchFixture[];
+  families: SuiteFamily[];
 }
 
 /**
@@ -92,6 +113,14 @@ export function loadSuite(
   for (const lines of [sizes.adversarial, sizes.adversarialDouble]) {
     groups.push(adversarialFixtures(lines, cacheDir));
   }
+  const families: SuiteFamily[] = [];
+  for (const family of FAMILIES) {
+    const started = performance.now();
+    const [base, double] = familySizes(family, sizes);
+    for (const lines of [base, double]) groups.push(familyFixtures(family, lines, SEED, cacheDir));
+    families.push({ family, base: `${family.name}-${base}`, double: `${family.name}-${double}` });
+    onProgress(`${family.name}-${base}/${double}: ${Math.round(performance.now() - started)} ms`);
+  }
   const files = new Map<string, FileFixture>();
   const patches = new Map<string, PatchFixture>();
   for (const g of groups) {
@@ -111,6 +140,7 @@ export function loadSuite(
       return p;
     },
     patches: () => [...patches.values()],
+    families,
   };
 }
 

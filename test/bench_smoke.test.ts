@@ -12,8 +12,14 @@ import { generateCodeLines, LineIndex, oldSide, uniqueChunks } from "../bench/ge
 import { registerPeerBenches } from "../bench/peers.bench.ts";
 import { naiveApply, toUnifiedDiff } from "../bench/peers.ts";
 import { registerPlanBenches } from "../bench/plan.bench.ts";
-import { evaluateRatios, ratioSpecs } from "../bench/report.ts";
+import { registerFamilyBenches } from "../bench/families.bench.ts";
+import { FAMILIES } from "../bench/families.ts";
+import { evaluateRatios, formatVerdict, ratioSpecs, ratioTargets } from "../bench/report.ts";
 import { callOnceRegistrar, loadSuite, TINY_SIZES } from "../bench/suite.ts";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const suite = loadSuite(TINY_SIZES, null);
 
@@ -90,14 +96,62 @@ describe("bench ours", () => {
     const registrar = callOnceRegistrar(results);
     registerPlanBenches(suite, registrar);
     registerAdversarialBenches(suite, registrar);
+    registerFamilyBenches(suite, registrar);
     registerPeerBenches(suite, registrar);
     const fake = new Map([...results.keys()].map((name) => [name, 1]));
-    const missing = evaluateRatios(ratioSpecs(TINY_SIZES), fake).filter((r) => r.verdict === "missing");
+    const specs = ratioSpecs(TINY_SIZES, suite.families);
+    const missing = evaluateRatios(specs, fake).filter((r) => r.verdict === "missing");
     expect(missing.map((r) => r.label)).toEqual([]);
+    // Every family has its two ratio targets and its doubling (reported with and without GC).
+    for (const f of FAMILIES) {
+      const mine = specs.filter((r) => r.label.includes(`family ${f.name}`) || r.label.includes(`${f.name}-`));
+      expect(mine.filter((r) => r.max !== undefined).length).toBe(3);
+      expect(mine.some((r) => r.alsoWithoutGc)).toBe(true);
+    }
     const planned = results.get(`plan code-${TINY_SIZES.large}-c100`) as { ok: boolean; plan?: { files: { newSha256?: string }[] } };
     const expected = suite.patch(`code-${TINY_SIZES.large}-c100`).expect;
     expect(planned.ok).toBe(true);
     expect(planned.plan?.files[0]?.newSha256).toBe(expected.ok ? expected.newSha256 : "");
     expect(sha256Hex(suite.file(`code-${TINY_SIZES.large}`).bytes)).toBe(suite.file(`code-${TINY_SIZES.large}`).sha256);
+  });
+});
+
+describe("bench verdict and references", () => {
+  test("a missed goal is reported but does not fail the run; a missed required target does", () => {
+    const goalMissed = formatVerdict([{ label: "a", kind: "required", pass: true }, { label: "b", kind: "goal", pass: false }], []);
+    expect(goalMissed.pass).toBe(true);
+    expect(goalMissed.lines).toContain("goals: 0/1 met");
+    expect(goalMissed.lines).toContain("  missed (goal): b");
+    expect(goalMissed.lines.at(-1)).toStartWith("VERDICT: PASS");
+    const requiredMissed = formatVerdict([{ label: "a", kind: "required", pass: false }, { label: "b", kind: "goal", pass: true }], []);
+    expect(requiredMissed.pass).toBe(false);
+    expect(requiredMissed.lines).toContain("  missed (required): a");
+    expect(requiredMissed.lines.at(-1)).toStartWith("VERDICT: FAIL (1 required target(s) missed");
+    expect(formatVerdict([], ["a check"]).pass).toBe(false);
+  });
+
+  test("ratio targets are required unless marked goals, and decide by the interleaved ratio", () => {
+    const rows = evaluateRatios(
+      [{ label: "x", numerator: "n", denominator: "d", max: 2, alsoWithoutGc: true }],
+      new Map([["n", 3], ["d", 1]]),
+      new Map([["x", { medianA: 1, medianB: 1.5, ratio: 1.5 }]]),
+      new Map([["x", { medianA: 1, medianB: 2.5, ratio: 2.5 }]]),
+    );
+    expect(rows[0]).toMatchObject({ value: 3, paired: 1.5, pairedNoGc: 2.5, verdict: "PASS" });
+    expect(ratioTargets(rows)).toEqual([{ label: "x", kind: "required", pass: true }]);
+  });
+
+  test("the plain indexOf reference applies a 3-chunk patch like the oracle", () => {
+    const p = suite.patch(`code-${TINY_SIZES.large}-c3`);
+    const dir = mkdtempSync(join(tmpdir(), "sap-indexof-"));
+    try {
+      const file = join(dir, "f.ts");
+      writeFileSync(file, p.file.bytes);
+      const r = spawnSync(process.execPath, [join(import.meta.dir, "..", "bench", "indexof_apply.ts"), file], { input: p.text });
+      expect(r.status).toBe(0);
+      expect(sha256Hex(readFileSync(file))).toBe(p.expect.ok ? p.expect.newSha256 : "");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

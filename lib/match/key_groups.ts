@@ -91,10 +91,11 @@ export function sameRegion(key: string, text: string, start: number, end: number
     }
     return true;
   }
-  const region = text.slice(start, end);
-  if (region === key) return true;
+  if (text.startsWith(key, start)) return true;
+  if (!fold) return false;
   // A folded key equals the region only through characters that fold.
-  return fold && FOLDABLE.test(region) && foldPunctuation(region) === key;
+  const region = text.slice(start, end);
+  return FOLDABLE.test(region) && foldPunctuation(region) === key;
 }
 
 /** Which characters were seen at the position being counted (`at[c] === stamp`). */
@@ -236,16 +237,15 @@ export class KeyGroups {
         b = e;
         continue;
       }
-      const byLength = new Map<number, number[]>();
-      for (let k = b; k < e; k++) {
-        const id = sorted[k]!;
-        const ids = byLength.get(keys[id]!.length);
-        if (ids === undefined) byLength.set(keys[id]!.length, [id]);
-        else ids.push(id);
-      }
-      this.#groupCount[sig] = Math.min(byLength.size, 0xffff);
-      for (const [length, ids] of byLength) {
+      // Several keys: by length (a bucket is small), one group per length.
+      const bucket = Array.from(sorted.subarray(b, e)).sort((x, y) => keys[x]!.length - keys[y]!.length);
+      let groups = 0;
+      for (let r = 0; r < bucket.length;) {
+        const length = keys[bucket[r]!]!.length;
+        let t = r;
+        while (t < bucket.length && keys[bucket[t]!]!.length === length) t++;
         const group = lengths.length;
+        const ids = bucket.slice(r, t);
         const positions = ids.length === 1 ? undefined : discriminate(ids.map((id) => keys[id]!), (marks ??= { at: new Int32Array(65536), stamp: 0 }));
         lengths.push(length);
         singles.push(ids.length === 1 ? ids[0]! : 0);
@@ -254,7 +254,10 @@ export class KeyGroups {
           packed.push({ group, positions, ids });
           entries += ids.length;
         }
+        groups++;
+        r = t;
       }
+      this.#groupCount[sig] = Math.min(groups, 0xffff);
       b = e;
     }
     this.#length = Int32Array.from(lengths);
