@@ -27,6 +27,8 @@ export interface DiagnoseEnv {
   lines: LineSource;
   /** The same lines as one flat text, for passes over the whole file. */
   flat: FlatLines;
+  /** The file's bytes after any BOM when every character is ASCII (offsets then agree with `flat`). */
+  asciiBytes?: Uint8Array;
   index: MatchIndex;
   /** The tiers the matching mode allows. */
   tiers: readonly MatchTier[];
@@ -137,7 +139,7 @@ export function diagnoseFile(env: DiagnoseEnv, cases: readonly MismatchCase[], a
     return lines.map((l) => ({ k: l.k, q: queries.push(l.text) - 1 }));
   });
   const anchorQueries = anchors.map((a) => queries.push(a.anchor) - 1);
-  const similar = queries.length > 0 && n > 0 ? new SimilarLines(env.flat, queries, env.stats) : undefined;
+  const similar = queries.length > 0 && n > 0 ? new SimilarLines(env.flat, queries, env.stats, env.asciiBytes) : undefined;
   weak.forEach((c, w) => {
     if (similar === undefined) return;
     // Each similar line p of chunk line k votes for start p − k, by similarity.

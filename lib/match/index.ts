@@ -51,6 +51,35 @@ export interface FileHints {
 const MIN_PROBE_KEY = 6;
 /** Native substring searches allowed per file (each may scan the whole text). */
 const MAX_PROBES = 8;
+/**
+ * With more queries than this, whether a chunk may match at tiers 2–4 is
+ * decided by one pass keying only each pattern's longest line (its
+ * "selector") at those tiers, before keying all queries there: a full pass
+ * with tens of thousands of keys compares most lines of a code file, and a
+ * patch of thousands of failing chunks rarely needs it.
+ */
+const SELECTOR_QUERIES = 4096;
+
+/**
+ * The line of a pattern that decides whether it may match at a fuzzy tier:
+ * its rarest line at tier 1 (a line found nowhere as sent is the likeliest
+ * to be found nowhere at all), the longest among equals.
+ */
+function selectorOf(texts: readonly string[], tier1: TierIndex): string | undefined {
+  let best: string | undefined;
+  let count = Infinity;
+  let size = -1;
+  for (const t of texts) {
+    const c = tier1.count(tier1.idOf(t));
+    const k = t.length;
+    if (c < count || (c === count && k > size)) {
+      count = c;
+      size = k;
+      best = t;
+    }
+  }
+  return best;
+}
 
 /**
  * The per-file index: register every text any chunk may look for, then ask
@@ -78,6 +107,8 @@ export class MatchIndex {
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
   readonly #patterns: (readonly string[])[] = [];
+  #selectors: Map<readonly string[], string | undefined> | undefined;
+  #selectorTiers: Map<LineTier, TierIndex> | undefined;
   readonly #searches = new Map<TierIndex, PatternSearch>();
 
   /**
@@ -145,6 +176,12 @@ export class MatchIndex {
    */
   mayMatch(texts: readonly string[], tier: LineTier): boolean {
     if (tier === 1 || this.#tiers.has(tier)) return true;
+    if (this.#queries.size > SELECTOR_QUERIES) {
+      // Exact: the selector line must be in the file at this tier.
+      const t = this.#selectorTier(tier);
+      const selector = this.#selectors!.get(texts);
+      return selector === undefined || t.count(t.idOf(selector)) > 0;
+    }
     if (tier === 4 && this.#hints.ascii !== true) return true;
     let key = "";
     for (const t of texts) {
@@ -160,6 +197,26 @@ export class MatchIndex {
       this.stats.textProbes++;
     }
     return known;
+  }
+
+  /** The selectors' index at tier 2–4 (all three built in one pass on first use). */
+  #selectorTier(tier: LineTier): TierIndex {
+    if (this.#selectorTiers === undefined) {
+      const tier1 = this.tier(1);
+      this.#selectors = new Map(this.#patterns.map((texts) => [texts, selectorOf(texts, tier1)]));
+      const selected = new Set<string>();
+      for (const s of this.#selectors.values()) if (s !== undefined) selected.add(s);
+      const flat = this.#flatLines();
+      const n = flat.eols.length;
+      const ascii = this.#hints.ascii === true;
+      const keyers = ([2, 3, 4] as const).map((t) => new TierKeyer(t, selected, n, ascii));
+      passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2]);
+      this.#selectorTiers = new Map(keyers.map((k) => [k.tier, k.finish()]));
+      this.stats.indexBuilds++;
+      this.stats.linesScanned += n;
+      for (const k of keyers) this.stats.linesKeyed += k.keyed;
+    }
+    return this.#selectorTiers.get(tier)!;
   }
 
   /** The index of `tier`, built on first use. */

@@ -146,6 +146,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     get flat() {
       return index.flat();
     },
+    ...(whole?.ascii === true ? { asciiBytes: whole.bytes.subarray(whole.bom ? 3 : 0) } : {}),
     index,
     tiers,
     path: options.path,

@@ -113,7 +113,12 @@ export class SimilarLines {
   readonly #cap: number;
   #scratch: Int32Array | undefined;
 
-  constructor(flat: FlatLines, queries: readonly string[], stats: MatchStats) {
+  /**
+   * `ascii`: the file's bytes from its first line on, when every character
+   * is ASCII (then byte offsets are character offsets): the pass reads them
+   * instead of the string, which is faster.
+   */
+  constructor(flat: FlatLines, queries: readonly string[], stats: MatchStats, ascii?: Uint8Array) {
     this.#flat = flat;
     this.#queries = queries.map((q) => trigramsOf(q, 0, q.length, Infinity));
     for (const grams of this.#queries) for (const g of grams) if (!this.#slotOf.has(g)) this.#slotOf.set(g, this.#slotOf.size);
@@ -133,12 +138,13 @@ export class SimilarLines {
     const slotAt = this.#slotOf;
     const { text, starts, eols } = flat;
     const n = eols.length;
+    const bytes = ascii !== undefined && ascii.length === text.length ? ascii : undefined;
     for (let line = 0; line < n; line++) {
       const end = starts[line + 1]! - EOL_CHARS[eols[line] as EolCode];
       let code = 0;
       let have = 0;
       for (let i = starts[line]!; i < end; i++) {
-        let c = text.charCodeAt(i);
+        let c = bytes !== undefined ? bytes[i]! : text.charCodeAt(i);
         // The common case inline: ASCII, whitespace (and controls) skipped, letters lowercased.
         if (c <= 0x20) continue;
         if (c < 0x80) {

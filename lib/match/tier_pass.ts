@@ -9,7 +9,7 @@
  * @module
  */
 import { EOL_CHARS, type EolCode, grownInt32, lineCapacityFor } from "../text/line_scan.ts";
-import { isWhitespaceCode, normalizeLine } from "./normalize.ts";
+import { contentEnd, contentStart, isWhitespaceCode, normalizeLine } from "./normalize.ts";
 import { MAX_TRACKED_LENGTH, signature, type TierKeyer } from "./tier_keyer.ts";
 
 export { TierKeyer } from "./tier_keyer.ts";
@@ -209,6 +209,11 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
   const n = eols.length;
   const ids1 = lower?.ids;
   const to2 = lower ? tierMap(lower.keyOf, k2) : undefined;
+  // A line tier 1 did not key, without trailing (and leading) whitespace, is
+  // its own tier-2 (tier-3) region: it can only equal a key made from a
+  // query that had such whitespace. Without any, that probe is skipped.
+  const queriesTrailing = lower === undefined || lower.keyOf.some((key) => contentEnd(key) !== key.length);
+  const queriesPadded = queriesTrailing || lower.keyOf.some((key) => contentStart(key) !== 0);
   const to3 = tierMap(k2.keyOf, k3);
   const to4 = k4 ? tierMap(k3.keyOf, k4) : undefined;
   for (let i = 0; i < n; i++) {
@@ -234,7 +239,8 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
     let end = lineEnd;
     while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
     // Tier 2 keeps leading whitespace; a blank line's tier-2 key is "" too.
-    const id2 = probe(k2, text, lineStart, start === lineEnd ? lineStart : end, false);
+    const bare = end === lineEnd;
+    const id2 = bare && !queriesTrailing ? 0 : probe(k2, text, lineStart, start === lineEnd ? lineStart : end, false);
     if (id2 !== 0) {
       keep(k2, i, id2);
       if (ids1 !== undefined) k2.fresh++;
@@ -243,7 +249,7 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
       if (k4 !== undefined) keep(k4, i, to4![id3]!);
       continue;
     }
-    const id3 = probe(k3, text, start, end, false);
+    const id3 = bare && start === lineStart && !queriesPadded ? 0 : probe(k3, text, start, end, false);
     if (id3 !== 0) {
       keep(k3, i, id3);
       k3.fresh++;

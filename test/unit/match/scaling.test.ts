@@ -70,3 +70,13 @@ describe("every adversarial family: work linear in file + patch, doubling both a
     });
   }
 });
+
+describe("thousands of failing chunks: the fuzzy tiers are keyed for their selectors only", () => {
+  test("1000 chunks, each with a line found nowhere: tiers 2–4 are never keyed in full", () => {
+    const r = run("failing", 100_000);
+    expect(r.codes).toEqual(["context_mismatch"]);
+    // Tier 1, then one pass keying each pattern's rarest line at tiers 2–4: no full pass there.
+    expect(r.stats.indexBuilds).toBe(2);
+    expect(r.stats.linesScanned).toBe(2 * 100_000);
+  });
+});
