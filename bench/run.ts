@@ -79,11 +79,11 @@ for (const spec of specs) {
   const a = functions.get(spec.denominator);
   const b = functions.get(spec.numerator);
   if ((spec.max === undefined && !spec.alsoWithoutGc) || !a || !b) continue;
-  const measured = measurePaired(a, b, { budgetMs: 2500 });
+  const measured = measurePaired(a, b, { budgetMs: 1500, minRounds: 4 });
   paired.set(spec.label, measured);
   let line = `  ${spec.label}: ${measured.ratio.toFixed(2)}×`;
   if (spec.alsoWithoutGc) {
-    const raw = measurePaired(a, b, { budgetMs: 2500, gc: false });
+    const raw = measurePaired(a, b, { budgetMs: 1500, minRounds: 4, gc: false });
     pairedNoGc.set(spec.label, raw);
     line += ` (no forced GC: ${raw.ratio.toFixed(2)}×)`;
   }
