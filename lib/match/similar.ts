@@ -55,6 +55,20 @@ function unit(c: number): number {
   return f < 0x80 ? f : (f ^ (f >>> 7) ^ (f >>> 14)) & 0x7f;
 }
 
+/** The text as 7-bit units: ASCII kept, other characters folded ({@linkcode unit}), whitespace as a space. */
+function unitsOf(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) out[i] = c;
+    else {
+      const u = unit(c);
+      out[i] = u < 0 ? 0x20 : u;
+    }
+  }
+  return out;
+}
+
 /**
  * The distinct trigram codes of `text[start, end)`, at most `max` characters.
  *
@@ -138,21 +152,18 @@ export class SimilarLines {
     const slotAt = this.#slotOf;
     const { text, starts, eols } = flat;
     const n = eols.length;
-    const bytes = ascii !== undefined && ascii.length === text.length ? ascii : undefined;
+    // One code unit per character, 7 bits: an ASCII file's own bytes, else
+    // the text mapped once (the loop below then reads one kind of array).
+    const units = ascii !== undefined && ascii.length === text.length ? ascii : unitsOf(text);
     for (let line = 0; line < n; line++) {
       const end = starts[line + 1]! - EOL_CHARS[eols[line] as EolCode];
       let code = 0;
       let have = 0;
       for (let i = starts[line]!; i < end; i++) {
-        let c = bytes !== undefined ? bytes[i]! : text.charCodeAt(i);
-        // The common case inline: ASCII, whitespace (and controls) skipped, letters lowercased.
+        let c = units[i]!;
+        // Whitespace (and controls) skipped, letters lowercased.
         if (c <= 0x20) continue;
-        if (c < 0x80) {
-          if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-        } else {
-          c = unit(c);
-          if (c < 0) continue;
-        }
+        if (c >= 0x41 && c <= 0x5a) c |= 0x20;
         code = ((code << 7) | c) & CODE_MASK;
         if (++have < 3) continue;
         const f = (code ^ (code >>> FILTER_BITS)) & FILTER_MASK;
