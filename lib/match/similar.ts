@@ -155,11 +155,16 @@ export class SimilarLines {
     // One code unit per character, 7 bits: an ASCII file's own bytes, else
     // the text mapped once (the loop below then reads one kind of array).
     const units = ascii !== undefined && ascii.length === text.length ? ascii : unitsOf(text);
+    // The inner loop only filters; the few hits of a line are handled after it.
+    let hits = new Int32Array(256);
     for (let line = 0; line < n; line++) {
+      const first = starts[line]!;
       const end = starts[line + 1]! - EOL_CHARS[eols[line] as EolCode];
+      if (end - first > hits.length) hits = new Int32Array(2 * (end - first));
       let code = 0;
       let have = 0;
-      for (let i = starts[line]!; i < end; i++) {
+      let found = 0;
+      for (let i = first; i < end; i++) {
         let c = units[i]!;
         // Whitespace (and controls) skipped, letters lowercased.
         if (c <= 0x20) continue;
@@ -167,7 +172,10 @@ export class SimilarLines {
         code = ((code << 7) | c) & CODE_MASK;
         if (++have < 3) continue;
         const f = (code ^ (code >>> FILTER_BITS)) & FILTER_MASK;
-        if ((filter[f >>> 5]! & (1 << (f & 31))) === 0) continue;
+        if ((filter[f >>> 5]! & (1 << (f & 31))) !== 0) hits[found++] = code;
+      }
+      for (let h = 0; h < found; h++) {
+        const code = hits[h]!;
         const slot = slotAt.get(code);
         if (slot === undefined) continue;
         const k = count[slot]!;
@@ -175,6 +183,7 @@ export class SimilarLines {
         if (k === cap) {
           // Too common to tell lines apart: stop looking for it.
           count[slot] = -1;
+          const f = (code ^ (code >>> FILTER_BITS)) & FILTER_MASK;
           if (--refs[f]! === 0) filter[f >>> 5]! &= ~(1 << (f & 31));
           continue;
         }
