@@ -47,7 +47,7 @@ export { NEVER_STARTED_CODES, programMayHaveRun, RemoteShellError, shQuote } fro
 export type { ExecOptions, ExecResult, RemoteShell, RemoteShellErrorOptions } from "./lib/remote/shell.ts";
 export { LocalShell } from "./lib/remote/local_shell.ts";
 export type { LocalShellOptions } from "./lib/remote/local_shell.ts";
-export { readSnapshots } from "./lib/remote/snapshot.ts";
+export { readSnapshots, snapshotRootId } from "./lib/remote/snapshot.ts";
 export type { ReadSnapshotsOptions } from "./lib/remote/snapshot.ts";
 export { commitRemote, DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS, newOperationId } from "./lib/remote/commit.ts";
 export type { CommitOptions } from "./lib/remote/commit.ts";

@@ -114,6 +114,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       expectedSha256: options.expectedSha256,
       matching: options.matching,
       requireShaForDelete: options.requireShaForDelete,
+      sharedDirectories: options.sharedDirectories,
       timeoutMs: options.timeoutMs,
       operationId,
       signal: interrupt.signal,
@@ -172,7 +173,7 @@ async function settle(shell: RemoteShell, options: ApplyCliOptions, ticket: Reco
   const onInterrupt = (): void => controller.abort();
   process.on("SIGINT", onInterrupt);
   try {
-    return await reconcile(shell, options.root, ticket, ticket.operation_id, { timeoutMs: options.timeoutMs, signal: controller.signal });
+    return await reconcile(shell, options.root, ticket, ticket.operation_id, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories });
   } finally {
     process.off("SIGINT", onInterrupt);
   }

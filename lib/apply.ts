@@ -13,8 +13,8 @@ import { parseFailurePaths, refineParseFailures } from "./plan/refine.ts";
 import { afterCommit } from "./plan/after_commit.ts";
 import { RemoteShellError } from "./remote/shell.ts";
 import type { RemoteShell } from "./remote/shell.ts";
-import { readSnapshots } from "./remote/snapshot.ts";
-import type { ApplyReport, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, Snapshots, Warning } from "./types.ts";
+import { readSnapshots, snapshotRootId } from "./remote/snapshot.ts";
+import type { ApplyReport, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
 
 /** One `applyPatch` request. Only `root` and `patch` are required. */
 export interface ApplyRequest {
@@ -47,6 +47,15 @@ export interface ApplyRequest {
   onProgress?: (sent: number, total: number) => void;
   /** Upload only the new stretches of large updated files (default true; see `CommitOptions.delta`). */
   delta?: boolean;
+  /**
+   * Directories (on the way to a file, or above the root) that users other
+   * than the remote user and root can write: `"refuse"` (default) fails
+   * `unsafe_directory` before anything is read or written; `"allow"` accepts
+   * the risk for this root (SPEC §6.1: the engine still never follows or
+   * opens anything there but the patched files, and reports each file's
+   * `directory_trust`).
+   */
+  sharedDirectories?: SharedDirectories;
 }
 
 /**
@@ -95,6 +104,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
       signal: request.signal,
       timeoutMs: request.timeoutMs,
       maxFileBytes: limits.maxFileBytes,
+      sharedDirectories: request.sharedDirectories,
     });
   } catch (error) {
     if (error instanceof RemoteShellError) return failed([{ ...error.failure, operation_id: operationId }], warnings);
@@ -113,7 +123,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
 
   if (dryRun) {
     // As in a commit report: operation-level warnings on top, per-file ones in `files`.
-    return { ok: true, ...base, files: dryRunFiles(plan), warnings: [...warnings, ...plan.warnings] };
+    return { ok: true, ...base, files: dryRunFiles(plan, snapshots), warnings: [...warnings, ...plan.warnings] };
   }
   // The last moment a cancel can stop the change cleanly: after this the
   // commit program owns the outcome (SPEC §7).
@@ -127,6 +137,8 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     timeoutMs: request.timeoutMs,
     onProgress: request.onProgress,
     delta: request.delta,
+    sharedDirectories: request.sharedDirectories,
+    expectRootId: snapshotRootId(snapshots),
   });
   // A failed commit has no per-file reports, so the plan's per-file warnings
   // (fuzzy matches, …) move up rather than vanish.
@@ -165,7 +177,8 @@ export function patchPaths(patch: Patch): string[] {
 }
 
 /** The per-file report of a dry run: what would change, nothing written. */
-function dryRunFiles(plan: Plan): FileReport[] {
+function dryRunFiles(plan: Plan, snapshots: Snapshots): FileReport[] {
+  const shared = (path: string | undefined): boolean => path !== undefined && snapshots.get(path)?.directoryTrust === "shared";
   return plan.files.map((file) => ({
     op: file.op,
     path: file.path,
@@ -176,6 +189,7 @@ function dryRunFiles(plan: Plan): FileReport[] {
     metadata_preserved: null,
     diff: file.diff,
     warnings: file.warnings,
+    directory_trust: shared(file.path) || shared(file.moveTo) ? "shared" as const : "trusted" as const,
   }));
 }
 

@@ -36,6 +36,7 @@ export type FailureCode =
   | "conflict"
   | "locked"
   | "permission_denied"
+  | "unsafe_directory"
   | "limit_exceeded"
   | "remote_unsupported"
   | "remote_error"
@@ -188,6 +189,8 @@ export interface PatchFailure {
   reconcile?: ReconcileTicket;
   /** For `remote_unsupported`: the missing tool. */
   tool?: string;
+  /** For `unsafe_directory`: the directory others can write, and who. */
+  unsafe_directory?: UnsafeDirectory;
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
   fingerprint?: string;
   known_hosts_line?: string;
@@ -198,6 +201,40 @@ export interface PatchFailure {
   /** The next steps as data, for front ends that say them in their own words. */
   hints?: FailureHint[];
 }
+
+/**
+ * A directory that users other than the remote user and root can write
+ * (SPEC §6.1), as an `unsafe_directory` failure reports it.
+ */
+export interface UnsafeDirectory {
+  /** Physical path on the host. */
+  path: string;
+  /** Permission bits, octal (`"2775"`). */
+  mode: string;
+  uid: number;
+  gid: number;
+  /**
+   * Why others can write it: `owner` (it belongs to another user), `group`
+   * (group-writable, the group has other members or unknown ones), `other`
+   * (world-writable), `acl` (an ACL may grant write), `unpinnable` (shared,
+   * accepted with `sharedDirectories: "allow"`, but a file there cannot be
+   * pinned for a safe read).
+   */
+  reason: "owner" | "group" | "other" | "acl" | "unpinnable";
+  /** Who else can write it, as the host names them (`www-data`, `group staff: alice,bob`, `everyone`). */
+  writers: string;
+}
+
+/**
+ * What the programs do with a directory that others can write (SPEC §6.1):
+ * `"refuse"` (the default) fails `unsafe_directory` before anything is read
+ * or written there; `"allow"` works there anyway, relying on the defence in
+ * depth (private directories, pinned reads, renames that never follow).
+ */
+export type SharedDirectories = "refuse" | "allow";
+
+/** Whether every directory a file's path goes through can be written only by the remote user and root. */
+export type DirectoryTrust = "trusted" | "shared";
 
 /** Warning codes: a changed meaning or a weaker guarantee that still succeeded. */
 export type WarningCode =
@@ -331,6 +368,12 @@ export interface FileSnapshot {
   nlink?: number;
   /** For a missing path: whether its parent directory exists. */
   parentExists?: boolean;
+  /**
+   * `"shared"` when a directory on the path can be written by users other
+   * than the remote user and root (read with `sharedDirectories: "allow"`:
+   * the bytes come from a pinned inode); absent when trusted.
+   */
+  directoryTrust?: DirectoryTrust;
   /**
    * Set when the remote side refused the path (§6): a symlinked component,
    * a parent resolving outside the root, a non-directory component, no
@@ -518,6 +561,13 @@ export interface FileReport {
   bytes_uploaded?: number;
   diff: string;
   warnings: Warning[];
+  /**
+   * `"trusted"`: every directory of the file's path(s), and the root's
+   * ancestors, can be written only by the remote user and root; `"shared"`:
+   * some can be written by others (only with `sharedDirectories: "allow"`).
+   * Absent in reconcile reports and reports built without a host.
+   */
+  directory_trust?: DirectoryTrust;
   /** Set by reconcile: what the disk shows now. */
   state?: "applied" | "not_applied" | "diverged";
 }

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseSshDestination } from "../../mod.ts";
-import type { MatchingMode, SshDestination } from "../../mod.ts";
+import type { MatchingMode, SharedDirectories, SshDestination } from "../../mod.ts";
 
 /**
  * The `--help` text; also the reference for the exit codes.
@@ -33,6 +33,8 @@ Patch and checks:
   --expect PATH=SHA256        the file must be exactly this version (repeatable)
   --matching MODE             exact | whitespace | lenient (default lenient)
   --require-sha-for-delete    a Delete needs an --expect for its path
+  --shared-directories MODE   refuse (default) | allow: work in directories other users can
+                              write (refused by default: unsafe_directory); see README
   --timeout-ms N              limit for each remote program (and the SSH handshake)
   --json                      print exactly the report as JSON on stdout
   --reconcile FILE            settle an operation whose outcome was unknown, from the ticket in FILE
@@ -78,6 +80,8 @@ export interface ApplyCliOptions {
   expectedSha256: Record<string, string>;
   matching?: MatchingMode;
   requireShaForDelete: boolean;
+  /** `--shared-directories`: what to do with directories other users can write. */
+  sharedDirectories?: SharedDirectories;
   timeoutMs?: number;
   /** The `--ssh` destination as written and parsed; absent: LocalShell. */
   ssh?: { text: string; destination: SshDestination };
@@ -133,6 +137,10 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
     const sha = item.slice(at + 1).toLowerCase();
     if (at <= 0 || !SHA256.test(sha)) return usageError(`--expect ${JSON.stringify(item)}: expected PATH=SHA256 (64 hex digits)`);
     expectedSha256[path] = sha;
+  }
+  const shared = values["shared-directories"] as SharedDirectories | undefined;
+  if (shared !== undefined && shared !== "refuse" && shared !== "allow") {
+    return usageError(`--shared-directories must be refuse or allow, not ${JSON.stringify(shared)}`);
   }
   const matching = values.matching as MatchingMode | undefined;
   if (matching !== undefined && !MATCHING.includes(matching)) {
@@ -190,6 +198,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
       expectedSha256,
       ...(matching !== undefined ? { matching } : {}),
       requireShaForDelete: values["require-sha-for-delete"] === true,
+      ...(shared !== undefined ? { sharedDirectories: shared } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(ssh ? { ssh } : {}),
       identityFiles,
@@ -217,6 +226,7 @@ function readFlags(argv: readonly string[]) {
       json: { type: "boolean" },
       matching: { type: "string" },
       "require-sha-for-delete": { type: "boolean" },
+      "shared-directories": { type: "string" },
       "timeout-ms": { type: "string" },
       ssh: { type: "string" },
       identity: { type: "string", multiple: true },

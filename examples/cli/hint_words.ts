@@ -23,6 +23,7 @@ const FLAGS: Partial<Record<HintOption, (value: FailureHint & { kind: "option" }
   requireShaForDelete: () => "--require-sha-for-delete",
   timeoutMs: (h) => `--timeout-ms ${h.value ?? "N"}`,
   sudo: () => "--sudo",
+  sharedDirectories: (h) => `--shared-directories=${String(h.value ?? "allow")}`,
 };
 
 /**

@@ -48,6 +48,12 @@ export type RootOptions = {
   /** Timeout of each remote program, in milliseconds. */
   timeoutMs?: number;
   limits?: { maxPatchBytes?: number; maxFiles?: number; maxChunksPerFile?: number; maxFileBytes?: number };
+  /**
+   * Directories of this root (or above it) that other users can write:
+   * `refuse` (default: `unsafe_directory`) or `allow` (accept the risk; see
+   * the README's threat model). Only the operator can set it.
+   */
+  sharedDirectories?: "refuse" | "allow";
   /** SSH roots: run the programs through `sudo -n` (passwordless sudo). */
   sudo?: boolean;
   hostKeyPolicy?: "strict" | "accept-new" | "insecure-accept-any";
@@ -71,6 +77,7 @@ const rootOptionsSchema = z.strictObject({
     maxChunksPerFile: positive.optional(),
     maxFileBytes: positive.optional(),
   }).optional(),
+  sharedDirectories: z.enum(["refuse", "allow"]).optional(),
   sudo: z.boolean().optional(),
   hostKeyPolicy: z.enum(["strict", "accept-new", "insecure-accept-any"]).optional(),
   knownHostsFile: z.string().min(1).optional(),
@@ -133,6 +140,7 @@ export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOC
   --allow-origin https://app.example               a browser Origin allowed besides localhost ones (repeatable)
 
 options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),
+  sharedDirectories=refuse|allow (directories other users can write: refused unless allowed),
   timeoutMs, maxPatchBytes, maxFiles, maxChunksPerFile, maxFileBytes, hostKeyPolicy=strict|accept-new|insecure-accept-any,
   knownHostsFile, identityFile, sshConfigFile (a path, or none), proxyJump`;
 
@@ -141,6 +149,7 @@ const BOOLEAN_KEYS = ["requireShaForDelete", "createParents", "sudo"] as const;
 const SSH_ONLY_KEYS = ["sudo", "hostKeyPolicy", "knownHostsFile", "identityFile", "sshConfigFile", "proxyJump"] as const;
 const QUERY_KEYS = [
   "matching",
+  "sharedDirectories",
   "hostKeyPolicy",
   "knownHostsFile",
   "identityFile",

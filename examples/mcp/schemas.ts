@@ -16,7 +16,7 @@ import type { ApplyReport, CommitReport, FailureCode, HintOption, PatchFailure, 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
   "not_regular_file", "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
-  "out_of_order_hunk", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied",
+  "out_of_order_hunk", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied", "unsafe_directory",
   "limit_exceeded", "remote_unsupported", "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled",
   "invalid_argument", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
 ] as const satisfies readonly FailureCode[];
@@ -116,6 +116,14 @@ export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
     })),
   }).optional().describe("what reconcile needs to settle this operation (the server already ran it: see reconciled)"),
   tool: z.string().optional(),
+  unsafe_directory: z.looseObject({
+    path: z.string(),
+    mode: z.string(),
+    uid: z.number(),
+    gid: z.number(),
+    reason: z.enum(["owner", "group", "other", "acl", "unpinnable"]),
+    writers: z.string(),
+  }).optional().describe("the directory other users can write, and who (only the user can allow it, in the root's configuration)"),
   fingerprint: z.string().optional(),
   known_hosts_line: z.string().optional(),
   suggested_path: z.string().optional().describe("the root-relative path to write instead of an absolute one"),
@@ -147,6 +155,7 @@ const fileReport = z.looseObject({
   diff_truncated: z.literal(true).optional().describe("the diff is cut to the result's budget; diff_bytes is its full size"),
   diff_bytes: z.number().optional(),
   warnings: z.array(warningSchema),
+  directory_trust: z.enum(["trusted", "shared"]).optional().describe("shared: other users can write a directory of this file's path (allowed for this root)"),
   state: z.enum(["applied", "not_applied", "diverged"]).optional(),
 });
 

@@ -59,6 +59,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
       matching: root.options.matching,
       requireShaForDelete: root.options.requireShaForDelete,
       createParents: root.options.createParents,
+      sharedDirectories: root.options.sharedDirectories,
       limits: root.options.limits,
       timeoutMs: root.options.timeoutMs,
       signal: extra.signal,
@@ -82,7 +83,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
     // or "not applied" instead of a question it has no tool to answer.
     const ticket = reconcileTicketOf(report);
     if (ticket !== null) {
-      const reconciled = await reconcile(shell, root.path, ticket, ticket.operation_id, { timeoutMs: root.options.timeoutMs, signal: extra.signal })
+      const reconciled = await reconcile(shell, root.path, ticket, ticket.operation_id, { timeoutMs: root.options.timeoutMs, signal: extra.signal, sharedDirectories: root.options.sharedDirectories })
         .catch((error: unknown): CommitReport => ({
           ok: false,
           operation_id: ticket.operation_id,

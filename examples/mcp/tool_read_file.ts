@@ -56,6 +56,7 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
       signal: extra.signal,
       timeoutMs: root.options.timeoutMs,
       maxFileBytes: root.options.limits?.maxFileBytes,
+      sharedDirectories: root.options.sharedDirectories,
     });
     snapshot = snapshots.get(args.path);
   } catch (error) {

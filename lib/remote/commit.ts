@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { failure, quotedFailure, reconcileHint } from "../failure.ts";
 import { commitProgram } from "./programs/programs.ts";
 import { afterCommit } from "../plan/after_commit.ts";
@@ -13,11 +13,11 @@ import type { TransactionLayout } from "./manifest.ts";
 import { parseProgramOutput } from "./protocol.ts";
 import { reconcileTicket, shasOf } from "./plan_shas.ts";
 import type { ProgramOutput } from "./protocol.ts";
-import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unsupported } from "./failures.ts";
+import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
 import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
-import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, Warning } from "../types.ts";
+import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
 
 /** Default bounded wait for busy locks. */
 export const DEFAULT_LOCK_WAIT_MS = 10_000;
@@ -52,6 +52,21 @@ export interface CommitOptions {
    * content whole.
    */
   delta?: boolean;
+  /**
+   * A directory on the way to a file (or above the root) that users other
+   * than the remote user and root can write: `"refuse"` (default) fails
+   * `unsafe_directory` before anything is written; `"allow"` commits there
+   * anyway with the defence in depth of SPEC §6.1 (reports say
+   * `directory_trust: "shared"`).
+   */
+  sharedDirectories?: SharedDirectories;
+  /**
+   * The root's `device:inode` from {@linkcode snapshotRootId}: a root
+   * directory replaced since the snapshots were read (by someone who can
+   * write above it) is refused `conflict` before anything is written.
+   * applyPatch passes it.
+   */
+  expectRootId?: string;
 }
 
 /** From this many bytes of new content on, the host hashes with OpenSSL where it can (lib/remote/programs/sh_common.ts). */
@@ -113,7 +128,16 @@ export async function commitRemote(
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
   const layout = transactionLayout(plan, { delta: options.delta !== false });
-  const command = commitProgram(root, operationId, lockWaitMs, staleSeconds, plan.createParents !== false, writtenBytes(plan) >= LARGE_CONTENT_BYTES);
+  const command = commitProgram(
+    root,
+    operationId,
+    lockWaitMs,
+    staleSeconds,
+    plan.createParents !== false,
+    writtenBytes(plan) >= LARGE_CONTENT_BYTES,
+    options.sharedDirectories ?? "refuse",
+    options.expectRootId,
+  );
   const base = {
     operation_id: operationId,
     atomicity: "batch_preflight_per_file_commit" as const,
@@ -132,7 +156,7 @@ export async function commitRemote(
   }
 
   let result: ExecResult;
-  const stdin = transactionInput(plan, layout, "SAP-COMMIT-1", true);
+  const stdin = transactionInput(plan, layout, "SAP-COMMIT-2", true, randomBytes(16).toString("hex"));
   const tooLarge = (): CommitReport => fail([replyTooLarge("commit", MAX_REPLY_BYTES, { ticket: reconcileTicket(plan, operationId) })]);
   try {
     result = await shell.exec(command, {
@@ -164,6 +188,8 @@ export async function commitRemote(
       return { ok: true, ...base, files: fileReports(ctx, warnings.byPath), warnings: [...plan.warnings, ...warnings.general] };
     case "refused":
       return fail(refusals(ctx), warnings.all);
+    case "unsafe":
+      return fail(unsafeFailures(ctx), warnings.all);
     case "locked": {
       const k = out.locked?.k;
       const path = k === undefined ? plan.files[0]!.path : layout.paths[k]!;
@@ -240,11 +266,25 @@ function refusals(ctx: Context): PatchFailure[] {
   return errors.length > 0 ? errors : [remoteError("the commit was refused without a reason; nothing was changed", ctx.stderr, operationId)];
 }
 
+function unsafeFailures(ctx: Context): PatchFailure[] {
+  const { out, layout, operationId, root } = ctx;
+  const errors = out.unsafe.map((u) => ({ ...unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root), operation_id: operationId }));
+  return errors.length > 0 ? errors : [remoteError("the commit refused a directory without saying which; nothing was changed", ctx.stderr, operationId)];
+}
+
 function programFailures(ctx: Context, fallback = true): PatchFailure[] {
   const { out, layout, operationId, stderr } = ctx;
   const errors = out.fails.map((f) => {
     const path = f.k === null ? undefined : layout.paths[f.k];
     const where = path ? ` for ${path}` : "";
+    if (f.code === "unsafe_directory" && path) return { ...unpinnable(path), operation_id: operationId };
+    if (f.detail === "private") {
+      return remoteError(
+        `a private directory this commit had just made${path ? ` next to ${path}` : ""} was renamed or replaced by someone else before it was used (another user can write that directory); nothing was changed: retry, and find out who else writes there`,
+        stderr,
+        operationId,
+      );
+    }
     if (f.code === "permission_denied") {
       const what = f.detail === "lock" ? "its lock" : f.detail === "stage" ? "the new content" : "temporary files";
       return failure(
@@ -279,7 +319,15 @@ function finalizeCause(ctx: Context): { cause: string; target: string | null; ex
   if (out.failed) {
     const file = plan.files[out.failed.i]!;
     const target = file.moveTo ?? file.path;
-    return { cause: `writing ${target} failed (${out.failed.detail})`, target, exists: out.failed.detail === "exists" };
+    const detail = out.failed.detail;
+    const cause = detail === "changed"
+      ? `${file.path} was replaced by another file after it was checked, just before it was to be written (someone else writes that directory)`
+      : detail === "replaced"
+      ? `${target} was replaced or moved by someone else right after this commit wrote it`
+      : detail === "private"
+      ? `a private directory of this commit next to ${target} was renamed or replaced by someone else`
+      : `writing ${target} failed (${detail})`;
+    return { cause, target, exists: detail === "exists" };
   }
   return { cause: `the commit was interrupted (${out.interrupted ?? "signal"}) while writing`, target: null, exists: false };
 }
@@ -288,6 +336,14 @@ function finalizeCause(ctx: Context): { cause: string; target: string | null; ex
 function rolledBack(ctx: Context): PatchFailure {
   const { operationId, stderr } = ctx;
   const { cause, target, exists } = finalizeCause(ctx);
+  const failed = ctx.out.failed;
+  if (failed?.detail === "changed") {
+    const file = ctx.plan.files[failed.i]!;
+    return {
+      ...conflict(file.path, file.expected, "file", null, operationId),
+      message: `conflict: ${cause}; every file already changed was restored, so nothing was changed. Read it again and rebuild the patch against its current content.`,
+    };
+  }
   if (exists && target !== null) {
     return {
       ...conflict(target, { state: "missing" }, "file", null, operationId),
@@ -363,6 +419,7 @@ function fileReports(ctx: Context, byPath: Map<number, Warning[]>): FileReport[]
       metadata_preserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
       diff: file.diff,
       warnings: [...afterCommit(file.warnings, "committed"), ...(byPath.get(src) ?? []), ...(dst === null ? [] : byPath.get(dst) ?? [])],
+      directory_trust: out.shared.has(src) || (dst !== null && out.shared.has(dst)) ? "shared" : "trusted",
     };
   });
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import { failure, optionHint, reconcileHint, warning } from "../failure.ts";
-import type { ExpectedState, PatchFailure, PathOutcome, PathState, ReconcileTicket, Warning, WarningCode } from "../types.ts";
+import type { ExpectedState, PatchFailure, PathOutcome, PathState, ReconcileTicket, UnsafeDirectory, Warning, WarningCode } from "../types.ts";
 import { plannedShas } from "./plan_shas.ts";
 import type { RemoteKind } from "./protocol.ts";
 
@@ -17,7 +17,11 @@ const TOOLS: Record<string, string> = {
   "tail-c": "tail -c +N",
   dd: "dd",
   "date-s": "date +%s",
-  mktemp: "mktemp",
+  mktemp: "mktemp -d",
+  "mv-T": "mv -T (rename onto a name, never into a directory: GNU coreutils or BusyBox mv, or gmv)",
+  link: "link (or ln -T): a hard link that never replaces",
+  readlink: "readlink (to check the directories a symlinked root goes through)",
+  id: "id -u",
 };
 
 function short(sha: string | null | undefined): string {
@@ -115,6 +119,15 @@ export function tooLarge(path: string, size: number, max: number): PatchFailure 
  * ```
  */
 export function rootFailure(reason: string, root: string, host: string): PatchFailure {
+  if (reason === "unstable" || reason === "changed") {
+    return failure(
+      "conflict",
+      reason === "changed"
+        ? `the root ${root} on ${host} is no longer the directory the files were read from (it was replaced or moved since); nothing was written. Read the files again; if this repeats, someone who can write a directory above the root is swapping it.`
+        : `the root ${root} on ${host} changed while its path was being checked (a directory on the way was replaced); nothing was read or written. Retry; if this repeats, someone who can write a directory above the root is swapping it.`,
+      { retryable: true },
+    );
+  }
   const what = reason === "missing"
     ? "does not exist"
     : reason === "not_a_directory"
@@ -124,6 +137,61 @@ export function rootFailure(reason: string, root: string, host: string): PatchFa
     reason === "permission_denied" ? "permission_denied" : "not_found",
     `the root ${root} ${what} on ${host}. Check the root configuration; nothing was read or written.`,
     { retryable: false },
+  );
+}
+
+const REASONS: Record<UnsafeDirectory["reason"], (d: UnsafeDirectory, owner: string, group: string) => string> = {
+  owner: (_d, owner) => `it belongs to ${owner}, who can change its permissions and entries at any time`,
+  group: (d, _o, group) =>
+    d.writers.includes("?")
+      ? `it is writable by the group ${group}, whose members cannot all be known on this host (users and groups come from a directory service)`
+      : `it is writable by the group ${group}, which has other members (${d.writers.replace(/^group [^:]*: /, "")})`,
+  other: () => "it is writable by every user",
+  acl: (_d, _o, group) => `it is writable by the group ${group} and has an ACL, which may let other users write it too`,
+  unpinnable: () => "it is shared",
+};
+
+/**
+ * A directory that users other than the remote user and root can write,
+ * on the way to `path` or above the root (SPEC §6.1), under the default
+ * `sharedDirectories: "refuse"`. `ownerName` / `groupName` are the host's
+ * names (`-` unknown).
+ *
+ * @example
+ * ```ts
+ * unsafeDirectory("up/a.txt", { path: "/srv/app/up", mode: "2775", uid: 0, gid: 33, reason: "group", writers: "group www-data: www-data" }, "root", "www-data", "/srv/app");
+ * ```
+ */
+export function unsafeDirectory(path: string | undefined, dir: UnsafeDirectory, ownerName: string, groupName: string, root: string): PatchFailure {
+  const owner = ownerName === "-" || ownerName === "?" ? `uid ${dir.uid}` : `${ownerName} (uid ${dir.uid})`;
+  const group = groupName === "-" || groupName === "?" ? `gid ${dir.gid}` : `${groupName} (gid ${dir.gid})`;
+  const where = dir.path === root || path === undefined
+    ? ""
+    : dir.path.length < root.length || !dir.path.startsWith(root)
+    ? `, above the root ${root},`
+    : ` on the way to ${path}`;
+  const allow = optionHint("sharedDirectories", "allow");
+  return failure(
+    "unsafe_directory",
+    `the directory ${dir.path}${where} (mode ${dir.mode}, owner ${owner}, group ${group}) can be written by users other than the remote user and root: ${REASONS[dir.reason](dir, owner, group)}. Someone there could swap its entries for links while this tool works in it, so it refuses to read or write through it (as sudoedit and OpenSSH's StrictModes do); nothing was read or written. If nobody else should write there, fix its permissions or owner. If sharing it is intended, ${allow.says} accepts the risk for this root: the tool still never follows, opens or writes anything there but the patched files themselves, yet those users can still replace the files right after they are written, make a commit fail, and see the new files.`,
+    { ...(path !== undefined ? { path } : {}), unsafe_directory: dir, retryable: false, hints: [allow] },
+  );
+}
+
+/**
+ * A file in a shared directory (accepted with `sharedDirectories:
+ * "allow"`) that cannot be pinned for a safe read or commit.
+ *
+ * @example
+ * ```ts
+ * unpinnable("up/a.txt");
+ * ```
+ */
+export function unpinnable(path: string): PatchFailure {
+  return failure(
+    "unsafe_directory",
+    `${path} is in a directory other users can write, and the remote user may not hard-link it there (fs.protected_hardlinks refuses a link to another user's file, or the directory is not writable by the remote user), which is how this tool reads and replaces files safely in a shared directory; nothing was read or written. Patch it as a user who owns it (or with sudo), or move it to a directory only trusted users can write.`,
+    { path, retryable: false },
   );
 }
 

@@ -144,16 +144,18 @@ function checkExpected(op: string, expected: Plan["files"][number]["expected"]):
  *
  * @example
  * ```ts
- * const stdin = transactionInput(plan, transactionLayout(plan), "SAP-COMMIT-1", true);
+ * const stdin = transactionInput(plan, transactionLayout(plan), "SAP-COMMIT-2", true, randomBytes(16).toString("hex"));
  * ```
  */
 export function transactionInput(
   plan: Plan,
   layout: TransactionLayout,
-  header: "SAP-COMMIT-1" | "SAP-RECONCILE-1",
+  header: "SAP-COMMIT-2" | "SAP-RECONCILE-2",
   withContent: boolean,
+  secret: string,
 ): Uint8Array {
-  const lines: string[] = [header, String(layout.paths.length)];
+  checkToken(secret, "secret");
+  const lines: string[] = [header, `K ${secret}`, String(layout.paths.length)];
   for (const path of layout.paths) lines.push(path, suffixLockHashes(path).join(" "));
   lines.push(String(plan.files.length));
   let offset = 0;
@@ -233,9 +235,15 @@ function suffixLockHashes(path: string): string[] {
  *
  * @example
  * ```ts
- * snapshotInput(["a.txt", "b/c.txt"]);
+ * snapshotInput(["a.txt", "b/c.txt"], "00112233445566778899aabbccddeeff", "ffeeddccbbaa99887766554433221100");
  * ```
  */
-export function snapshotInput(paths: readonly string[]): Uint8Array {
-  return encoder.encode(["SAP-SNAPSHOT-1", String(paths.length), ...paths].join("\n") + "\n");
+export function snapshotInput(paths: readonly string[], secret: string, nonce: string): Uint8Array {
+  checkToken(secret, "secret");
+  checkToken(nonce, "nonce");
+  return encoder.encode(["SAP-SNAPSHOT-2", `K ${secret}`, `N ${nonce}`, String(paths.length), ...paths].join("\n") + "\n");
+}
+
+function checkToken(value: string, name: string): void {
+  if (typeof value !== "string" || !/^[0-9a-f]{16,128}$/.test(value)) throw new TypeError(`${name} must be 16-128 lowercase hex digits`);
 }

@@ -12,6 +12,55 @@
  * @module
  */
 
+import type { UnsafeDirectory } from "../types.ts";
+
+/** An `UNSAFE` line (lib/remote/programs/sh_trust.ts), decoded. */
+export interface UnsafeLine {
+  k: number;
+  dir: UnsafeDirectory;
+  ownerName: string;
+  groupName: string;
+}
+
+const REASONS = new Set(["owner", "group", "other", "acl"]);
+const NAME = /^[A-Za-z0-9._?,-]{1,512}$/;
+
+/**
+ * Decode the fields of an `UNSAFE k reason mode uid gid hexpath owner group
+ * members` line, or null when they break the protocol.
+ *
+ * @example
+ * ```ts
+ * parseUnsafe("UNSAFE 0 other 0777 0 0 2f746d70 root root -".split(" "), 1);
+ * ```
+ */
+export function parseUnsafe(f: readonly string[], pathCount: number): UnsafeLine | null {
+  if (f.length !== 10 || f[0] !== "UNSAFE") return null;
+  const k = /^[0-9]{1,9}$/.test(f[1]!) ? Number(f[1]) : -1;
+  if (k < 0 || k >= pathCount || !REASONS.has(f[2]!) || !/^[0-7]{4}$/.test(f[3]!)) return null;
+  if (!/^[0-9]{1,10}$/.test(f[4]!) || !/^[0-9]{1,10}$/.test(f[5]!) || !/^([0-9a-f]{2}){1,4096}$/.test(f[6]!)) return null;
+  if (![f[7], f[8], f[9]].every((x) => NAME.test(x!))) return null;
+  const bytes = new Uint8Array(f[6]!.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(f[6]!.slice(i * 2, i * 2 + 2), 16);
+  const reason = f[2] as UnsafeDirectory["reason"];
+  const ownerName = f[7]!;
+  const groupName = f[8]!;
+  const members = f[9] === "-" ? "" : f[9]!.split(",").join(", ");
+  const writers = reason === "owner"
+    ? (ownerName === "-" ? `uid ${f[4]}` : ownerName)
+    : reason === "other"
+    ? "everyone"
+    : reason === "acl"
+    ? `group ${groupName === "-" ? f[5] : groupName} and users named in its ACL`
+    : `group ${groupName === "-" ? f[5] : groupName}: ${members || "?"}`;
+  return {
+    k,
+    dir: { path: new TextDecoder().decode(bytes), mode: f[3]!, uid: Number(f[4]), gid: Number(f[5]), reason, writers },
+    ownerName,
+    groupName,
+  };
+}
+
 /** A path's kind as the programs print it. */
 export type RemoteKind = "missing" | "file" | "directory" | "symlink" | "other" | "unknown";
 
@@ -44,6 +93,10 @@ export interface ProgramOutput {
   states: Map<number, { kind: RemoteKind; sha: string | null }>;
   /** Path indices whose backup reconcile had to keep. */
   kept: number[];
+  /** Directories others can write, per path (policy refuse: the program wrote nothing). */
+  unsafe: UnsafeLine[];
+  /** Path indices whose directories others can write (policy allow). */
+  shared: Set<number>;
 }
 
 const KINDS = new Set(["missing", "file", "directory", "symlink", "other", "unknown"]);
@@ -83,6 +136,8 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
     undos: new Map(),
     states: new Map(),
     kept: [],
+    unsafe: [],
+    shared: new Set(),
   };
   const text = new TextDecoder("latin1").decode(stdout);
   const pathIndex = (s: string | undefined): number | null =>
@@ -195,6 +250,18 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
           const s = f[3] === "unreadable" ? null : sha(f[3]);
           if (f.length !== 4 || k === null || kd === null || s === undefined) return false;
           out.states.set(k, { kind: kd, sha: s });
+          return true;
+        }
+        case "UNSAFE": {
+          const u = parseUnsafe(f, pathCount);
+          if (u === null) return false;
+          out.unsafe.push(u);
+          return true;
+        }
+        case "TRUST": {
+          const k = pathIndex(f[1]);
+          if (f.length !== 3 || k === null || f[2] !== "shared") return false;
+          out.shared.add(k);
           return true;
         }
         case "KEPT": {

@@ -12,11 +12,12 @@ import { transactionInput, transactionLayout } from "./manifest.ts";
 import { parseProgramOutput } from "./protocol.ts";
 import type { ProgramOutput } from "./protocol.ts";
 import { shasOf } from "./plan_shas.ts";
-import { locked, remoteError, remoteWarning, rootFailure, unsupported } from "./failures.ts";
+import { locked, remoteError, remoteWarning, rootFailure, unsafeDirectory, unsupported } from "./failures.ts";
+import { randomBytes } from "node:crypto";
 import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
-import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, Warning } from "../types.ts";
+import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
 import type { TransactionLayout } from "./manifest.ts";
 
 /** Options of {@linkcode reconcile}. */
@@ -28,6 +29,8 @@ export interface ReconcileOptions {
   signal?: AbortSignal;
   /** Kill the program and report after this long. Default: 5 min + the lock wait (lib/remote/exec_bounds.ts). */
   timeoutMs?: number;
+  /** As for the commit: `"allow"` to work in directories others can write (the commit must have been allowed too). Default `"refuse"`. */
+  sharedDirectories?: SharedDirectories;
 }
 
 /**
@@ -105,7 +108,7 @@ export async function reconcile(
     if (isPlan(target) || !(error instanceof TypeError)) throw error;
     return fail([badTicket(error.message)]);
   }
-  const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds);
+  const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds, options.sharedDirectories ?? "refuse");
   if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [] };
   // A front end that cannot run reconcile itself rewords this step (hints).
   const settle = reconcileHint(operationId, `call reconcile again with operation id ${operationId}`);
@@ -113,7 +116,7 @@ export async function reconcile(
   const hints = [settle];
 
   let result: ExecResult;
-  const stdin = transactionInput(plan, layout, "SAP-RECONCILE-1", false);
+  const stdin = transactionInput(plan, layout, "SAP-RECONCILE-2", false, randomBytes(16).toString("hex"));
   const tooLarge = (): CommitReport => fail([replyTooLarge("reconcile", MAX_REPLY_BYTES, { again: operationId })]);
   try {
     result = await shell.exec(command, {
@@ -168,6 +171,8 @@ export async function reconcile(
       return fail([unsupported(out.unsupported ?? "a required tool", host)], warnings);
     case "root":
       return fail([rootFailure(out.root ?? "missing", root, host)], warnings);
+    case "unsafe":
+      return fail(out.unsafe.map((u) => unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root)), warnings);
     default:
       return fail([{ ...remoteError(`reconcile stopped (${out.end}); ${again}`, stderr), hints }], warnings);
   }

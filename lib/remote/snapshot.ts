@@ -7,13 +7,15 @@
 import { failure } from "../failure.ts";
 import { resolveLimits } from "../patch/limits.ts";
 import { remotePathProblem, snapshotInput } from "./manifest.ts";
-import { pathRefusal, remoteError, rootFailure, tooLarge, unsupported } from "./failures.ts";
+import { randomBytes } from "node:crypto";
+import { pathRefusal, remoteError, rootFailure, tooLarge, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
+import { parseUnsafe } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, replyTooLarge, snapshotReplyBytes, stdoutOverflow } from "./exec_bounds.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { RemoteShell } from "./shell.ts";
-import type { FileKind, FileSnapshot, PatchFailure, Snapshots } from "../types.ts";
+import type { FileKind, FileSnapshot, PatchFailure, SharedDirectories, Snapshots } from "../types.ts";
 
 /** Options of {@linkcode readSnapshots}. */
 export interface ReadSnapshotsOptions {
@@ -22,30 +24,61 @@ export interface ReadSnapshotsOptions {
   timeoutMs?: number;
   /** Files larger than this are refused (`limit_exceeded`) without being sent. Default: DEFAULT_LIMITS.maxFileBytes. */
   maxFileBytes?: number;
+  /**
+   * A directory on a path (or above the root) that users other than the
+   * remote user and root can write: `"refuse"` (default) rejects the path
+   * `unsafe_directory` without reading it; `"allow"` reads it anyway, from
+   * a pinned inode (SPEC §6.1), and marks the snapshot `directoryTrust:
+   * "shared"`.
+   */
+  sharedDirectories?: SharedDirectories;
 }
 
 const KINDS: ReadonlySet<string> = new Set(["missing", "file", "directory", "symlink", "other"]);
 const FIELD = /^(-|[0-9]{1,15})$/;
 
+/** The root a snapshot was read under (device:inode on the host), per returned map. */
+const ROOT_IDS = new WeakMap<Snapshots, string>();
+
+/**
+ * The identity (`device:inode`) of the root directory the snapshots were
+ * read in, as the host reported it; pass it to commitRemote as
+ * `expectRootId` so that a root replaced between the two calls (by someone
+ * who can write above it) is refused instead of written to. Undefined for
+ * maps not made by readSnapshots.
+ *
+ * @example
+ * ```ts
+ * const snaps = await readSnapshots(shell, root, paths);
+ * await commitRemote(shell, root, plan, { expectRootId: snapshotRootId(snaps) });
+ * ```
+ */
+export function snapshotRootId(snapshots: Snapshots): string | undefined {
+  return ROOT_IDS.get(snapshots);
+}
+
 /**
  * Read the kind, bytes, SHA-256 (computed here, from the bytes received),
  * mode, uid, gid and nlink of every path below `root`, with the §6 checks
- * done on the remote side. One exec whatever the number of paths.
+ * and the directory trust policy (§6.1) done on the remote side. One exec
+ * whatever the number of paths.
  *
  * Refusals are values: a path that fails the lexical rules (not sent at
  * all), a symlink, a symlinked or non-directory component, a parent outside
- * the root, no permission, a file over `maxFileBytes` — each gets a
- * snapshot with `rejected` set. A root that does not exist rejects every
- * path with the same failure.
+ * the root, no permission, a file over `maxFileBytes`, a directory others
+ * can write (unless `sharedDirectories: "allow"`), a file that changed
+ * while it was read (`conflict`) — each gets a snapshot with `rejected`
+ * set. A root that does not exist rejects every path with the same
+ * failure.
  *
  * Rejects (throws asynchronously) only with {@linkcode RemoteShellError}:
  * transport failures from the adapter (connection, timeout, cancel, output
  * cap; a connection dropped mid-read becomes `remote_error`, never
  * `outcome_unknown`), a missing remote tool (`remote_unsupported`) and
- * output that breaks the protocol (`remote_error`) — none of which leaves a
- * `Snapshots` to return. Errors raised after the program ran carry
- * `started: true`. Reading changes nothing, so every one of them is safe to
- * retry.
+ * output that breaks the protocol (`remote_error`, also when a file shrank
+ * while it was being sent) — none of which leaves a `Snapshots` to return.
+ * Errors raised after the program ran carry `started: true`. Reading
+ * changes nothing, so every one of them is safe to retry.
  *
  * @example
  * ```ts
@@ -62,7 +95,7 @@ export async function readSnapshots(
   if (!shell || typeof shell.exec !== "function") throw new TypeError("readSnapshots: shell must be a RemoteShell");
   if (!Array.isArray(paths)) throw new TypeError("readSnapshots: paths must be an array of strings");
   const maxFileBytes = options.maxFileBytes ?? resolveLimits(undefined).maxFileBytes;
-  const command = snapshotProgram(root, maxFileBytes); // validates root and the limit
+  const command = snapshotProgram(root, maxFileBytes, options.sharedDirectories ?? "refuse"); // validates root, limit, policy
   const result = new Map<string, FileSnapshot>();
   const send: string[] = [];
   for (const path of paths) {
@@ -80,8 +113,11 @@ export async function readSnapshots(
   const host = shell.label ?? "the host";
   const limit = snapshotReplyBytes(send.length, maxFileBytes);
   const violation = (): RemoteShellError => new RemoteShellError(replyTooLarge("snapshot", limit), { started: true });
+  // The nonce closes each file's bytes; no file can contain it on purpose:
+  // it exists only here and on the program's stdin.
+  const nonce = randomBytes(16).toString("hex");
   const { stdout, stderr, exitCode, signal } = await shell.exec(command, {
-    stdin: snapshotInput(send),
+    stdin: snapshotInput(send, randomBytes(16).toString("hex"), nonce),
     signal: options.signal,
     timeoutMs: options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
     maxStdoutBytes: limit,
@@ -105,6 +141,9 @@ export async function readSnapshots(
   const reader = new FrameReader(stdout);
   if (reader.line() !== "SAP-BEGIN snapshot") throw problem("the snapshot program did not start");
   const seen = new Set<number>();
+  const changed = new Set<number>();
+  const shared = new Set<number>();
+  let rootId: string | undefined;
   for (;;) {
     const line = reader.line();
     if (line === null) {
@@ -124,10 +163,26 @@ export async function readSnapshots(
       for (const path of send) result.set(path, { path, kind: "other", rejected: { ...rejected, path } });
       return result;
     }
+    if (f[0] === "ROOTID" && f.length === 2 && /^[0-9]{1,20}:[0-9]{1,20}$/.test(f[1]!) && rootId === undefined) {
+      rootId = f[1]!;
+      continue;
+    }
+    if (f[0] === "UNSAFE") {
+      const u = parseUnsafe(f, send.length);
+      if (u === null || seen.has(u.k)) throw problem(`unexpected snapshot line ${JSON.stringify(line.slice(0, 80))}`);
+      seen.add(u.k);
+      const path = send[u.k]!;
+      result.set(path, { path, kind: "other", rejected: unsafeDirectory(path, u.dir, u.ownerName, u.groupName, root) });
+      continue;
+    }
     const k = f[1] !== undefined && /^[0-9]{1,9}$/.test(f[1]) ? Number(f[1]) : -1;
     if (k < 0 || k >= send.length) throw problem(`unexpected snapshot line ${JSON.stringify(line.slice(0, 80))}`);
     const path = send[k]!;
-    if (f[0] === "S" && f.length === 9 && KINDS.has(f[2]!) && f.slice(3, 8).every((x) => FIELD.test(x)) && /^[01]$/.test(f[8]!)) {
+    if (f[0] === "TRUST" && f.length === 3 && f[2] === "shared") {
+      shared.add(k);
+    } else if (f[0] === "C" && f.length === 2) {
+      changed.add(k);
+    } else if (f[0] === "S" && f.length === 9 && KINDS.has(f[2]!) && f.slice(3, 8).every((x) => FIELD.test(x)) && /^[01]$/.test(f[8]!)) {
       if (seen.has(k)) throw problem("a path was reported twice");
       seen.add(k);
       const snap: FileSnapshot = { path, kind: f[2] as FileKind };
@@ -140,10 +195,12 @@ export async function readSnapshots(
         snap.nlink = num(f[7]!);
       }
       if (snap.kind === "missing") snap.parentExists = f[8] === "1";
+      if (shared.has(k)) snap.directoryTrust = "shared";
       if (size !== undefined) {
         if (snap.kind !== "file") throw problem("bytes for a path that is not a file");
         const bytes = reader.bytes(size);
-        if (bytes === null) throw problem("the snapshot output ended inside a file");
+        if (bytes === null) throw problem(`the snapshot output ended inside the bytes of ${path} (it changed size while it was being read, or the output was cut)`);
+        if (reader.line() !== `E ${nonce}`) throw problem(`the bytes of ${path} did not end where its size said (it changed size while it was being read?)`);
         snap.bytes = bytes;
         snap.size = size;
         snap.sha256 = sha256Hex(bytes);
@@ -155,6 +212,10 @@ export async function readSnapshots(
       let rejected: PatchFailure;
       if (code === "limit_exceeded") rejected = tooLarge(path, Number(f[3]), maxFileBytes);
       else if (code === "remote_error") rejected = remoteError(`the host could not read ${path}; retry`, "");
+      else if (code === "unpinnable") rejected = unpinnable(path);
+      else if (code === "private") {
+        rejected = remoteError(`the private directory this read had just made next to ${path} was renamed or replaced by someone else (another user can write that directory); nothing was changed: retry`, "");
+      }
       else rejected = pathRefusal(code, path, Number(f[3]), root);
       if (!seen.has(k)) seen.add(k);
       result.set(path, { ...(prior ?? { path, kind: "other" as FileKind }), rejected: { ...rejected, path } });
@@ -163,6 +224,13 @@ export async function readSnapshots(
     }
   }
   if (seen.size !== send.length) throw problem("the snapshot output missed some paths");
+  for (const k of changed) {
+    const path = send[k]!;
+    const snap = result.get(path)!;
+    const { bytes: _bytes, sha256: _sha, size: _size, ...rest } = snap;
+    result.set(path, { ...rest, rejected: { ...pathRefusal("conflict", path, 0, root), path } });
+  }
+  if (rootId !== undefined) ROOT_IDS.set(result, rootId);
   return result;
 }
 

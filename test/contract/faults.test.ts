@@ -61,7 +61,8 @@ for (const c of shells) {
       const root = makeTree({ "a.txt": { content: "a1\n", mode: 0o640 }, "b.txt": "b1\n", "c.txt": "c1\n" });
       const inoA = statSync(join(root, "a.txt")).ino;
       const inoB = statSync(join(root, "b.txt")).ino;
-      const shell = new HookedShell(await c.open(), at("before_finalize", "2", `rm -f ${q(root, `.sap-${op}-2.stage`)}`));
+      // white box: file 2's stage s2 in the private directory of its directory
+      const shell = new HookedShell(await c.open(), at("before_finalize", "2", `sap_get S_d_2 && sap_pcd "$SAP_V" && rm -f ./s2`));
       const report = await commitRemote(shell, root, plan([P.update("a.txt", "a1\n", "a2\n"), P.delete("b.txt", "b1\n"), P.update("c.txt", "c1\n", "c2\n")]), { operationId: op });
       expect(report.ok).toBe(false);
       expect(report.errors![0]).toMatchObject({ code: "remote_error", operation_id: op });
@@ -77,7 +78,8 @@ for (const c of shells) {
       const op = "partial_1";
       const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
       const shell = await c.open();
-      const hooked = new HookedShell(shell, at("before_finalize", "1", `rm -f ${q(root, `.sap-${op}-1.stage`)} ${q(root, `.sap-${op}-0.bak`)}`));
+      // white box: file 1's stage s1 and file 0's backup (its pin o0), in the root's private directory
+      const hooked = new HookedShell(shell, at("before_finalize", "1", `sap_pcd 0 && rm -f ./s1 ./o0`));
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]);
       const report = await commitRemote(hooked, root, thePlan, { operationId: op });
       expect(report.ok).toBe(false);

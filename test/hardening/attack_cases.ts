@@ -161,7 +161,9 @@ export const ATTACKS: readonly AttackCase[] = [
     inside: { "run.sh": { file: "echo old\n", mode: 0o750 } },
     operationId: "attack_meta",
     patch: update("run.sh", "echo old", "echo new"),
-    hook: { at: "checked:", code: "rm -f {ROOT}/.sap-attack_meta-0.stage && ln -s {OUT}/secret.txt {ROOT}/.sap-attack_meta-0.stage" },
+    // white box: the stage s0 in the root's private directory (directory 0); nobody but
+    // the engine can reach it there, so the hook (running as the engine) plays the swap
+    hook: { at: "checked:", code: "sap_pcd 0 && rm -f ./s0 && ln -s {OUT}/secret.txt ./s0" },
     expect: { refused: ["remote_error", "conflict"] },
   },
   {

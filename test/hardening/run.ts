@@ -5,14 +5,18 @@
  * stderr, the table to stdout. Exit status 1 when any invariant broke.
  *
  * Flags: `--quick` (a smoke run with the short parameters), `--only=a,b`
- * with campaign names cuts, kills, concurrency, writer, fuzz, attacks.
+ * with campaign names cuts, kills, concurrency, writer, fuzz, attacks,
+ * cotenant.
  *
  * @module
  */
 import { LocalShell } from "../../lib/remote/local_shell.ts";
+import type { RemoteShell } from "../../lib/remote/shell.ts";
 import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { sshdAvailable } from "../support/sshd.ts";
 import { runAttacks } from "./attacks.ts";
+import { describeCoTenant, runCoTenantCampaign } from "./co_tenant_campaign.ts";
+import type { CoTenantFigures, CoTenantOptions } from "./co_tenant_campaign.ts";
 import type { AttackFigures } from "./attacks.ts";
 import { runOppositeOrders, runSharedFileEditors } from "./concurrency.ts";
 import { runCutSweep } from "./cuts.ts";
@@ -30,8 +34,8 @@ const wanted = (name: string): boolean => only === undefined || only.includes(na
 
 /** Long parameters (the short ones live in the *.test.ts files). */
 const P = quick
-  ? { cutsPerDirection: 4, kills: 24, sshKills: 4, rounds: 2, oppositeRounds: 6, writerTrials: 20, fuzzInputs: 4000, fuzzScale: 0.5 }
-  : { cutsPerDirection: 40, kills: 300, sshKills: 30, rounds: 50, oppositeRounds: 100, writerTrials: 300, fuzzInputs: 100_000, fuzzScale: 1 };
+  ? { cutsPerDirection: 4, kills: 24, sshKills: 4, rounds: 2, oppositeRounds: 6, writerTrials: 20, fuzzInputs: 4000, fuzzScale: 0.5, coGroup: 20, coSticky: 10, coRefuse: 5 }
+  : { cutsPerDirection: 40, kills: 300, sshKills: 30, rounds: 50, oppositeRounds: 100, writerTrials: 300, fuzzInputs: 100_000, fuzzScale: 1, coGroup: 750, coSticky: 250, coRefuse: 100 };
 
 const rows: [string, string, string][] = [];
 const violations: string[] = [];
@@ -154,6 +158,50 @@ try {
       "cases with zero escapes",
       `**${a.cases - a.escapes}/${a.cases}** LocalShell${b ? `, **${b.cases - b.escapes}/${b.cases}** SSH` : ""}; executions: ${a.executions + (b?.executions ?? 0)}; every expectation held: ${a.held}/${a.cases}${b ? `, ${b.held}/${b.cases}` : ""}`,
     ]);
+  }
+  if (wanted("cotenant")) {
+    const runs: { label: string; shell: () => Promise<RemoteShell>; close: (s: RemoteShell) => Promise<void> }[] = [
+      { label: "LocalShell as root", shell: () => Promise.resolve(new LocalShell({ shell: ["dash"], cwd: tempDir("sap-hardening-cwd-") })), close: () => Promise.resolve() },
+    ];
+    if (ssh) runs.push({ label: "SSH with sudo", shell: () => ssh.connect({ sudo: true }), close: (s) => s.close?.() ?? Promise.resolve() });
+    for (const run of runs) {
+      const parts: [CoTenantOptions["sharing"], CoTenantOptions["mode"], number][] = [
+        ["group", "allow", P.coGroup],
+        ["sticky", "allow", P.coSticky],
+        ["group", "refuse", P.coRefuse],
+        ["sticky", "refuse", P.coRefuse],
+      ];
+      const figures: CoTenantFigures[] = [];
+      for (const [sharing, mode, commits] of parts) {
+        log(`co-tenant attacker (${run.label}): ${commits} commits, ${sharing}-shared directory, ${mode} …`);
+        const shell = await run.shell();
+        try {
+          const f = await runCoTenantCampaign({
+            shell,
+            commits,
+            seed: 900 + figures.length,
+            sharing,
+            mode,
+            onCommit: (i, n) => (i + 1) % 100 === 0 && log(`  commit ${i + 1}/${n}`),
+          });
+          collect(`co-tenant ${run.label} ${sharing} ${mode}`, f.violations);
+          figures.push(f);
+        } finally {
+          await run.close(shell);
+        }
+      }
+      const [g, st, gr, sr] = figures as [CoTenantFigures, CoTenantFigures, CoTenantFigures, CoTenantFigures];
+      rows.push([
+        `7. Generic co-tenant attacker (another uid: inotify + poll + /proc, swaps every new entry for a symlink/FIFO/device, plants predicted names, toggles), ${run.label}, \`sharedDirectories: "allow"\``,
+        "escapes / untrue reports",
+        `**${g.escapes + st.escapes} / ${g.lies + st.lies}** over ${g.commits + st.commits} commits — 2775 group-shared: ${describeCoTenant(g)}; 1777 sticky: ${describeCoTenant(st)}`,
+      ]);
+      rows.push([
+        `7. Same setups, default \`sharedDirectories\` (${run.label})`,
+        "attempts refused `unsafe_directory` with nothing written",
+        `**${(gr.results.unsafe_directory ?? 0) + (sr.results.unsafe_directory ?? 0)}/${gr.commits + sr.commits}** (escapes ${gr.escapes + sr.escapes}; violations ${gr.violations.length + sr.violations.length})`,
+      ]);
+    }
   }
 } finally {
   await ssh?.stop();

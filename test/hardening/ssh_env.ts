@@ -24,8 +24,8 @@ export interface SshEnv {
   home: string;
   /** A directory for known_hosts files. */
   workDir: string;
-  /** A fresh connection straight to sshd. */
-  connect(): Promise<SshShell>;
+  /** A fresh connection straight to sshd (with `sudo`: the programs run as root through sudo -n). */
+  connect(options?: { sudo?: boolean }): Promise<SshShell>;
   stop(): Promise<void>;
 }
 
@@ -51,7 +51,7 @@ export async function startSshEnv(): Promise<SshEnv> {
     owner,
     home,
     workDir,
-    connect: () =>
+    connect: (options = {}) =>
       connectSsh({
         host: "127.0.0.1",
         port: sshd.port,
@@ -60,6 +60,7 @@ export async function startSshEnv(): Promise<SshEnv> {
         knownHostsFile,
         sshConfigFile: false,
         agent: false,
+        ...(options.sudo ? { sudo: true } : {}),
       }),
     stop: async () => {
       await sshd.stop();

@@ -10,7 +10,8 @@ import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { sha256Hex } from "../../lib/text/sha256.ts";
 import { RemoteShellError } from "../../lib/remote/shell.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
-import { asUser, busyboxBinary, cleanupTemps, makeTree, noLeftoversAfterEach, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
+import { asUser, busyboxBinary, cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
+import { shQuote } from "../../lib/remote/shell.ts";
 
 afterAll(cleanupTemps);
 noLeftoversAfterEach();
@@ -60,6 +61,27 @@ describe("readSnapshots transport", () => {
     expect(error).toBeInstanceOf(RemoteShellError);
     expect(error.failure.code).toBe("remote_error");
   });
+
+  for (const c of shellCases()) {
+    const big = "x".repeat(200_000) + "\n";
+    test(`${c.name}: no copy: a file that grows while it is sent is cut at its measured size and refused as changed (conflict); the next file is intact (FAULT INJECTED: hook appends)`, async () => {
+      const root = makeTree({ "a.txt": big, "b.txt": "bee\n" });
+      const shell = new HookedShell(new LocalShell({ ...c.options, cwd: tempDir() }), `case "$1:$2" in snapshot_read:0) printf more >> ${shQuote(join(root, "a.txt"))} ;; esac`);
+      const snaps = await readSnapshots(shell, root, ["a.txt", "b.txt"]);
+      expect(snaps.get("a.txt")!.rejected?.code).toBe("conflict");
+      expect(snaps.get("a.txt")!.bytes).toBeUndefined();
+      expect(snaps.get("b.txt")!.sha256).toBe(sha256Hex("bee\n"));
+    });
+
+    test(`${c.name}: a file that shrinks while it is sent breaks no framing: the bytes end before the closing nonce, and the read fails remote_error (retry) instead of misreading what follows (FAULT INJECTED: hook truncates)`, async () => {
+      const root = makeTree({ "a.txt": big, "b.txt": "S 1 file 3 420 0 0 1 1\nfake\n" });
+      const shell = new HookedShell(new LocalShell({ ...c.options, cwd: tempDir() }), `case "$1:$2" in snapshot_read:0) : > ${shQuote(join(root, "a.txt"))} ;; esac`);
+      const error = await readSnapshots(shell, root, ["a.txt", "b.txt"]).catch((e) => e);
+      expect(error).toBeInstanceOf(RemoteShellError);
+      expect(error.failure.code).toBe("remote_error");
+      expect(error.failure.message).toContain("changed size while it was being read");
+    });
+  }
 
   test("bad arguments are programmer errors", async () => {
     expect(readSnapshots(new LocalShell(), "relative/root", ["a"])).rejects.toThrow(TypeError);

@@ -1,134 +1,220 @@
 /**
- * Steps 1–4 of the commit program (lib/remote/programs/commit_program.ts): stage
- * upload and SHA check, the §7 re-check of every expected state under the
- * locks, copying mode / owner onto the stages, and the hard-link backups
- * step 5 needs. Nothing here changes a user file; any refusal ends the
- * program before step 5. The re-check is split: kinds first, content last
- * (after metadata and backups), so that the unguarded window between the
- * re-check and the renames holds no per-file work.
+ * Steps 0–4 of the commit program (lib/remote/programs/commit_program.ts):
+ * the §6 walk and the directory trust policy, stage upload and SHA check,
+ * the §7 re-check of every expected state under the locks, the pins
+ * (backups), copying mode / owner onto the stages. Nothing here changes a
+ * user file; any refusal ends the program before step 5. The re-check is
+ * split: kinds first, content last (after metadata and backups), so that
+ * the unguarded window between the re-check and the renames holds no
+ * per-file work.
  *
- * Hashing and `stat` are batched (one run of the tool for all files) to
- * keep the number of processes per file small.
+ * Hashing and `stat` are batched (one run of the tool per private
+ * directory, or one for all where every directory is trusted up to `/`).
  *
  * @module
  */
 import { sh } from "./sh_text.ts";
 
-/** Steps 1–4: stages, locks, re-check, metadata. */
+/** Steps 0–4: paths and trust, stages, locks, re-check, pins, metadata. */
 export const SH_COMMIT_PREPARE: string = sh`
 sap_write_fail() {
-  if [ -w "$2" ]; then sap_out "FAIL remote_error $1 $3"; else sap_out "FAIL permission_denied $1 $3"; fi
+  # $1 path index, $2 directory index, $3 what could not be written. A
+  # path that no longer resolves as it did (a directory swapped for a
+  # symlink meanwhile) is reported as that refusal instead.
+  sap_path_moved $1
+  sap_get DIR_$2
+  if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $1 private"
+  elif [ -w "$SAP_V" ]; then sap_out "FAIL remote_error $1 $3"
+  else sap_out "FAIL permission_denied $1 $3"; fi
   SAP_STATUS=failed
   exit 0
+}
+sap_path_moved() {
+  # $1 path index: when it no longer resolves to the directory it did,
+  # print the refusal and end the program (refused).
+  sap_isnum "$1" || return 0
+  sap_get P_$1
+  if ! sap_resolve "$SAP_V"; then sap_refusal $1; SAP_STATUS=refused; exit 0; fi
+  sap_get R_dir_$1
+  [ "$RP" = "$SAP_V" ] || { sap_out "CONFLICT $1 other -"; SAP_STATUS=refused; exit 0; }
+}
+sap_commit_resolve() {
+  # Step 0: every path resolves (§6); the directory table; the trust policy.
+  sap_trust_root "$SAP_ROOT_ARG" || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+  sap_dir_index "$SAP_R"
+  sap_cr_bad=0 k=0
+  while [ $k -lt $SAP_M ]; do
+    sap_get P_$k
+    if sap_resolve "$SAP_V"; then
+      sap_set RK_$k "$RK"
+      sap_set RX_$k "$RX"
+      sap_set R_dir_$k "$RP"
+      sap_set R_name_$k "$RN"
+      sap_dir_chain "$RP"
+      sap_set PD_$k "$SAP_DI"
+    else
+      sap_refusal $k
+      sap_cr_bad=1
+    fi
+    k=$((k + 1))
+  done
+  [ $sap_cr_bad = 0 ] || { SAP_STATUS=refused; exit 0; }
+  sap_trust_check || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+  if [ "$SAP_EXPECT_ROOT" != - ] && [ "$SAP_ROOT_ID" != "$SAP_EXPECT_ROOT" ]; then
+    sap_out "ROOT changed"
+    SAP_STATUS=root
+    exit 0
+  fi
+  sap_trust_report "$SAP_POLICY" || { SAP_STATUS=unsafe; exit 0; }
+}
+sap_commit_pin() {
+  # Pin file $1's source (o<i>), once. 0 pinned or, where no hard link may
+  # be made in a trusted directory, unpinned (PIN_i = n); 2 the source is
+  # not a regular file any more (a conflict); 3 it cannot be pinned in a
+  # shared directory.
+  sap_get PIN_$1
+  [ -z "$SAP_V" ] || return 0
+  sap_get F_src_$1
+  sap_cp_k=$SAP_V
+  sap_get O_d_$1
+  sap_cp_d=$SAP_V
+  sap_pmake $sap_cp_d || sap_write_fail $sap_cp_k $sap_cp_d backup
+  sap_get R_name_$sap_cp_k
+  sap_hook pin $1
+  sap_pin $sap_cp_d "$SAP_V" o$1
+  case $? in
+  0) sap_set PIN_$1 o; return 0 ;;
+  2) return 2 ;;
+  4) sap_write_fail $sap_cp_k $sap_cp_d backup ;;
+  esac
+  sap_get DCT_$sap_cp_d
+  [ "$SAP_V" = 1 ] || return 3
+  sap_set PIN_$1 n
+  return 0
 }
 sap_commit_stage() {
   SAP_PHASE=1
   sap_out "STEP 1"
-  sap_bad=0 sap_content=0 i=0
+  sap_cs_content=0 i=0
   while [ $i -lt $SAP_N ]; do
     sap_get F_op_$i
-    sap_op=$SAP_V
-    if [ "$sap_op" = move ]; then sap_get F_dst_$i; else sap_get F_src_$i; fi
-    sap_k=$SAP_V
-    sap_get P_$sap_k
-    if sap_resolve "$SAP_V"; then
-      [ -n "$SAP_W" ] || { SAP_W=$RP; SAP_WK=$sap_k; }
-      if [ "$sap_op" != delete ]; then sap_set S_dir_$i "$RP"; sap_set S_k_$i $sap_k; sap_content=1; fi
-      sap_get F_np_$i
-      if [ -n "$SAP_V" ]; then
-        # a delta upload reads its source in this step
-        sap_delta_source $i
+    sap_cs_op=$SAP_V
+    sap_get F_src_$i
+    sap_cs_src=$SAP_V
+    if [ "$sap_cs_op" = move ]; then sap_get F_dst_$i; sap_cs_k=$SAP_V; else sap_cs_k=$sap_cs_src; fi
+    sap_get PD_$sap_cs_k
+    sap_cs_d=$SAP_V
+    [ -n "$SAP_W" ] || { SAP_W=$sap_cs_d SAP_WK=$sap_cs_k; }
+    if [ "$sap_cs_op" != delete ]; then
+      sap_set S_d_$i $sap_cs_d
+      sap_set S_k_$i $sap_cs_k
+      sap_cs_content=1
+      sap_get RX_$sap_cs_k
+      [ "$SAP_V" = 1 ] || sap_set NP_$i 1
+    fi
+    if [ "$sap_cs_op" != add ]; then sap_get PD_$sap_cs_src; sap_set O_d_$i "$SAP_V"; fi
+    sap_get F_np_$i
+    if [ -n "$SAP_V" ]; then
+      # a delta upload reads its source in this step: pin it now
+      sap_get RK_$sap_cs_src
+      if [ "$SAP_V" != file ]; then
+        SAP_DELTA_BAD=1
+        sap_set DB_$i 1
+      else
+        sap_hook delta_pin $i
+        sap_commit_pin $i
         case $? in
-        1) sap_bad=1 ;;
-        2) SAP_DELTA_BAD=1; sap_set DB_$i 1 ;;
+        0) ;;
+        3) sap_out "FAIL unsafe_directory $sap_cs_src unpinnable"; SAP_STATUS=failed; exit 0 ;;
+        *) SAP_DELTA_BAD=1; sap_set DB_$i 1 ;;
         esac
       fi
-    else
-      sap_refusal $sap_k
-      sap_bad=1
     fi
     i=$((i + 1))
   done
-  if [ $sap_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
-  [ $sap_content = 1 ] || return 0
+  [ $sap_cs_content = 1 ] || return 0
   # a delta source that is not a regular file: reported by sap_delta_refuse
   [ -z "$SAP_DELTA_BAD" ] || return 0
-  SAP_BLOB=$SAP_W/.sap-$SAP_OP.blob
-  ( sap_cd "$SAP_W" && set -C && cat > "./.sap-$SAP_OP.blob" ) 2>/dev/null ||
-    sap_write_fail "$SAP_WK" "$SAP_W" blob
-  if ! sap_stat "$SAP_BLOB" || [ "$ST_SIZE" != "$SAP_TOTAL" ]; then
+  sap_pmake $SAP_W || sap_write_fail "$SAP_WK" $SAP_W blob
+  sap_pcd $SAP_W || sap_write_fail "$SAP_WK" $SAP_W blob
+  set -C
+  { cat > ./b; } 2>/dev/null
+  sap_cs_rc=$?
+  set +C
+  [ $sap_cs_rc = 0 ] || sap_write_fail "$SAP_WK" $SAP_W blob
+  SAP_BLOB=1
+  if ! sap_stat ./b || [ "$ST_SIZE" != "$SAP_TOTAL" ]; then
     sap_out "FAIL remote_error - truncated"
     SAP_STATUS=failed
     exit 0
   fi
-  set --
   i=0
   while [ $i -lt $SAP_N ]; do
-    sap_get S_dir_$i
+    sap_get S_d_$i
     if [ -n "$SAP_V" ]; then
-      sap_d=$SAP_V
-      sap_get F_off_$i
-      sap_off=$SAP_V
-      sap_get F_len_$i
-      sap_len=$SAP_V
+      sap_cs_d=$SAP_V
       sap_get S_k_$i
-      sap_k=$SAP_V
-      # The stage starts as "s" in a private directory (0700, ours) next
-      # to its destination, where step 4 copies mode and owner onto it.
-      sap_pv=.sap-$SAP_OP-$i.d
-      sap_set S_made_$i 1
+      sap_cs_k=$SAP_V
+      sap_get F_off_$i
+      sap_cs_off=$SAP_V
+      sap_get F_len_$i
+      sap_cs_len=$SAP_V
+      sap_pmake $sap_cs_d || sap_write_fail $sap_cs_k $sap_cs_d stage
       sap_get F_np_$i
       if [ -n "$SAP_V" ]; then
-        { sap_cd "$sap_d" && mkdir "./$sap_pv"; } 2>/dev/null || sap_write_fail $sap_k "$sap_d" stage
-        sap_join "$sap_d" "$sap_pv"
-        sap_delta_build $i "$SAP_J1"
-        case $? in
-        0) ;;
-        1) sap_write_fail $sap_k "$sap_d" stage ;;
-        *) SAP_DELTA_BAD=1; sap_set DB_$i 1; i=$((i + 1)); continue ;;
-        esac
-      elif [ "$sap_off" = 0 ] && [ "$sap_len" = "$SAP_TOTAL" ] && [ "$sap_d" = "$SAP_W" ]; then
-        # the only content: the blob itself becomes the stage (same directory)
-        ( sap_cd "$sap_d" && mkdir "./$sap_pv" && mv "./.sap-$SAP_OP.blob" "./$sap_pv/s" ) 2>/dev/null ||
-          sap_write_fail $sap_k "$sap_d" stage
+        sap_delta_build $i || sap_write_fail $sap_cs_k $sap_cs_d stage
+      elif [ "$sap_cs_off" = 0 ] && [ "$sap_cs_len" = "$SAP_TOTAL" ] && [ "$sap_cs_d" = "$SAP_W" ]; then
+        # the only content: the blob itself becomes the stage
+        { sap_pcd $sap_cs_d && mv -f ./b ./s$i; } 2>/dev/null || sap_write_fail $sap_cs_k $sap_cs_d stage
         SAP_BLOB=
       else
-        ( sap_cd "$sap_d" && mkdir "./$sap_pv" && cd "./$sap_pv" && set -C && sap_extract "$SAP_BLOB" "$sap_off" "$sap_len" > ./s ) 2>/dev/null ||
-          sap_write_fail $sap_k "$sap_d" stage
+        sap_pcd $sap_cs_d || sap_write_fail $sap_cs_k $sap_cs_d stage
+        set -C
+        if [ "$sap_cs_d" = "$SAP_W" ]; then
+          { sap_extract ./b "$sap_cs_off" "$sap_cs_len" > ./s$i; } 2>/dev/null
+        else
+          ( sap_pcd $SAP_W && sap_extract ./b "$sap_cs_off" "$sap_cs_len" ) > ./s$i 2>/dev/null
+        fi
+        sap_cs_rc=$?
+        set +C
+        [ $sap_cs_rc = 0 ] || sap_write_fail $sap_cs_k $sap_cs_d stage
       fi
-      sap_join "$sap_d" "$sap_pv/s"
-      set -- "$@" "$SAP_J1"
-      sap_set SC_$# $i
+      sap_set SC_$SAP_BN $i
+      sap_batch_add $sap_cs_d s$i 0
     fi
     i=$((i + 1))
   done
-  [ -z "$SAP_BLOB" ] || sap_rm_path "$SAP_BLOB"
-  SAP_BLOB=
-  sap_sha_list "$@" || sap_sha_each "$@"
-  sap_j=0
-  while [ $sap_j -lt $# ]; do
-    sap_j=$((sap_j + 1))
-    sap_get SC_$sap_j
-    sap_i=$SAP_V
-    sap_get SHA_$sap_j
-    sap_h=$SAP_V
-    sap_get F_new_$sap_i
-    if [ "$sap_h" != "$SAP_V" ]; then
-      sap_get F_np_$sap_i
+  if [ -n "$SAP_BLOB" ]; then { sap_pcd $SAP_W && rm -f ./b; } 2>/dev/null; SAP_BLOB=; fi
+  sap_cs_n=$SAP_BN
+  sap_batch_run sha
+  sap_cs_j=0
+  while [ $sap_cs_j -lt $sap_cs_n ]; do
+    sap_get SC_$sap_cs_j
+    sap_cs_i=$SAP_V
+    sap_get BS_$sap_cs_j
+    sap_cs_h=$SAP_V
+    sap_get F_new_$sap_cs_i
+    if [ "$sap_cs_h" != "$SAP_V" ]; then
+      sap_get F_np_$sap_cs_i
       # a stage rebuilt from its source: the source is not as planned
-      if [ -n "$SAP_V" ]; then SAP_DELTA_BAD=1; sap_set DB_$sap_i 1; continue; fi
-      sap_get S_k_$sap_i
-      sap_out "FAIL remote_error $SAP_V stage_sha"
-      SAP_STATUS=failed
-      exit 0
+      if [ -n "$SAP_V" ]; then SAP_DELTA_BAD=1; sap_set DB_$sap_cs_i 1
+      else
+        sap_get S_k_$sap_cs_i
+        if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $SAP_V private"; else sap_out "FAIL remote_error $SAP_V stage_sha"; fi
+        SAP_STATUS=failed
+        exit 0
+      fi
     fi
+    sap_cs_j=$((sap_cs_j + 1))
   done
 }
 sap_check_path() {
+  # $1 path index, $2 expected sha or -: 0 fine (missing as expected),
+  # 1 refused (printed), 2 a regular file to compare
   sap_get P_$1
   if ! sap_resolve "$SAP_V"; then sap_refusal $1; return 1; fi
-  sap_set R_dir_$1 "$RP"
-  sap_set R_name_$1 "$RN"
+  sap_get R_dir_$1
+  if [ "$RP" != "$SAP_V" ]; then sap_out "CONFLICT $1 other -"; return 1; fi
   sap_join "$RP" "$RN"
   if [ "$2" = - ]; then
     case $RK in
@@ -136,7 +222,10 @@ sap_check_path() {
       if [ "$RX" = 0 ] && [ "$SAP_MKP" != 1 ]; then sap_out "REJECT $1 not_found 0"; return 1; fi
       return 0 ;;
     file)
-      if sap_sha "$SAP_J1"; then sap_out "CONFLICT $1 file $SHA"; else sap_out "CONFLICT $1 file -"; fi ;;
+      # its content, for the report, where it can be read by name safely
+      sap_dir_index "$RP"
+      sap_get DCT_$SAP_DI
+      if [ "$SAP_V" = 1 ] && sap_sha "$SAP_J1"; then sap_out "CONFLICT $1 file $SHA"; else sap_out "CONFLICT $1 file -"; fi ;;
     *) sap_out "CONFLICT $1 $RK -" ;;
     esac
     return 1
@@ -146,271 +235,317 @@ sap_check_path() {
   return 2
 }
 sap_commit_check() {
-  # Step 3, first part: every path still resolves (§6) to the expected kind
-  # (a regular file, or nothing for an Add / Move destination). The content
-  # comparison (sap_commit_compare) is done last, right before step 5, so
-  # that no per-file work sits between it and the renames.
+  # Step 3, first part: every path still resolves (§6), in the same
+  # directory, to the expected kind (a regular file, or nothing for an Add
+  # / Move destination). The content comparison (sap_commit_compare) is done
+  # last, right before step 5, so that no per-file work sits between it and
+  # the renames.
   SAP_PHASE=3
   sap_out "STEP 3"
-  sap_bad=0 i=0 SAP_CN=0
+  sap_cc_bad=0 i=0
   while [ $i -lt $SAP_N ]; do
     sap_get F_exp_$i
-    sap_e=$SAP_V
+    sap_cc_e=$SAP_V
     sap_get F_src_$i
-    sap_k=$SAP_V
-    sap_check_path $sap_k "$sap_e"
-    case $? in
-    1) sap_bad=1 ;;
-    2)
-      SAP_CN=$((SAP_CN + 1))
-      sap_set CP_$SAP_CN "$SAP_J1"
-      sap_set CK_$SAP_CN $sap_k
-      sap_set CE_$SAP_CN "$sap_e" ;;
-    esac
+    sap_check_path $SAP_V "$sap_cc_e"
+    [ $? = 1 ] && { sap_cc_bad=1; sap_set CX_$i 1; }
     sap_get F_op_$i
     if [ "$SAP_V" = move ]; then
       sap_get F_dst_$i
-      sap_check_path $SAP_V - || sap_bad=1
+      sap_check_path $SAP_V - || sap_cc_bad=1
     fi
     i=$((i + 1))
   done
-  if [ $sap_bad = 1 ]; then
+  if [ $sap_cc_bad = 1 ]; then
     # refused anyway: compare the contents now, so that every conflicting
     # path is reported at once
+    sap_commit_pins soft
     sap_commit_compare
     SAP_STATUS=refused
     exit 0
   fi
 }
-sap_commit_compare() {
-  # Step 3, last part: every source still has the content the plan was
-  # built on (one hashing run for all files). From here to each file's
-  # rename, only shell builtins and the earlier files' renames run: that is
-  # the whole window in which a writer not using these locks can be lost.
-  [ "$SAP_CN" -gt 0 ] || return 0
-  set --
-  sap_j=0
-  while [ $sap_j -lt "$SAP_CN" ]; do
-    sap_j=$((sap_j + 1))
-    sap_get CP_$sap_j
-    set -- "$@" "$SAP_V"
+sap_commit_pins() {
+  # Pin every source (update, delete, move), or copy it where no hard link
+  # may be made in a trusted directory (an update needs a backup). With
+  # "soft" (already refused), only what can be compared.
+  sap_ps_bad=0 i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get F_op_$i
+    sap_ps_op=$SAP_V
+    sap_get CX_$i
+    if [ "$sap_ps_op" != add ] && [ -z "$SAP_V" ]; then
+      sap_commit_pin $i
+      case $? in
+      0) ;;
+      2) sap_get F_src_$i; sap_out "CONFLICT $SAP_V file -"; sap_ps_bad=1; sap_set CX_$i 1 ;;
+      *) sap_get F_src_$i; sap_out "FAIL unsafe_directory $SAP_V unpinnable"; sap_ps_bad=2; sap_set CX_$i 1 ;;
+      esac
+    fi
+    i=$((i + 1))
   done
-  sap_sha_list "$@" || sap_sha_each "$@"
-  sap_bad=0 sap_j=0
-  while [ $sap_j -lt $# ]; do
-    sap_j=$((sap_j + 1))
-    sap_get CK_$sap_j
-    sap_k=$SAP_V
-    sap_get CE_$sap_j
-    sap_e=$SAP_V
-    sap_get SHA_$sap_j
-    if [ -z "$SAP_V" ]; then sap_out "FAIL remote_error $sap_k sha"; sap_bad=1
-    elif [ "$SAP_V" != "$sap_e" ]; then sap_out "CONFLICT $sap_k file $SAP_V"; sap_bad=1; fi
-  done
-  if [ $sap_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
+  [ "$1" = soft ] && return 0
+  [ $sap_ps_bad = 2 ] && { SAP_STATUS=failed; exit 0; }
+  [ $sap_ps_bad = 0 ] || { sap_commit_compare; SAP_STATUS=refused; exit 0; }
 }
-sap_commit_backups() {
-  # Step 5's backups of the files an update replaces, made ahead of the
-  # content comparison: a hard link changes nothing a reader sees, and the
-  # comparison that follows still covers every byte. (A delete's or move's
-  # backup is the rename of the file itself, done in step 5.)
+sap_commit_copies() {
+  # Updates whose source could not be pinned (trusted directory) keep a
+  # copy as their backup, with the source's mode.
   i=0
   while [ $i -lt $SAP_N ]; do
     sap_get F_op_$i
-    if [ "$SAP_V" = update ]; then
+    sap_co_op=$SAP_V
+    sap_get PIN_$i
+    if [ "$sap_co_op" = update ] && [ "$SAP_V" = n ]; then
       sap_get F_src_$i
-      sap_k=$SAP_V
-      sap_get R_dir_$sap_k
-      sap_sd=$SAP_V
-      sap_get R_name_$sap_k
-      sap_sn=$SAP_V
-      sap_bk=.sap-$SAP_OP-$i.bak
-      sap_set K_dir_$i "$sap_sd"
-      if ! { sap_cd "$sap_sd" && [ -f "./$sap_sn" ] && [ ! -L "./$sap_sn" ] &&
-             { sap_link "./$sap_sn" "./$sap_bk" || { [ ! -e "./$sap_bk" ] && cp -p "./$sap_sn" "./$sap_bk"; }; }; } 2>/dev/null; then
-        sap_write_fail $sap_k "$sap_sd" backup
-      fi
+      sap_co_k=$SAP_V
+      sap_get O_d_$i
+      sap_co_d=$SAP_V
+      sap_get R_name_$sap_co_k
+      sap_co_n=$SAP_V
+      sap_pcd $sap_co_d || sap_write_fail $sap_co_k $sap_co_d backup
+      set -C
+      { cat "../$sap_co_n" > ./c$i; } 2>/dev/null
+      sap_co_rc=$?
+      set +C
+      [ $sap_co_rc = 0 ] || sap_write_fail $sap_co_k $sap_co_d backup
+      sap_get WO_$i
+      [ -z "$SAP_V" ] || chmod "$SAP_V" ./c$i 2>/dev/null
+      sap_set PIN_$i c
     fi
     i=$((i + 1))
   done
 }
-sap_acl_scan() {
-  # One ls (and one getfattr where installed) for all sources; only when
-  # something shows an ACL or xattr are the files looked at one by one.
-  [ $# -gt 0 ] || return 0
-  sap_flag=0
-  sap_all=$(ls -ld "$@" 2>/dev/null)
-  sap_ifs=$IFS
-  IFS=$SAP_NL
-  for sap_l in $sap_all; do
-    case $sap_l in ??????????[+@]*) sap_flag=1 ;; esac
-  done
-  IFS=$sap_ifs
-  if [ $sap_flag = 0 ] && command -v getfattr >/dev/null 2>&1; then
-    sap_all=$(getfattr -d -m - "$@" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
-    [ -n "$sap_all" ] && sap_flag=1
-  fi
-  [ $sap_flag = 1 ] || return 0
-  sap_j=0
-  for sap_f in "$@"; do
-    sap_j=$((sap_j + 1))
-    sap_l=$(ls -ld "$sap_f" 2>/dev/null)
-    case $sap_l in
-    ??????????[+@]*) sap_get MK_$sap_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; continue ;;
-    esac
-    if command -v getfattr >/dev/null 2>&1; then
-      sap_l=$(getfattr -d -m - "$sap_f" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
-      [ -n "$sap_l" ] && { sap_get MK_$sap_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; }
-    fi
-  done
-}
-sap_stage_enter() {
-  # Enter a stage's private directory ($1) and make sure it is still the
-  # one this program made (ours, so nobody else can have put anything in
-  # it) holding a regular file "s". chmod and chown follow symlinks: run
-  # by path in a directory someone else may write, a stage swapped for a
-  # symlink would hand them the mode and owner of whatever it points to.
-  sap_cd "$1" && [ -O . ] && [ -f ./s ] && [ ! -L ./s ] || { SAP_STAGE_BAD=1; return 1; }
-}
-sap_owner_mode() {
-  # $1 stage's private directory, $2 uid, $3 gid, $4 octal mode: chown
-  # first (it clears setuid and setgid bits), then chmod. chgrp alone keeps
-  # at least the group when the owner may not be changed.
-  sap_stage_enter "$1" || return 1
-  chown "$2:$3" ./s 2>/dev/null || chgrp "$3" ./s 2>/dev/null
-  chmod "$4" ./s 2>/dev/null
-}
-sap_commit_publish() {
-  # After step 4 each stage leaves its private directory for its working
-  # name next to its destination (only renames and links touch it from
-  # here on, and they never follow a symlink).
+sap_commit_compare() {
+  # Step 3, last part: every source still has the content the plan was
+  # built on (one hashing run per directory, or for all). From here to
+  # each file's rename, only shell builtins and the earlier files' renames
+  # run: that is the whole window in which a writer not using these locks
+  # can be lost (each rename is preceded by a check that the name is
+  # still the pinned file).
+  SAP_BN=0
   i=0
   while [ $i -lt $SAP_N ]; do
-    sap_get S_made_$i
-    if [ -n "$SAP_V" ]; then
-      sap_get S_dir_$i
-      sap_d=$SAP_V
-      if ! { sap_cd "$sap_d" && [ ! -e "./.sap-$SAP_OP-$i.stage" ] && mv "./.sap-$SAP_OP-$i.d/s" "./.sap-$SAP_OP-$i.stage"; } 2>/dev/null; then
-        sap_get S_k_$i
-        sap_write_fail "$SAP_V" "$sap_d" stage
+    sap_get F_op_$i
+    sap_cm_op=$SAP_V
+    sap_get CX_$i
+    if [ "$sap_cm_op" != add ] && [ -z "$SAP_V" ]; then
+      sap_get O_d_$i
+      sap_cm_d=$SAP_V
+      sap_get PIN_$i
+      sap_set CQ_$SAP_BN $i
+      if [ "$SAP_V" = o ]; then sap_batch_add $sap_cm_d o$i 0
+      else
+        sap_get F_src_$i
+        sap_get R_dir_$SAP_V
+        sap_cm_sd=$SAP_V
+        sap_get F_src_$i
+        sap_get R_name_$SAP_V
+        sap_join "$sap_cm_sd" "$SAP_V"
+        sap_batch_add $sap_cm_d "$SAP_J1" 1
       fi
     fi
     i=$((i + 1))
   done
+  [ $SAP_BN -gt 0 ] || return 0
+  sap_cm_n=$SAP_BN
+  sap_batch_run sha
+  sap_cm_bad=0 sap_cm_j=0
+  while [ $sap_cm_j -lt $sap_cm_n ]; do
+    sap_get CQ_$sap_cm_j
+    sap_cm_i=$SAP_V
+    sap_get F_src_$sap_cm_i
+    sap_cm_k=$SAP_V
+    sap_get F_exp_$sap_cm_i
+    sap_cm_e=$SAP_V
+    sap_get BS_$sap_cm_j
+    if [ -z "$SAP_V" ]; then
+      if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $sap_cm_k private"; else sap_out "FAIL remote_error $sap_cm_k sha"; fi
+      sap_cm_bad=1
+    elif [ "$SAP_V" != "$sap_cm_e" ]; then sap_out "CONFLICT $sap_cm_k file $SAP_V"; sap_cm_bad=1; fi
+    sap_cm_j=$((sap_cm_j + 1))
+  done
+  if [ $sap_cm_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
+}
+sap_acl_scan() {
+  # One ls (and one getfattr where installed) over the queued sources (MK_j
+  # = path index), per private directory or for all; only when something
+  # shows an ACL or xattr are they looked at one by one.
+  SAP_BFLAG=
+  sap_batch_run ls keep
+  [ -n "$SAP_BFLAG" ] || return 0
+  sap_ac_j=0
+  while [ $sap_ac_j -lt $SAP_BN ]; do
+    sap_batch_entry $sap_ac_j
+    sap_ac_l=$(ls -ld "$SAP_BE" 2>/dev/null)
+    case $sap_ac_l in ??????????[+@]*) sap_get MK_$sap_ac_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; sap_ac_j=$((sap_ac_j + 1)); continue ;; esac
+    if command -v getfattr >/dev/null 2>&1; then
+      sap_ac_l=$(getfattr -d -m - "$SAP_BE" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
+      [ -n "$sap_ac_l" ] && { sap_get MK_$sap_ac_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; }
+    fi
+    sap_ac_j=$((sap_ac_j + 1))
+  done
+}
+sap_batch_entry() {
+  # SAP_BE: queue entry $1 as a path usable from here (absolute, or
+  # entering its private directory first)
+  sap_get BA_$1
+  sap_be_a=$SAP_V
+  sap_get BN_$1
+  SAP_BE=$SAP_V
+  [ "$sap_be_a" = 1 ] && return 0
+  sap_get BI_$1
+  sap_pcd $SAP_V
+  SAP_BE=./$SAP_BE
+}
+sap_stage_enter() {
+  # Enter stage $1's private directory and make sure it still holds a
+  # regular file s<i>. chmod and chown follow symlinks: they only ever act
+  # on ./s<i> inside the private directory, where nobody else can put one.
+  sap_get S_d_$1
+  sap_pcd $SAP_V && [ -f ./s$1 ] && [ ! -L ./s$1 ] || { SAP_STAGE_BAD=1; return 1; }
+}
+sap_owner_mode() {
+  # $1 file index, $2 uid, $3 gid, $4 octal mode: chown first (it clears
+  # setuid and setgid bits), then chmod. chgrp alone keeps at least the
+  # group when the owner may not be changed.
+  sap_stage_enter $1 || return 1
+  chown "$2:$3" ./s$1 2>/dev/null || chgrp "$3" ./s$1 2>/dev/null
+  chmod "$4" ./s$1 2>/dev/null
 }
 sap_commit_meta() {
-  # Step 4, batched: one stat for all sources, one for all stages.
+  # Step 4, batched: one stat for all sources (their pins), one for all stages.
   SAP_PHASE=4
   sap_out "STEP 4"
   sap_octal $(( 0666 & ~0$SAP_UMASK ))
-  sap_addmode=$SAP_OCT
-  SAP_UID=$(id -u 2>/dev/null)
-  SAP_GID=$(id -g 2>/dev/null)
-  set --
+  SAP_ADDMODE=$SAP_OCT
+  SAP_BN=0
   i=0
   while [ $i -lt $SAP_N ]; do
-    sap_get S_dir_$i
-    if [ -n "$SAP_V" ]; then
-      sap_join "$SAP_V" ".sap-$SAP_OP-$i.d"
-      sap_sp=$SAP_J1
-      sap_get F_op_$i
-      if [ "$SAP_V" = add ]; then
-        sap_stage_enter "$sap_sp" && chmod "$sap_addmode" ./s 2>/dev/null
+    sap_get F_op_$i
+    sap_cx_op=$SAP_V
+    if [ "$sap_cx_op" = add ]; then
+      sap_stage_enter $i && chmod "$SAP_ADDMODE" ./s$i 2>/dev/null
+    elif [ "$sap_cx_op" != delete ]; then
+      sap_get F_src_$i
+      sap_cx_k=$SAP_V
+      sap_get O_d_$i
+      sap_cx_d=$SAP_V
+      sap_set MI_$SAP_BN $i
+      sap_set MK_$SAP_BN $sap_cx_k
+      sap_get PIN_$i
+      if [ "$SAP_V" = o ]; then sap_batch_add $sap_cx_d o$i 0
       else
-        sap_get F_src_$i
-        sap_k=$SAP_V
-        sap_get R_dir_$sap_k
-        sap_d=$SAP_V
-        sap_get R_name_$sap_k
-        sap_join "$sap_d" "$SAP_V"
-        set -- "$@" "$SAP_J1"
-        sap_set MI_$# $i
-        sap_set MK_$# $sap_k
-        sap_set MP_$# "$sap_sp"
+        sap_get R_dir_$sap_cx_k
+        sap_cx_sd=$SAP_V
+        sap_get R_name_$sap_cx_k
+        sap_join "$sap_cx_sd" "$SAP_V"
+        sap_batch_add $sap_cx_d "$SAP_J1" 1
       fi
     fi
     i=$((i + 1))
   done
-  [ $# -gt 0 ] || { sap_commit_meta_verdict; return 0; }
-  sap_nm=$#
-  sap_stat_list "$@" || sap_stat_each "$@"
-  sap_acl_scan "$@"
-  set --
-  sap_j=0
-  while [ $sap_j -lt $sap_nm ]; do
-    sap_j=$((sap_j + 1))
-    sap_get MP_$sap_j
-    sap_sp=$SAP_V
-    set -- "$@" "$sap_sp/s"
-    sap_get STM_$sap_j
-    sap_set WM_$sap_j "$SAP_V"
-    [ -n "$SAP_V" ] || continue
-    sap_octal "$SAP_V"
-    sap_set WO_$sap_j "$SAP_OCT"
-    sap_get STU_$sap_j
-    sap_set WU_$sap_j "$SAP_V"
-    sap_u=$SAP_V
-    sap_get STG_$sap_j
-    sap_set WG_$sap_j "$SAP_V"
-    sap_g=$SAP_V
-    sap_get STN_$sap_j
-    sap_set WN_$sap_j "$SAP_V"
-    if [ "$sap_u:$sap_g" != "$SAP_UID:$SAP_GID" ]; then
-      sap_set WT_$sap_j 1
-      sap_owner_mode "$sap_sp" "$sap_u" "$sap_g" "$SAP_OCT"
-    else
-      sap_stage_enter "$sap_sp" && chmod "$SAP_OCT" ./s 2>/dev/null
+  [ $SAP_BN -gt 0 ] || { sap_commit_meta_verdict; return 0; }
+  sap_cx_n=$SAP_BN
+  sap_acl_scan
+  sap_batch_run stat
+  sap_cx_j=0
+  while [ $sap_cx_j -lt $sap_cx_n ]; do
+    sap_get MI_$sap_cx_j
+    sap_cx_i=$SAP_V
+    sap_get BM_$sap_cx_j
+    sap_set WM_$sap_cx_i "$SAP_V"
+    if [ -n "$SAP_V" ]; then
+      sap_octal "$SAP_V"
+      sap_set WO_$sap_cx_i "$SAP_OCT"
+      sap_cx_o=$SAP_OCT
+      sap_get BU_$sap_cx_j
+      sap_set WU_$sap_cx_i "$SAP_V"
+      sap_cx_u=$SAP_V
+      sap_get BG_$sap_cx_j
+      sap_set WG_$sap_cx_i "$SAP_V"
+      sap_cx_g=$SAP_V
+      sap_get BL_$sap_cx_j
+      sap_cx_l=$SAP_V
+      sap_get PIN_$sap_cx_i
+      [ "$SAP_V" = o ] && sap_cx_l=$((sap_cx_l - 1))
+      sap_set WN_$sap_cx_i "$sap_cx_l"
+      if [ "$sap_cx_u:$sap_cx_g" != "$SAP_EUID:$SAP_GID" ]; then
+        sap_set WT_$sap_cx_i 1
+        sap_owner_mode $sap_cx_i "$sap_cx_u" "$sap_cx_g" "$sap_cx_o"
+      else
+        sap_stage_enter $sap_cx_i && chmod "$sap_cx_o" ./s$sap_cx_i 2>/dev/null
+      fi
     fi
+    sap_cx_j=$((sap_cx_j + 1))
   done
-  sap_stat_list "$@" || sap_stat_each "$@"
-  sap_j=0
-  while [ $sap_j -lt $sap_nm ]; do
-    sap_j=$((sap_j + 1))
-    sap_get MI_$sap_j
-    sap_i=$SAP_V
-    sap_get MK_$sap_j
-    sap_k=$SAP_V
-    sap_get WM_$sap_j
-    sap_m=$SAP_V
-    if [ -z "$sap_m" ]; then sap_out "META $sap_i 0 0"; continue; fi
-    sap_get WO_$sap_j
-    sap_o=$SAP_V
-    sap_get WU_$sap_j
-    sap_u=$SAP_V
-    sap_get WG_$sap_j
-    sap_g=$SAP_V
-    sap_get STU_$sap_j
-    sap_su=$SAP_V
-    sap_get STG_$sap_j
-    sap_sg=$SAP_V
-    sap_get WT_$sap_j
-    if [ -z "$SAP_V" ] && [ "$sap_su:$sap_sg" != "$sap_u:$sap_g" ]; then
+  # the stages as they are now
+  sap_cx_j=0
+  while [ $sap_cx_j -lt $sap_cx_n ]; do
+    sap_get MI_$sap_cx_j
+    sap_cx_i=$SAP_V
+    sap_get S_d_$sap_cx_i
+    sap_batch_add $SAP_V s$sap_cx_i 0
+    sap_cx_j=$((sap_cx_j + 1))
+  done
+  sap_batch_run stat
+  sap_cx_j=0
+  while [ $sap_cx_j -lt $sap_cx_n ]; do
+    sap_get MI_$sap_cx_j
+    sap_cx_i=$SAP_V
+    sap_get MK_$sap_cx_j
+    sap_cx_k=$SAP_V
+    sap_get WM_$sap_cx_i
+    sap_cx_m=$SAP_V
+    if [ -z "$sap_cx_m" ]; then sap_out "META $sap_cx_i 0 0"; sap_cx_j=$((sap_cx_j + 1)); continue; fi
+    sap_get WO_$sap_cx_i
+    sap_cx_o=$SAP_V
+    sap_get WU_$sap_cx_i
+    sap_cx_u=$SAP_V
+    sap_get WG_$sap_cx_i
+    sap_cx_g=$SAP_V
+    sap_get BU_$sap_cx_j
+    sap_cx_su=$SAP_V
+    sap_get BG_$sap_cx_j
+    sap_cx_sg=$SAP_V
+    sap_get BM_$sap_cx_j
+    sap_cx_sm=$SAP_V
+    sap_get WT_$sap_cx_i
+    if [ -z "$SAP_V" ] && [ "$sap_cx_su:$sap_cx_sg" != "$sap_cx_u:$sap_cx_g" ]; then
       # a setgid directory gave the stage another group: set it, then the mode again
-      sap_get MP_$sap_j
-      sap_owner_mode "$SAP_V" "$sap_u" "$sap_g" "$sap_o"
+      sap_owner_mode $sap_cx_i "$sap_cx_u" "$sap_cx_g" "$sap_cx_o"
       ST_MODE= ST_UID= ST_GID=
-      sap_stat "$SAP_V/s"
-      sap_stat_keep $sap_j
+      sap_stage_enter $sap_cx_i && sap_stat ./s$sap_cx_i
+      sap_cx_sm=$ST_MODE sap_cx_su=$ST_UID sap_cx_sg=$ST_GID
     fi
-    sap_get STM_$sap_j
-    sap_mo=0 sap_ow=0
-    [ "$SAP_V" = "$sap_m" ] && sap_mo=1
-    sap_get STU_$sap_j
-    sap_su=$SAP_V
-    sap_get STG_$sap_j
-    [ "$sap_su:$SAP_V" = "$sap_u:$sap_g" ] && sap_ow=1
-    sap_out "META $sap_i $sap_mo $sap_ow"
-    [ $sap_ow = 1 ] || sap_out "WARN owner_not_preserved $sap_k $sap_u:$sap_g"
-    [ $sap_mo = 1 ] || sap_out "WARN mode_not_preserved $sap_k $sap_o"
-    sap_get WN_$sap_j
-    [ "$SAP_V" -gt 1 ] && sap_out "WARN hard_link_broken $sap_k $SAP_V"
+    sap_cx_mo=0 sap_cx_ow=0
+    [ "$sap_cx_sm" = "$sap_cx_m" ] && sap_cx_mo=1
+    [ "$sap_cx_su:$sap_cx_sg" = "$sap_cx_u:$sap_cx_g" ] && sap_cx_ow=1
+    sap_out "META $sap_cx_i $sap_cx_mo $sap_cx_ow"
+    [ $sap_cx_ow = 1 ] || sap_out "WARN owner_not_preserved $sap_cx_k $sap_cx_u:$sap_cx_g"
+    [ $sap_cx_mo = 1 ] || sap_out "WARN mode_not_preserved $sap_cx_k $sap_cx_o"
+    sap_get WN_$sap_cx_i
+    [ "$SAP_V" -gt 1 ] && sap_out "WARN hard_link_broken $sap_cx_k $SAP_V"
+    sap_cx_j=$((sap_cx_j + 1))
   done
   sap_commit_meta_verdict
 }
 sap_commit_meta_verdict() {
   [ -z "$SAP_STAGE_BAD" ] && return 0
-  sap_out "FAIL remote_error - stage_changed"
+  if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error - private"; else sap_out "FAIL remote_error - stage_changed"; fi
   SAP_STATUS=failed
   exit 0
+}
+sap_commit_refs() {
+  # A second link r<i> of every stage that replaces a file (update): after
+  # the rename, ../name -ef ./r<i> proves the name holds the new version.
+  i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get F_op_$i
+    if [ "$SAP_V" = update ]; then
+      sap_stage_enter $i && sap_link ./s$i ./r$i 2>/dev/null || { SAP_STAGE_BAD=1; sap_commit_meta_verdict; }
+    fi
+    i=$((i + 1))
+  done
 }
 `;

@@ -17,15 +17,24 @@
  * is no separate probe round trip: `sha256sum | shasum -a 256 | openssl
  * dgst -sha256` (OpenSSL first for plans of megabytes, when it gives the
  * right digest), `stat -c` (GNU/BusyBox) or `stat -f` (BSD), `head -c`,
- * `tail -c +N`, `dd`, `date +%s`, `link` (else `ln` with a check). Delta
- * uploads also use the `printf` builtin's `%b` (POSIX) for short new
- * stretches.
+ * `tail -c +N`, `dd`, `date +%s`, `id`, `link` (else `ln -T`), `mv -T`
+ * (else `gmv -T`), `mktemp -d`, and `readlink` when the root path goes
+ * through a symlink. A missing one fails `remote_unsupported` naming it:
+ * there is no fallback to a sequence that would follow a name someone
+ * else can swap. Delta uploads also use the `printf` builtin's `%b`
+ * (POSIX) for short new stretches.
+ *
+ * Every program checks the directory trust policy (sh_trust.ts) before it
+ * writes anything, and keeps all its temporaries in private directories
+ * (sh_private.ts), in the same single exec.
  *
  * @module
  */
 import { shQuote } from "../shell.ts";
 import { HOOK_DEFINITION, SH_PATHS, SH_PRELUDE, SH_PROBE, SH_STAT_SHA } from "./sh_common.ts";
 import { SH_MANIFEST } from "./sh_manifest.ts";
+import { SH_PRIVATE } from "./sh_private.ts";
+import { SH_TRUST } from "./sh_trust.ts";
 import { SH_LOCKS } from "./sh_locks.ts";
 import { SH_UNDO } from "./sh_undo.ts";
 import { SH_SNAPSHOT_MAIN } from "./snapshot_program.ts";
@@ -35,9 +44,9 @@ import { SH_RECONCILE } from "./reconcile_program.ts";
 export { HOOK_DEFINITION };
 
 const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
-const SNAPSHOT_BODY = COMMON + SH_SNAPSHOT_MAIN;
-const COMMIT_BODY = COMMON + SH_LOCKS + SH_UNDO + SH_COMMIT;
-const RECONCILE_BODY = COMMON + SH_LOCKS + SH_UNDO + SH_RECONCILE;
+const SNAPSHOT_BODY = COMMON + SH_TRUST + SH_PRIVATE + SH_SNAPSHOT_MAIN;
+const COMMIT_BODY = COMMON + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_UNDO + SH_COMMIT;
+const RECONCILE_BODY = COMMON + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_UNDO + SH_RECONCILE;
 
 /** Operation ids: letters, digits and `_` only (they become parts of file names and glob patterns). */
 const OPERATION_ID = /^[A-Za-z0-9_]{1,64}$/;
@@ -79,6 +88,14 @@ function program(args: readonly string[], body: string): string {
   return `set -- ${args.map(shQuote).join(" ")}\n${body}`;
 }
 
+/** What the programs do with a directory others can write (SPEC §6.1): refuse it, or work there with every defence in depth. */
+type SharedDirectories = "refuse" | "allow";
+
+function policy(value: SharedDirectories): string {
+  if (value !== "refuse" && value !== "allow") throw new TypeError('sharedDirectories must be "refuse" or "allow"');
+  return value;
+}
+
 function nonNegativeInteger(value: number, name: string): string {
   if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${name} must be a non-negative integer`);
   return String(value);
@@ -90,12 +107,12 @@ function nonNegativeInteger(value: number, name: string): string {
  *
  * @example
  * ```ts
- * const command = snapshotProgram("/srv/app", 1 << 20);
+ * const command = snapshotProgram("/srv/app", 1 << 20, "refuse");
  * ```
  */
-export function snapshotProgram(root: string, maxFileBytes: number): string {
+export function snapshotProgram(root: string, maxFileBytes: number, sharedDirectories: SharedDirectories = "refuse"): string {
   assertRoot(root);
-  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes")], SNAPSHOT_BODY);
+  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes"), policy(sharedDirectories)], SNAPSHOT_BODY);
 }
 
 /**
@@ -105,7 +122,7 @@ export function snapshotProgram(root: string, maxFileBytes: number): string {
  *
  * @example
  * ```ts
- * const command = commitProgram("/srv/app", "a1b2c3", 10_000, 120, true);
+ * const command = commitProgram("/srv/app", "a1b2c3", 10_000, 120, true, false, "refuse");
  * ```
  */
 export function commitProgram(
@@ -115,9 +132,14 @@ export function commitProgram(
   staleLockSeconds: number,
   createParents: boolean,
   largeContent = false,
+  sharedDirectories: SharedDirectories = "refuse",
+  expectRootId?: string,
 ): string {
   assertRoot(root);
   assertOperationId(operationId);
+  if (expectRootId !== undefined && !/^[0-9]{1,20}:[0-9]{1,20}$/.test(expectRootId)) {
+    throw new TypeError("expectRootId must be <device>:<inode> as snapshotRootId gives it");
+  }
   return program([
     root,
     operationId,
@@ -125,6 +147,8 @@ export function commitProgram(
     nonNegativeInteger(staleLockSeconds, "staleLockSeconds"),
     createParents ? "1" : "0",
     largeContent ? "1" : "0",
+    policy(sharedDirectories),
+    expectRootId ?? "-",
   ], COMMIT_BODY);
 }
 
@@ -141,6 +165,7 @@ export function reconcileProgram(
   operationId: string,
   lockWaitMs: number,
   staleLockSeconds: number,
+  sharedDirectories: SharedDirectories = "refuse",
 ): string {
   assertRoot(root);
   assertOperationId(operationId);
@@ -149,5 +174,6 @@ export function reconcileProgram(
     operationId,
     nonNegativeInteger(lockWaitMs, "lockWaitMs"),
     nonNegativeInteger(staleLockSeconds, "staleLockSeconds"),
+    policy(sharedDirectories),
   ], RECONCILE_BODY);
 }

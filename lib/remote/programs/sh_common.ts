@@ -21,8 +21,14 @@
  *   programs' own working directory therefore moves around: every path they
  *   keep is absolute.
  * - Results go to stdout as one line per fact (`KEYWORD field…`), parsed
- *   strictly by lib/remote/protocol.ts. No path ever appears in the output:
- *   paths are referred to by their index in the stdin manifest.
+ *   strictly by lib/remote/protocol.ts. Paths are referred to by their
+ *   index in the stdin manifest; the one exception, a directory the trust
+ *   policy refuses (`UNSAFE`), travels hex-encoded.
+ * - Nothing is ever created, written, renamed or removed through a name in
+ *   a directory someone else could write, except by the operations that
+ *   never follow or open that name (sh_private.ts). One trap of dash 0.5.12
+ *   to keep in mind: in `{ ( … ) > file; } 2>/dev/null` it drops the
+ *   subshell's redirection; redirect the subshell itself.
  * - `sap_hook NAME ARG` marks the points where a test may inject a fault; it
  *   does nothing in production. A test wrapper replaces the one line
  *   {@linkcode HOOK_DEFINITION} in the program text (see test/remote).
@@ -81,13 +87,44 @@ sap_probe() {
       sap_t=$(date +%s 2>/dev/null)
       sap_isnum "$sap_t" || sap_unsupported date-s ;;
     link)
-      if command -v link >/dev/null 2>&1; then SAP_LINK=link; else SAP_LINK=ln; fi ;;
+      # a hard link that never replaces and never goes into a directory:
+      # link(1) is link(2) itself; ln needs -T for that
+      if command -v link >/dev/null 2>&1; then SAP_LINK=link
+      elif sap_has_option ln T; then SAP_LINK="ln -T"
+      else sap_unsupported link; fi ;;
+    mvt)
+      # rename(2) onto a name, never into the directory it names (GNU and
+      # BusyBox mv -T; GNU coreutils as gmv on BSD and macOS)
+      if sap_has_option mv T; then SAP_MV="mv -fT"
+      elif command -v gmv >/dev/null 2>&1 && sap_has_option gmv T; then SAP_MV="gmv -fT"
+      else sap_unsupported mv-T; fi ;;
+    readlink)
+      command -v readlink >/dev/null 2>&1 || sap_unsupported readlink ;;
+    id)
+      # one run for both: "uid=0(root) gid=0(root) …" (GNU, BusyBox, BSD)
+      sap_id=$(id 2>/dev/null)
+      SAP_EUID=$\{sap_id#uid=} SAP_EUID=$\{SAP_EUID%%[!0-9]*}
+      SAP_GID=$\{sap_id#* gid=} SAP_GID=$\{SAP_GID%%[!0-9]*}
+      # "euid=" / "egid=" follow when they differ from the real ids: the effective ones count
+      case $sap_id in *" euid="*) SAP_EUID=$\{sap_id#* euid=} SAP_EUID=$\{SAP_EUID%%[!0-9]*} ;; esac
+      case $sap_id in *" egid="*) SAP_GID=$\{sap_id#* egid=} SAP_GID=$\{SAP_GID%%[!0-9]*} ;; esac
+      sap_isnum "$SAP_EUID" && sap_isnum "$SAP_GID" || sap_unsupported id ;;
     mktemp)
       command -v mktemp >/dev/null 2>&1 || sap_unsupported mktemp ;;
     sleep)
       if sleep 0.1 2>/dev/null; then SAP_POLL=0.1 SAP_POLL_MS=100; else SAP_POLL=1 SAP_POLL_MS=1000; fi ;;
     esac
   done
+}
+sap_has_option() {
+  # Whether tool $1 knows the one-letter option $2: run without operands,
+  # a tool that knows it complains about the operands, one that does not
+  # names the option as invalid, illegal or unrecognised.
+  sap_h=$($1 -$2 2>&1 </dev/null)
+  case $sap_h in
+  *nvalid*|*llegal*|*nrecognized*|*"unknown option"*) return 1 ;;
+  esac
+  return 0
 }
 sap_fast_sha() {
   # For megabytes of content: OpenSSL's SHA-256 (assembly, CPU SHA
@@ -116,11 +153,12 @@ sap_stat_parse() {
   case $SAP_STAT in
   gnu)
     case $2 in ''|*[!0-9a-f]*) return 1 ;; esac
-    ST_MODE=$(( 0x$2 & 4095 )) ;;
+    ST_MODE=$(( 0x$2 & 4095 )) ST_TYPE=$(( 0x$2 >> 12 & 15 )) ;;
   *)
     sap_isnum "$2" || return 1
-    ST_MODE=$(( 0$2 & 4095 )) ;;
+    ST_MODE=$(( 0$2 & 4095 )) ST_TYPE=$(( 0$2 >> 12 & 15 )) ;;
   esac
+  # ST_TYPE: 4 directory, 8 regular file, 10 symlink, anything else "other"
   ST_SIZE=$1 ST_UID=$3 ST_GID=$4 ST_NLINK=$5 ST_MTIME=$6 ST_INO=$7
 }
 sap_stat() {
@@ -135,10 +173,16 @@ sap_stat_keep() {
   sap_set STU_$1 "$ST_UID"
   sap_set STG_$1 "$ST_GID"
   sap_set STN_$1 "$ST_NLINK"
+  sap_set STS_$1 "$ST_SIZE"
+  sap_set STT_$1 "$ST_MTIME"
+  sap_set STI_$1 "$ST_INO"
+  sap_set STY_$1 "$ST_TYPE"
 }
 sap_stat_list() {
-  # STM_j STU_j STG_j STN_j (mode, uid, gid, nlink) of the files given, in
-  # one run of stat; an entry is empty when that file could not be read.
+  # STM_j STU_j STG_j STN_j STS_j STT_j STI_j STY_j (mode, uid, gid, nlink,
+  # size, mtime, inode, type) of the files given, in one run of stat
+  # (which never follows a final symlink); an entry is empty when that
+  # file could not be read.
   sap_nf=$#
   [ $sap_nf -gt 0 ] || return 0
   case $SAP_STAT in
@@ -166,7 +210,7 @@ sap_stat_each() {
   sap_j=0
   for sap_f in "$@"; do
     sap_j=$((sap_j + 1))
-    ST_MODE= ST_UID= ST_GID= ST_NLINK=
+    ST_MODE= ST_UID= ST_GID= ST_NLINK= ST_SIZE= ST_MTIME= ST_INO= ST_TYPE=
     sap_stat "$sap_f"
     sap_stat_keep $sap_j
   done
@@ -216,13 +260,6 @@ sap_sha_each() {
     if sap_sha "$sap_f"; then sap_set SHA_$sap_j "$SHA"; else sap_set SHA_$sap_j ""; fi
   done
 }
-sap_same_file() {
-  sap_stat "$1" || return 1
-  sap_i1=$ST_INO
-  sap_stat "$2" || return 1
-  [ "$sap_i1" = "$ST_INO" ]
-}
-sap_exists() { [ -e "$1/$2" ] || [ -L "$1/$2" ]; }
 `;
 
 /**
@@ -231,8 +268,10 @@ sap_exists() { [ -e "$1/$2" ] || [ -L "$1/$2" ]; }
  * `sap_root ROOT` resolves the configured root once, physically. A root
  * that is itself a symlink is followed this one time (the operator chose
  * it) and its physical path is used for the whole program, so everything
- * below is judged against where the root really is. `SAP_B` is the prefix
- * used to join names (empty for the root `/`).
+ * below is judged against where the root really is (the directories whose
+ * entries decide where that is are checked by the trust policy,
+ * sh_trust.ts). `SAP_B` is the prefix used to join names (empty for the
+ * root `/`).
  *
  * `sap_resolve REL` walks REL below the root without following anything:
  * - a symlink component → `symlink_rejected` (RD = its depth, 1-based);
@@ -240,13 +279,22 @@ sap_exists() { [ -e "$1/$2" ] || [ -L "$1/$2" ]; }
  *   path cannot name a file: "a.txt/b" when a.txt is a file) — chosen over
  *   not_regular_file, which is about the final name itself;
  * - a directory we cannot enter → `permission_denied`;
- * - the deepest existing directory must resolve (`cd -P`) inside the root,
- *   else `path_outside_root` (defence in depth: with no symlink component
- *   this only fires on a race or a bind mount);
+ * - the deepest existing directory must resolve (`cd -P`) to exactly the
+ *   path walked, else `path_outside_root` (with no symlink component this
+ *   only fires on a race — a component swapped for a symlink after it was
+ *   looked at — or a bind mount: either way the path does not name what it
+ *   says);
  * - a final symlink → RK=symlink, `symlink_rejected` (RD=0).
  * On success: RK (missing|file|directory|other), RX (1 = the parent exists),
  * RP (the physical existing directory: the parent, or the deepest existing
  * ancestor when RX=0), RN (the rest below RP: the basename when RX=1).
+ *
+ * `sap_cd DIR` enters a directory by its physical path and proves it is
+ * still there: `$PWD` after `cd -P` must be exactly DIR. Once inside, the
+ * working directory is held by inode: `./name` means a name in that very
+ * directory, whatever happens to the path later. Every file operation of
+ * the programs is such a `./name` (or `../name` from a private directory,
+ * see sh_private.ts) inside a directory entered this way.
  */
 export const SH_PATHS: string = sh`
 sap_root() {
@@ -261,55 +309,7 @@ sap_root() {
 }
 sap_cd() { cd -P "$1" 2>/dev/null && [ "$PWD" = "$1" ]; }
 sap_octal() { SAP_OCT=$(( $1 >> 9 & 7 ))$(( $1 >> 6 & 7 ))$(( $1 >> 3 & 7 ))$(( $1 & 7 )); }
-sap_read_first() {
-  SAP_O=
-  [ -f "$1" ] || return 1
-  { IFS= read -r SAP_O < "$1"; } 2>/dev/null
-  return 0
-}
 sap_join() { case $1 in /) SAP_J1=/$2 ;; *) SAP_J1=$1/$2 ;; esac; }
-sap_rm_path() {
-  # Remove the file or directory at the absolute path $1, entering its
-  # directory with sap_cd: never through a directory that was swapped for
-  # a symlink since it was checked (that could remove a file outside the
-  # root). 1 when the directory can no longer be entered.
-  sap_rd=$\{1%/*}
-  [ -n "$sap_rd" ] || sap_rd=/
-  sap_cd "$sap_rd" || return 1
-  rm -rf "./$\{1##*/}" 2>/dev/null
-}
-sap_clean_add() {
-  # Queue directory $1, name $2 for sap_clean_run.
-  sap_set CL_d_$SAP_CLN "$1"
-  sap_set CL_n_$SAP_CLN "$2"
-  SAP_CLN=$((SAP_CLN + 1))
-}
-sap_clean_run() {
-  # Remove everything queued: one rm per distinct directory, run inside it
-  # after sap_cd (see sap_rm_path). A directory that cannot be entered
-  # (gone, or swapped for a symlink) sets SAP_CLEAN_FAIL.
-  sap_a=0
-  while [ "$sap_a" -lt "$SAP_CLN" ]; do
-    sap_get CL_d_$sap_a
-    sap_dir=$SAP_V
-    if [ -n "$sap_dir" ]; then
-      set --
-      sap_b=$sap_a
-      while [ "$sap_b" -lt "$SAP_CLN" ]; do
-        sap_get CL_d_$sap_b
-        if [ "$SAP_V" = "$sap_dir" ]; then
-          sap_get CL_n_$sap_b
-          set -- "$@" "./$SAP_V"
-          sap_set CL_d_$sap_b ""
-        fi
-        sap_b=$((sap_b + 1))
-      done
-      if sap_cd "$sap_dir"; then rm -rf "$@" 2>/dev/null || SAP_CLEAN_FAIL=1; else SAP_CLEAN_FAIL=1; fi
-    fi
-    sap_a=$((sap_a + 1))
-  done
-  SAP_CLN=0
-}
 sap_resolve() {
   RJ= RD=0 RK= RX=1 RP= RN=
   sap_rest=$1 sap_cur=$SAP_B sap_depth=0
@@ -329,7 +329,7 @@ sap_resolve() {
   done
   [ -n "$sap_cur" ] || sap_cur=/
   if cd -P "$sap_cur" 2>/dev/null; then RP=$PWD; else RJ=permission_denied RD=$sap_depth; return 1; fi
-  case $RP/ in "$SAP_B"/*) ;; *) RJ=path_outside_root RD=$sap_depth; return 1 ;; esac
+  [ "$RP" = "$sap_cur" ] || { RJ=path_outside_root RD=$sap_depth; return 1; }
   RN=$sap_rest
   if [ "$RX" = 0 ]; then RK=missing; return 0; fi
   sap_join "$RP" "$RN"
@@ -340,4 +340,6 @@ sap_resolve() {
   else RK=missing; fi
   return 0
 }
+# an entry of any kind, dangling symlinks included
+sap_exists() { [ -e "$1" ] || [ -L "$1" ]; }
 `;

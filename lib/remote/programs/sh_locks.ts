@@ -1,57 +1,66 @@
 /**
  * Per-file locks of the commit and reconcile programs (SPEC §7 step 2).
  *
- * A lock is a directory created with `mkdir` (atomic everywhere, NFS
- * included) next to the file it guards: `.sap-lock-<first 16 hex of
- * sha256(name)>`, where name is the basename — or, for a path whose parent
- * does not exist yet, the rest of the path below the deepest existing
- * ancestor, where the lock then lives. Hashing keeps the name within
- * NAME_MAX whatever the file is called. The hashes of every suffix of each
- * path come with the manifest (computed by lib/remote/manifest.ts), so the
- * program only picks the one matching what exists. Keying on the file's own directory
- * (not on the root) makes two overlapping roots lock the same file the same
- * way. Two operations can disagree on where a not-yet-existing parent's
- * lock lives only if one of them creates that parent in between; the
- * creates themselves are no-replace links, so the loser fails cleanly.
+ * A lock is a directory next to the file it guards:
+ * `.sap-lock-<first 16 hex of sha256(name)>`, where name is the basename —
+ * or, for a path whose parent does not exist yet, the rest of the path
+ * below the deepest existing ancestor, where the lock then lives. Hashing
+ * keeps the name within NAME_MAX whatever the file is called. The hashes of
+ * every suffix of each path come with the manifest (computed by
+ * lib/remote/manifest.ts), so the program only picks the one matching what
+ * exists. Keying on the file's own directory (not on the root) makes two
+ * overlapping roots lock the same file the same way. Locks are taken in the
+ * byte order of the root-relative paths (the manifest lists them sorted);
+ * with a bounded wait on top, two batches can never deadlock.
  *
- * The lock holds a file `owner`: `<pid> <host> <epoch> <operation id>`.
- * A lock never appears under its name without its owner file: it is built
- * under a private name (`.sap-lock-tmp-<op>-<k>`), owner written, then
- * renamed into place. A bare `mkdir` followed by writing the owner would
- * leave, when the process is killed in between, an ownerless lock that
- * nobody could attribute — not even reconcile of that very operation — so
- * it would block every writer of that file until the stale-lock age.
- * `mv` onto a name that exists meanwhile either fails (a complete lock is
- * a non-empty directory) or moves the private directory into it; both
- * are recognised by reading the owner back, and the private directory is
- * removed. Reconcile removes an operation's private directories by name.
- * Locks are taken in the byte order of the root-relative paths (the
- * manifest lists them sorted, lib/remote/manifest.ts), which is the byte
- * order of the physical paths too since they share the root prefix; with a
- * bounded wait on top, two batches can never deadlock.
+ * Taking a lock. It is built inside the program's private directory of
+ * that directory (sh_private.ts) — `L<k>` with its `owner` file
+ * (`<pid> <host> <epoch> <operation id>`) — and renamed onto the lock name
+ * with `mv -T`: rename(2), which never follows the name and never moves
+ * into it, and which succeeds only when the name is free (or an empty
+ * directory, which it replaces). So a lock never appears without its
+ * owner, nothing is ever written through a name others can swap, and a
+ * name planted by someone else (a symlink, a file, a full directory) only
+ * makes the lock busy.
+ *
+ * Reading a lock. `stat` (which opens nothing) gives its kind, age, inode
+ * and owner uid. Its owner file is read only when the lock directory
+ * belongs to the effective user — entered with sap_cd, so the read happens
+ * in that very directory, where nobody else can put anything. Another
+ * user's lock (or anything else at the name) is never opened: its owner is
+ * unknown, so it is never adopted and is broken only by age.
  *
  * Waiting: one budget for the whole program (`SAP_WAIT_MS`), polled every
  * 0.1 s where `sleep 0.1` works, else every second; spent → `LOCKED`.
  *
- * Stale locks: a lock whose directory is older than `SAP_STALE` seconds and
- * whose owner is not a live process on this host (`kill -0`, or
- * /proc/<pid> when the process belongs to another user) is broken: renamed
- * aside atomically (`mv` = rename(2)), then the aside copy is compared with
- * what was judged stale (owner line and inode). If they differ, a third
- * party re-took the lock between our read and our rename: the copy is put
- * back when the name is free, else dropped. Remaining window: that third
- * party's lock is lost when the name was taken again in between (three
- * concurrent parties within a few milliseconds on a lock already stale);
- * the re-check of every file's expected state (step 3) still refuses to
- * write over anything that changed.
+ * Stale locks: a lock older than `SAP_STALE` seconds whose owner is not a
+ * live process on this host (`kill -0`, or /proc/<pid> when the process
+ * belongs to another user), or whose owner cannot be read, is broken: it is
+ * renamed into the private directory (rename(2): nobody can re-take the
+ * name half-way), then compared with what was judged stale (its inode). If
+ * it differs, a third party re-took the lock between our look and our
+ * rename: it is given back when the name is free. A lock we may not move
+ * (another user's directory while we are not root) is renamed aside in
+ * place, onto a name made by `mktemp -d` (unpredictable). Remaining window:
+ * that third party's lock is lost when the name was taken again in between
+ * (three concurrent parties within a few milliseconds on a lock already
+ * stale); the re-check of every file's expected state (step 3) still
+ * refuses to write over anything that changed.
  *
  * A lock left by this very operation id and no longer held by a live
  * process (a killed commit, now being reconciled) is adopted.
  *
+ * Releasing: the lock is renamed into the private directory (`U<n>`), and
+ * only once there — where nobody else can touch it — checked to be ours
+ * (our directory, our owner line) and removed with the private directory.
+ * Anything else that was at the name by then is given back. A kill at any
+ * point leaves either the lock at its name (ours, adoptable by reconcile)
+ * or inside the private directory (removed with it by reconcile).
+ *
  * Besides the path locks, each commit and reconcile holds its operation's
- * own lock `.sap-lock-op-<op>` in the root from its start (sap_op_lock):
- * reconcile can then never settle an operation whose commit is still
- * running but has not reached its path locks.
+ * own lock `.sap-lock-op-<op>` in the root from before its first write to
+ * its end (sap_op_lock): reconcile can then never settle an operation whose
+ * commit is still running but has not reached its path locks.
  *
  * @module
  */
@@ -59,20 +68,20 @@ import { sh } from "./sh_text.ts";
 
 /** Lock acquire, break, release. Needs sap_probe date (and sleep lazily). */
 export const SH_LOCKS: string = sh`
-SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED= SAP_LT_DIR= SAP_LT_NAME=
+SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED=
 sap_identity() {
   SAP_HOST=$(uname -n 2>/dev/null)
   case $SAP_HOST in ''|*[!A-Za-z0-9._-]*) SAP_HOST=unknown-host ;; esac
   SAP_OWNER="$$ $SAP_HOST $(date +%s) $SAP_OP"
 }
 sap_lock_pick() {
-  sap_n=1 sap_r=$1
+  sap_lp_n=1 sap_lp_r=$1
   while :; do
-    case $sap_r in */*) sap_n=$((sap_n + 1)) sap_r=$\{sap_r#*/} ;; *) break ;; esac
+    case $sap_lp_r in */*) sap_lp_n=$((sap_lp_n + 1)) sap_lp_r=$\{sap_lp_r#*/} ;; *) break ;; esac
   done
   set -- $2
-  [ "$sap_n" -le $# ] || return 1
-  eval "SAP_LN=.sap-lock-\$\{$sap_n}"
+  [ "$sap_lp_n" -le $# ] || return 1
+  eval "SAP_LN=.sap-lock-\$\{$sap_lp_n}"
 }
 sap_held_add() {
   sap_set H_d_$SAP_HN "$1"
@@ -101,111 +110,156 @@ sap_lock_wait() {
   sleep $SAP_POLL
   SAP_WAITED_MS=$((SAP_WAITED_MS + SAP_POLL_MS))
 }
+sap_lock_examine() {
+  # $1 dir index, $2 lock name, from inside that directory's private
+  # directory (and back there after): LX_KIND none|dir|other, LX_INO,
+  # SAP_LOCK_AGE, LX_OURS (owned by the effective user), LX_OWNER (its owner
+  # line, read only then).
+  LX_KIND=none LX_OWNER= LX_INO= LX_OURS= SAP_LOCK_AGE=0
+  sap_stat "../$2" || return 0
+  LX_INO=$ST_INO LX_KIND=other sap_lx_mt=$ST_MTIME
+  sap_lx_now=$(date +%s)
+  sap_isnum "$sap_lx_now" && SAP_LOCK_AGE=$((sap_lx_now - sap_lx_mt))
+  [ "$ST_TYPE" = 4 ] || return 0
+  LX_KIND=dir
+  [ "$ST_UID" = "$SAP_EUID" ] || return 0
+  LX_OURS=1
+  sap_get DIR_$1
+  sap_join "$SAP_V" "$2"
+  if sap_cd "$SAP_J1" && [ -O . ]; then
+    { IFS= read -r LX_OWNER < ./owner; } 2>/dev/null
+  fi
+  sap_pcd $1
+}
+sap_lock_drop() {
+  # $1: another user's lock directory, moved into our private directory
+  # (we are root): empty it from inside, never recursing, then remove it.
+  sap_ld_here=$PWD
+  sap_join "$sap_ld_here" "$1"
+  sap_cd "$SAP_J1" || return 1
+  rm -f ./owner 2>/dev/null
+  sap_cd "$sap_ld_here" && rmdir "./$1" 2>/dev/null
+}
 sap_lock_break() {
-  sap_stat "$1/$2" || return 1
-  sap_bino=$ST_INO
-  sap_now=$(date +%s)
-  sap_isnum "$sap_now" || return 1
-  SAP_LOCK_AGE=$((sap_now - ST_MTIME))
-  [ "$SAP_LOCK_AGE" -ge "$SAP_STALE" ] || return 1
-  sap_owner_alive "$4" && return 1
+  # $1 dir index, $2 lock name, $3 tag; from inside the private directory.
+  # 0 when it may be tried again at once.
   SAP_ASIDE=$((SAP_ASIDE + 1))
-  sap_a=.sap-lock-stale-$SAP_OP-$SAP_ASIDE
-  sap_cd "$1" || return 1
-  mv "./$2" "./$sap_a" 2>/dev/null || return 0
-  sap_read_first "./$sap_a/owner"
-  if [ "$SAP_O" = "$4" ] && sap_stat "./$sap_a" && [ "$ST_INO" = "$sap_bino" ]; then
-    rm -rf "./$sap_a" 2>/dev/null
-    sap_out "WARN stale_lock_broken $3 $SAP_LOCK_AGE"
-    return 0
-  fi
-  if [ -e "./$2" ]; then rm -rf "./$sap_a" 2>/dev/null; else mv "./$sap_a" "./$2" 2>/dev/null; fi
-  return 0
-}
-sap_lock_claim() {
-  # $1 lock name, $2 private name, in the current directory: build the
-  # lock with its owner under the private name, rename it into place, and
-  # read the owner back. 0 = the lock is ours.
-  [ -e "./$2" ] && rm -rf "./$2" 2>/dev/null
-  if ! { mkdir "./$2" && printf '%s\n' "$SAP_OWNER" > "./$2/owner"; } 2>/dev/null; then
-    [ -e "./$2" ] && rm -rf "./$2" 2>/dev/null
-    return 1
-  fi
-  if [ ! -e "./$1" ] && [ ! -L "./$1" ] && mv "./$2" "./$1" 2>/dev/null; then
-    sap_read_first "./$1/owner"
-    [ "$SAP_O" = "$SAP_OWNER" ] && return 0
-  fi
-  # Taken meanwhile (mv may have moved the private directory into it).
-  rm -rf "./$1/$2" "./$2" 2>/dev/null
-  return 1
-}
-sap_lock_acquire() {
-  sap_lt=.sap-lock-tmp-$SAP_OP-$3
-  while :; do
-    sap_cd "$1" || return 2
-    SAP_LT_DIR=$1 SAP_LT_NAME=$sap_lt
-    if sap_lock_claim "$2" "$sap_lt"; then
-      SAP_LT_DIR=
-      sap_held_add "$1" "$2"
+  sap_lb_x=X$SAP_ASIDE
+  if $SAP_MV "../$2" "./$sap_lb_x" 2>/dev/null; then
+    ST_INO= ST_TYPE=
+    sap_stat "./$sap_lb_x"
+    if [ "$ST_INO" = "$LX_INO" ]; then
+      if [ -n "$LX_OURS" ] && [ "$ST_UID" = "$SAP_EUID" ] || [ "$ST_TYPE" != 4 ]; then
+        rm -rf "./$sap_lb_x" 2>/dev/null
+      else
+        sap_lock_drop "$sap_lb_x" || sap_set PDIRTY_$1 1
+      fi
+      [ "$ST_TYPE" = 4 ] && sap_out "WARN stale_lock_broken $3 $SAP_LOCK_AGE"
       return 0
     fi
-    SAP_LT_DIR=
-    if [ ! -d "./$2" ]; then
-      [ -w . ] || return 2
+    # re-taken between our look and our rename: not ours to break
+    sap_exists "../$2" || $SAP_MV "./$sap_lb_x" "../$2" 2>/dev/null || sap_set PDIRTY_$1 1
+    return 0
+  fi
+  # We may not move it here (another user's directory and we are not
+  # root): rename it aside in its directory, onto a name mktemp draws.
+  sap_lb_a=$(mktemp -d "../.sap-$SAP_OP-XXXXXX" 2>/dev/null) || return 1
+  if $SAP_MV "../$2" "$sap_lb_a" 2>/dev/null; then
+    ST_INO=
+    sap_stat "$sap_lb_a"
+    if [ "$ST_INO" = "$LX_INO" ]; then sap_out "WARN stale_lock_broken $3 $SAP_LOCK_AGE"
+    else sap_exists "../$2" || $SAP_MV "$sap_lb_a" "../$2" 2>/dev/null; fi
+  else
+    rmdir "$sap_lb_a" 2>/dev/null
+  fi
+  return 0
+}
+sap_lock_acquire() {
+  # $1 dir index, $2 lock name, $3 tag (path index, or op): 0 held,
+  # 1 timed out, 2 no lock can be made there.
+  sap_pmake $1 || return 2
+  while :; do
+    sap_pcd $1 || { SAP_PSWAP=1; return 2; }
+    if [ ! -d "./L$3" ]; then
+      { mkdir "./L$3" && printf '%s\n' "$SAP_OWNER" > "./L$3/owner"; } 2>/dev/null || return 2
+    fi
+    sap_hook lock_built $3
+    if $SAP_MV "./L$3" "../$2" 2>/dev/null; then
+      sap_held_add $1 "$2"
+      return 0
+    fi
+    [ -w .. ] || return 2
+    sap_lock_examine $1 "$2"
+    if [ "$LX_KIND" = none ]; then
       sap_lock_wait || return 1
       continue
     fi
-    sap_read_first "./$2/owner"
-    sap_o=$SAP_O
-    sap_owner_fields "$sap_o"
-    if [ "$OW_OP" = "$SAP_OP" ] && ! sap_owner_alive "$sap_o"; then
-      sap_held_add "$1" "$2"
-      { printf '%s\n' "$SAP_OWNER" > "./$2/owner"; } 2>/dev/null
-      return 0
+    if [ -n "$LX_OURS" ]; then
+      sap_owner_fields "$LX_OWNER"
+      if [ "$OW_OP" = "$SAP_OP" ] && ! sap_owner_alive "$LX_OWNER"; then
+        # this operation's own lock, left by a process that is gone: adopt it
+        sap_get DIR_$1
+        sap_join "$SAP_V" "$2"
+        if sap_cd "$SAP_J1" && [ -O . ] && { printf '%s\n' "$SAP_OWNER" > ./owner; } 2>/dev/null; then
+          sap_held_add $1 "$2"
+          return 0
+        fi
+        sap_pcd $1 || return 2
+      fi
     fi
-    SAP_LOCK_AGE=0
-    sap_lock_break "$1" "$2" "$3" "$sap_o" && continue
+    # anything but a directory at a lock name is no lock (a planted link,
+    # file or FIFO): cleared at once; a directory is broken only when stale
+    if [ "$LX_KIND" = other ] || { [ "$SAP_LOCK_AGE" -ge "$SAP_STALE" ] && { [ -z "$LX_OURS" ] || ! sap_owner_alive "$LX_OWNER"; }; }; then
+      sap_lock_break $1 "$2" $3 && continue
+    fi
     sap_lock_wait || return 1
   done
 }
 sap_lock_release_all() {
-  # Only locks still carrying our owner line are removed (a lock broken as
-  # stale and re-taken by someone else is theirs now); each is read and
-  # removed from inside its directory (sap_cd), one rm per directory.
-  # a private lock directory being built when the program was interrupted
-  [ -n "$SAP_LT_DIR" ] && sap_clean_add "$SAP_LT_DIR" "$SAP_LT_NAME"
+  # Each lock is renamed into its private directory and checked there; one
+  # that is not ours any more (broken as stale and re-taken) is given back.
   while [ "$SAP_HN" -gt 0 ]; do
     SAP_HN=$((SAP_HN - 1))
     sap_get H_d_$SAP_HN
-    sap_ld=$SAP_V
+    sap_rl_d=$SAP_V
     sap_get H_l_$SAP_HN
-    sap_ln=$SAP_V
-    if sap_cd "$sap_ld"; then
-      sap_read_first "./$sap_ln/owner"
-      if [ "$SAP_O" = "$SAP_OWNER" ] || { [ -z "$SAP_O" ] && [ -d "./$sap_ln" ]; }; then sap_clean_add "$sap_ld" "$sap_ln"; fi
-    else
-      SAP_CLEAN_FAIL=1
-    fi
+    sap_rl_l=$SAP_V
+    sap_rl_u=U$SAP_HN
+    if ! sap_pcd $sap_rl_d; then SAP_CLEAN_FAIL=1; continue; fi
+    $SAP_MV "../$sap_rl_l" "./$sap_rl_u" 2>/dev/null || continue
+    SAP_O=
+    [ -d "./$sap_rl_u" ] && [ ! -L "./$sap_rl_u" ] && [ -O "./$sap_rl_u" ] && { IFS= read -r SAP_O < "./$sap_rl_u/owner"; } 2>/dev/null
+    [ "$SAP_O" = "$SAP_OWNER" ] && continue
+    sap_exists "../$sap_rl_l" || $SAP_MV "./$sap_rl_u" "../$sap_rl_l" 2>/dev/null || sap_set PDIRTY_$sap_rl_d 1
   done
-  sap_clean_run
 }
 sap_op_lock() {
-  # The operation's own lock in the root, taken before anything else and
+  # The operation's own lock in the root, taken before the first write and
   # held to the end: reconcile takes it first, so it waits for a commit of
   # the same operation that still runs (a dropped connection does not stop
   # the remote program) even before that commit holds any path lock, and
   # adopts it once that process is gone. Best effort: a root the user
-  # cannot write has none (then only the path locks and the stages guard).
+  # cannot write has none (then only the path locks guard).
   [ -w "$SAP_R" ] || return 0
-  sap_lock_acquire "$SAP_R" ".sap-lock-op-$SAP_OP" 0
+  sap_lock_acquire 0 ".sap-lock-op-$SAP_OP" op
   case $? in
   1) sap_out "LOCKED 0 $SAP_LOCK_AGE"; SAP_STATUS=locked; exit 0 ;;
+  2) [ -n "$SAP_PSWAP" ] && { sap_out "FAIL remote_error - private"; SAP_STATUS=failed; exit 0; } ;;
   esac
   return 0
 }
 sap_lock_all() {
   k=0
   while [ $k -lt $SAP_M ]; do
+    sap_get PD_$k
+    if [ -z "$SAP_V" ]; then
+      if [ -n "$SAP_LOCK_SKIP_REFUSED" ]; then k=$((k + 1)); continue; fi
+      sap_out "FAIL remote_error $k lock_dir"
+      SAP_STATUS=failed
+      exit 0
+    fi
+    sap_la_d=$SAP_V
+    # still where it was resolved (a directory swapped for a symlink since is refused)
     sap_get P_$k
     if ! sap_resolve "$SAP_V"; then
       if [ -n "$SAP_LOCK_SKIP_REFUSED" ]; then k=$((k + 1)); continue; fi
@@ -213,13 +267,26 @@ sap_lock_all() {
       SAP_STATUS=refused
       exit 0
     fi
+    sap_get R_dir_$k
+    if [ "$RP" != "$SAP_V" ]; then
+      if [ -n "$SAP_LOCK_SKIP_REFUSED" ]; then k=$((k + 1)); continue; fi
+      sap_out "CONFLICT $k other -"
+      SAP_STATUS=refused
+      exit 0
+    fi
+    sap_get R_name_$k
+    sap_la_n=$SAP_V
     sap_get PH_$k
-    sap_lock_pick "$RN" "$SAP_V" || { sap_out "FAIL remote_error $k lock_name"; SAP_STATUS=failed; exit 0; }
-    sap_lock_acquire "$RP" "$SAP_LN" $k
+    sap_lock_pick "$sap_la_n" "$SAP_V" || { sap_out "FAIL remote_error $k lock_name"; SAP_STATUS=failed; exit 0; }
+    sap_lock_acquire $sap_la_d "$SAP_LN" $k
     case $? in
     0) ;;
     1) sap_out "LOCKED $k $SAP_LOCK_AGE"; SAP_STATUS=locked; exit 0 ;;
-    *) sap_out "FAIL permission_denied $k lock"; SAP_STATUS=failed; exit 0 ;;
+    *)
+      if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $k private"
+      else sap_out "FAIL permission_denied $k lock"; fi
+      SAP_STATUS=failed
+      exit 0 ;;
     esac
     k=$((k + 1))
   done

@@ -9,7 +9,10 @@
  * line is left untouched for `cat`.
  *
  * ```
- * <header>            SAP-COMMIT-1 | SAP-RECONCILE-1
+ * <header>            SAP-COMMIT-2 | SAP-RECONCILE-2
+ * K <secret>          this run's secret (hex), the id of its private
+ *                     directories (lib/remote/programs/sh_private.ts);
+ *                     stdin only, never in argv
  * <m>                 number of distinct paths, sorted by bytes (lock order)
  * <path> × m, each followed by a line with the lock-name hashes of its
  *                     suffixes: basename first, then one more component each
@@ -36,7 +39,7 @@
  */
 import { sh } from "./sh_text.ts";
 
-/** sap_read_manifest HEADER: fills P_k, F_<field>_i, DP_i_j, SAP_M, SAP_N, SAP_TOTAL. */
+/** sap_read_manifest HEADER: fills SAP_SECRET, P_k, PH_k, F_<field>_i, PC_i_j, SAP_M, SAP_N, SAP_TOTAL. */
 export const SH_MANIFEST: string = sh`
 SAP_M=0 SAP_N=0 SAP_TOTAL=0
 sap_bad_input() { sap_out "BAD_INPUT $1"; SAP_STATUS=bad_input; exit 0; }
@@ -55,7 +58,7 @@ sap_piece_nums() {
   done
 }
 sap_read_pieces() {
-  # $1 file index, $2 piece count, $3 its bytes in the content: DP_<i>_<j>
+  # $1 file index, $2 piece count, $3 its bytes in the content: PC_<i>_<j>
   # holds each piece line, F_np_<i> the count.
   sap_set F_np_$1 $2
   sap_pj=0 sap_pb=0
@@ -67,7 +70,7 @@ sap_read_pieces() {
     "I "?*) ;;
     *) sap_bad_input piece ;;
     esac
-    sap_set DP_$\{1}_$sap_pj "$SAP_L"
+    sap_set PC_$\{1}_$sap_pj "$SAP_L"
     sap_pj=$((sap_pj + 1))
   done
   [ "$sap_pb" = "$3" ] || sap_bad_input piece_bytes
@@ -75,6 +78,9 @@ sap_read_pieces() {
 sap_read_manifest() {
   sap_read_line
   [ "$SAP_L" = "$1" ] || sap_bad_input header
+  sap_read_line
+  case $SAP_L in "K "????????????????*) SAP_SECRET=$\{SAP_L#K } ;; *) sap_bad_input secret ;; esac
+  case $SAP_SECRET in *[!0-9a-f]*) sap_bad_input secret ;; esac
   sap_read_count
   SAP_M=$SAP_L
   k=0

@@ -1,34 +1,54 @@
 /**
  * The snapshot program: one exec reads every path of a patch.
  *
- * Arguments: `<root> <max file bytes>`. Stdin: `SAP-SNAPSHOT-1`, the number
- * of paths, then one path per line. Stdout, per path index k:
- * - `S k <kind> <size|-> <mode|-> <uid|-> <gid|-> <nlink|-> <parent exists 0|1>`
- *   followed by exactly `size` raw bytes when size is not `-`;
- * - `R k <code> <detail>` when the path is refused (§6, permissions, limit);
- *   a component refusal has no `S` line.
+ * Arguments: `<root> <max file bytes> <refuse|allow>`. Stdin:
+ * `SAP-SNAPSHOT-2`, `K <secret>`, `N <nonce>`, the number of paths, then
+ * one path per line. Stdout:
+ * - `ROOTID <device>:<inode>` of the root (the commit checks it is the
+ *   same directory, so a root swapped between the calls is refused);
+ * - the trust lines of sh_trust.ts: `UNSAFE k …` (policy refuse: the path
+ *   is not read at all, that line is its whole report) or `TRUST k shared`;
+ * - per path index k:
+ *   `S k <kind> <size|-> <mode|-> <uid|-> <gid|-> <nlink|-> <parent exists 0|1>`
+ *   followed, when size is not `-`, by exactly `size` raw bytes and the
+ *   line `E <nonce>`; or `R k <code> <detail>` when the path is refused
+ *   (§6, permissions, limit, a shared directory where the file cannot be
+ *   pinned); a component refusal has no `S` line;
+ * - after all paths, `C k` for every file that changed while it was read;
  * then `SAP-END ok`. `ROOT <reason>` and `UNSUPPORTED <tool>` end early.
  *
- * A regular file is first copied to a private temp file and the copy is
- * measured and sent, so the size in the header and the bytes that follow
- * always agree even if the file changes while being read; the SHA-256 that
- * identifies the snapshot is computed by the client from the bytes it
- * received. After the copy the name is checked to still be the same
- * regular file (same inode, not a symlink); a swap in that window is
- * reported `conflict` (read again). The remaining window — the name swapped
- * for a symlink and back while `cat` runs — cannot be closed from `sh`
- * (no O_NOFOLLOW) and is documented in the README's security notes.
+ * Where the bytes come from. In a directory that only the effective user
+ * and root can write (up to `/`), nobody else can swap the name, so the
+ * file is read by name. In a shared directory (policy allow) the file is
+ * first pinned — hard-linked into the program's private directory there
+ * (sh_private.ts), which opens nothing and does not follow a symlink — and
+ * the pin is checked to be a regular file that the name still is, then
+ * measured and read: the bytes are always those of the inode that was
+ * inside the root, whatever the name is swapped for meanwhile. A file that
+ * cannot be pinned there (fs.protected_hardlinks refuses a hard link to a
+ * file of another user; no write permission in that directory) is refused
+ * rather than read by name.
+ *
+ * No copy. The size is taken by one `stat` of all files (absolute paths
+ * where trusted, the pins otherwise), exactly that many bytes are sent
+ * (`head -c`, or `dd` of whole 64 KiB blocks and `head -c` of the rest),
+ * then a second `stat` of the same entries tells which changed while they
+ * were read (`C k`: the client refuses those snapshots as `conflict`). A
+ * file that shrank while being read makes the output shorter than its
+ * header says; the `E <nonce>` after each file — a nonce from stdin that
+ * no file can contain by chance or design — then lands in the wrong place
+ * and the client rejects the output instead of misreading it.
  *
  * @module
  */
 import { sh } from "./sh_text.ts";
 
-/** Main part of the snapshot program (needs the common functions before it). */
+/** Main part of the snapshot program (needs the common, trust and private functions before it). */
 export const SH_SNAPSHOT_MAIN: string = sh`
-SAP_STATUS= SAP_TMP=
+SAP_STATUS= SAP_OP=snap. SAP_HEAD= SAP_DD=
 sap_snap_exit() {
   trap '' HUP INT TERM
-  [ -n "$SAP_TMP" ] && rm -f "$SAP_TMP" 2>/dev/null
+  sap_pclean_all
   [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted
   sap_out "SAP-END $SAP_STATUS"
 }
@@ -36,65 +56,190 @@ trap 'sap_snap_exit' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
-sap_snap_one() {
+sap_send() {
+  # exactly $2 bytes of the regular file $1 (fewer only when it shrank)
+  [ "$2" -gt 0 ] || return 0
+  [ -n "$SAP_HEAD" ] || { sap_probe head; SAP_HEAD=1; }
+  if [ "$2" -lt 65536 ]; then head -c "$2" < "$1"; return; fi
+  [ -n "$SAP_DD" ] || { sap_probe dd; SAP_DD=1; }
+  sap_sq=$(( $2 / 65536 )) sap_sr=$(( $2 % 65536 ))
+  { dd bs=65536 count=$sap_sq 2>/dev/null; [ $sap_sr = 0 ] || head -c $sap_sr; } < "$1"
+}
+sap_snap_resolve() {
+  # $1 path index: RK_k RX_k, RJ_k RD_k (refused), PD_k (directory index), N_k (name)
   sap_get P_$1
-  if ! sap_resolve "$SAP_V"; then
-    [ "$RK" = symlink ] && sap_out "S $1 symlink - - - - - 1"
-    sap_out "R $1 $RJ $RD"
+  if sap_resolve "$SAP_V"; then
+    sap_set RK_$1 "$RK"
+    sap_set RX_$1 "$RX"
+    sap_set N_$1 "$RN"
+    sap_dir_chain "$RP"
+    sap_set PD_$1 "$SAP_DI"
+  else
+    sap_set RK_$1 "$\{RK:-refused}"
+    sap_set RJ_$1 "$RJ"
+    sap_set RD_$1 "$RD"
+  fi
+}
+sap_snap_prepare() {
+  # $1 path index: queue its stat (SQ_k = queue position), pinning first in
+  # a shared directory. SR_k: a refusal decided here.
+  sap_get RK_$1
+  sap_sk=$SAP_V
+  case $sap_sk in missing|refused|symlink) return 0 ;; esac
+  sap_get PD_$1
+  sap_sn=$SAP_V
+  sap_get DCT_$sap_sn
+  if [ "$SAP_V" != 1 ]; then
+    [ "$SAP_POLICY" = allow ] || return 0
+    if [ "$sap_sk" = file ]; then
+      sap_get N_$1
+      sap_hook snapshot_pin $1
+      sap_pin $sap_sn "$SAP_V" p$1
+      case $? in
+      0) sap_set SQ_$1 $SAP_BN; sap_set PIN_$1 1; sap_batch_add $sap_sn p$1 0; return 0 ;;
+      1) sap_set SR_$1 unpinnable ;;
+      4) if [ -n "$SAP_PSWAP" ]; then sap_set SR_$1 private; else sap_set SR_$1 unpinnable; fi ;;
+      *) sap_set SR_$1 conflict ;;
+      esac
+    fi
+  fi
+  sap_get DIR_$sap_sn
+  sap_sd=$SAP_V
+  sap_get N_$1
+  sap_join "$sap_sd" "$SAP_V"
+  sap_set F_$1 "$SAP_J1"
+  sap_set SQ_$1 $SAP_BN
+  sap_batch_add $sap_sn "$SAP_J1" 1
+}
+sap_snap_one() {
+  sap_get RK_$1
+  sap_sk=$SAP_V
+  if [ "$sap_sk" = refused ] || [ "$sap_sk" = symlink ]; then
+    [ "$sap_sk" = symlink ] && sap_out "S $1 symlink - - - - - 1"
+    sap_get RJ_$1
+    sap_sj=$SAP_V
+    sap_get RD_$1
+    sap_out "R $1 $sap_sj $SAP_V"
     return 0
   fi
-  if [ "$RK" = missing ]; then sap_out "S $1 missing - - - - - $RX"; return 0; fi
-  sap_join "$RP" "$RN"
-  sap_f=$SAP_J1
-  if ! sap_stat "$sap_f"; then
-    sap_out "S $1 $RK - - - - - 1"
-    sap_out "R $1 remote_error 0"
+  sap_get PD_$1
+  sap_get DCT_$SAP_V
+  [ "$SAP_V" = 1 ] || [ "$SAP_POLICY" = allow ] || return 0
+  if [ "$sap_sk" = missing ]; then sap_get RX_$1; sap_out "S $1 missing - - - - - $SAP_V"; return 0; fi
+  sap_get SQ_$1
+  sap_sq=$SAP_V
+  sap_get SR_$1
+  if [ -n "$SAP_V" ] && [ -z "$sap_sq" ]; then
+    sap_out "S $1 $sap_sk - - - - - 1"
+    sap_out "R $1 $SAP_V 0"
     return 0
   fi
-  sap_meta="$ST_MODE $ST_UID $ST_GID $ST_NLINK 1"
-  if [ "$RK" != file ]; then sap_out "S $1 $RK - $sap_meta"; return 0; fi
-  if [ "$ST_SIZE" -gt "$SAP_MAX" ]; then
+  sap_get BM_$sap_sq
+  sap_sm=$SAP_V
+  if [ -z "$sap_sm" ]; then
+    sap_out "S $1 $sap_sk - - - - - 1"
+    sap_get PIN_$1
+    if [ -n "$SAP_V" ] && [ -n "$SAP_PSWAP" ]; then sap_out "R $1 private 0"; else sap_out "R $1 remote_error 0"; fi
+    return 0
+  fi
+  sap_get BL_$sap_sq
+  sap_sl=$SAP_V
+  sap_get PIN_$1
+  sap_sp=$SAP_V
+  [ -z "$sap_sp" ] || sap_sl=$((sap_sl - 1))
+  sap_get BU_$sap_sq
+  sap_su=$SAP_V
+  sap_get BG_$sap_sq
+  sap_meta="$sap_sm $sap_su $SAP_V $sap_sl 1"
+  if [ "$sap_sk" != file ]; then sap_out "S $1 $sap_sk - $sap_meta"; return 0; fi
+  sap_get BZ_$sap_sq
+  sap_sz=$SAP_V
+  if [ "$sap_sz" -gt "$SAP_MAX" ]; then
     sap_out "S $1 file - $sap_meta"
-    sap_out "R $1 limit_exceeded $ST_SIZE"
+    sap_out "R $1 limit_exceeded $sap_sz"
     return 0
   fi
-  sap_ino=$ST_INO
-  if ! { sap_cd "$RP" && [ -r "./$RN" ]; }; then
+  if [ -n "$sap_sp" ]; then
+    sap_get PD_$1
+    sap_pcd $SAP_V || { sap_out "S $1 file - $sap_meta"; sap_out "R $1 private 0"; return 0; }
+    sap_sf=./p$1
+  else
+    sap_get F_$1
+    sap_sf=$SAP_V
+  fi
+  if [ ! -r "$sap_sf" ]; then
     sap_out "S $1 file - $sap_meta"
     sap_out "R $1 permission_denied 0"
     return 0
   fi
-  if ! { sap_cd "$RP" && cat "./$RN" > "$SAP_TMP"; } 2>/dev/null; then
-    sap_out "S $1 file - $sap_meta"
-    sap_out "R $1 remote_error 0"
-    return 0
-  fi
+  sap_out "S $1 file $sap_sz $sap_meta"
   sap_hook snapshot_read $1
-  if [ -L "$sap_f" ] || ! sap_stat "$sap_f" || [ "$ST_INO" != "$sap_ino" ]; then
-    sap_out "S $1 file - $sap_meta"
-    sap_out "R $1 conflict 0"
-    return 0
-  fi
-  if ! sap_stat "$SAP_TMP"; then
-    sap_out "S $1 file - $sap_meta"
-    sap_out "R $1 remote_error 0"
-    return 0
-  fi
-  if [ "$ST_SIZE" -gt "$SAP_MAX" ]; then
-    sap_out "S $1 file - $sap_meta"
-    sap_out "R $1 limit_exceeded $ST_SIZE"
-    return 0
-  fi
-  sap_out "S $1 file $ST_SIZE $sap_meta"
-  cat "$SAP_TMP"
+  sap_send "$sap_sf" "$sap_sz" 2>/dev/null
+  sap_out "E $SAP_NONCE"
+  sap_set READ_$1 1
+}
+sap_snap_changed() {
+  # C k for every file read whose size, mtime or inode moved meanwhile, or
+  # whose name no longer is its pin
+  sap_j=0
+  k=0
+  while [ $k -lt $SAP_M ]; do
+    sap_get SQ_$k
+    sap_cq=$SAP_V
+    if [ -n "$sap_cq" ]; then
+      for sap_f in Z T O; do eval "sap_set C$\{sap_f}_$k \"\$B$\{sap_f}_$sap_cq\""; done
+      sap_get PD_$k
+      sap_cn=$SAP_V
+      sap_get PIN_$k
+      if [ -n "$SAP_V" ]; then sap_batch_add $sap_cn p$k 0; else sap_get F_$k; sap_batch_add $sap_cn "$SAP_V" 1; fi
+      sap_set SQ2_$k $sap_j
+      sap_j=$((sap_j + 1))
+    fi
+    k=$((k + 1))
+  done
+  [ $SAP_BN -gt 0 ] || return 0
+  sap_batch_run stat
+  k=0
+  while [ $k -lt $SAP_M ]; do
+    sap_get READ_$k
+    if [ -n "$SAP_V" ]; then
+      sap_get SQ2_$k
+      sap_cq=$SAP_V sap_cc=0
+      for sap_f in Z T O; do
+        eval "[ \"\$C$\{sap_f}_$k\" = \"\$B$\{sap_f}_$sap_cq\" ]" || sap_cc=1
+      done
+      sap_get PIN_$k
+      if [ -n "$SAP_V" ] && [ $sap_cc = 0 ]; then
+        sap_get PD_$k
+        sap_cn=$SAP_V
+        sap_get DPP_$sap_cn
+        sap_cp=$SAP_V/p$k
+        sap_get DIR_$sap_cn
+        sap_cd=$SAP_V
+        sap_get N_$k
+        sap_join "$sap_cd" "$SAP_V"
+        { [ ! -L "$SAP_J1" ] && [ "$SAP_J1" -ef "$sap_cp" ]; } || sap_cc=1
+      fi
+      [ $sap_cc = 0 ] || sap_out "C $k"
+    fi
+    k=$((k + 1))
+  done
 }
 sap_out "SAP-BEGIN snapshot"
-sap_probe stat mktemp
-SAP_MAX=$2
+sap_probe stat id
+SAP_MAX=$2 SAP_POLICY=$3
 sap_isnum "$SAP_MAX" || sap_bad_input max
+case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
+umask 077
 sap_read_line
-[ "$SAP_L" = SAP-SNAPSHOT-1 ] || sap_bad_input header
+[ "$SAP_L" = SAP-SNAPSHOT-2 ] || sap_bad_input header
+sap_read_line
+case $SAP_L in "K "????????????????*) SAP_SECRET=$\{SAP_L#K } ;; *) sap_bad_input secret ;; esac
+case $SAP_SECRET in *[!0-9a-f]*) sap_bad_input secret ;; esac
+sap_read_line
+case $SAP_L in "N "????????????????*) SAP_NONCE=$\{SAP_L#N } ;; *) sap_bad_input nonce ;; esac
+case $SAP_NONCE in *[!0-9a-f]*) sap_bad_input nonce ;; esac
 sap_read_count
 SAP_M=$SAP_L
 k=0
@@ -104,13 +249,29 @@ while [ $k -lt $SAP_M ]; do
   sap_set P_$k "$SAP_L"
   k=$((k + 1))
 done
-umask 077
-SAP_TMP=$(mktemp 2>/dev/null) || { SAP_TMP=; sap_out "FAIL remote_error - tmp"; SAP_STATUS=failed; exit 0; }
+sap_hook start
+sap_trust_root "$1" || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+sap_dir_index "$SAP_R"
+k=0
+while [ $k -lt $SAP_M ]; do
+  sap_snap_resolve $k
+  k=$((k + 1))
+done
+sap_trust_check || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+sap_out "ROOTID $SAP_ROOT_ID"
+sap_trust_report "$SAP_POLICY"
+k=0
+while [ $k -lt $SAP_M ]; do
+  sap_snap_prepare $k
+  k=$((k + 1))
+done
+[ $SAP_BN -eq 0 ] || sap_batch_run stat
 k=0
 while [ $k -lt $SAP_M ]; do
   sap_snap_one $k
   k=$((k + 1))
 done
+sap_snap_changed
 SAP_STATUS=ok
 exit 0
 `;

@@ -176,7 +176,7 @@ describe("piecesProblem and the manifest", () => {
     const delta = layout.files[0]!.delta!;
     expect(delta.pieces.map((p) => p.kind)).toEqual(["source", "blob", "source", "blob", "source"]);
     expect(layout.contentBytes).toBe(10_000);
-    const stdin = transactionInput(plan, layout, "SAP-COMMIT-1", true);
+    const stdin = transactionInput(plan, layout, "SAP-COMMIT-2", true, "00112233445566778899aabbccddeeff");
     const text = new TextDecoder("latin1").decode(stdin);
     const head = text.slice(0, text.indexOf("SAP-DATA\n"));
     expect(head).toContain(["5", "S 0 100000", "B 5000", "S 100010 5000", "B 5000", "S 105020 100000", "10000", ""].join("\n"));

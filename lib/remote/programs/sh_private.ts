@@ -1,0 +1,275 @@
+/**
+ * The directory table and the private directories of the remote programs
+ * (SPEC §6.1 "defence in depth").
+ *
+ * Directory table. Every directory a program works in or checks gets an
+ * index n: `DIR_n` its physical path (absolute), `DT_n` its own trust
+ * verdict and `DCT_n` whether it and every directory above it up to `/`
+ * can be written only by the effective user and root (sh_trust.ts). Index 0
+ * is always the root.
+ *
+ * Private directories. All temporaries a program makes in directory n
+ * (stages, backups, pins, blob, journal, locks being built or released)
+ * live in ONE private directory inside it, `P = DIR_n/.sap-<op>-XXXXXX`:
+ * - made by `mktemp -d` run inside n (entered with sap_cd): the random part
+ *   is drawn on the host inside the process that makes the directory, so it
+ *   appears nowhere (no argv, no listing) before the directory exists, and
+ *   a planted name only makes mktemp draw another one;
+ * - mode 0700 and ours, so nobody else can create, rename or remove
+ *   anything inside it, nor move it to another parent (that needs write
+ *   permission on the directory itself, to update its `..`): `..` seen
+ *   from inside P is always n;
+ * - marked by the file `id` holding `<op> <secret>`, the per-run secret
+ *   that only ever travels on stdin (never in argv: /proc/<pid>/cmdline is
+ *   world-readable). It is written with noclobber right after mktemp, so
+ *   a directory swapped in by someone else (theirs: not -O; or another of
+ *   ours: already has an id) is refused.
+ * Whoever can write n can still rename P within n and put something else
+ * under its name; so P is only ever re-entered through sap_pcd, which
+ * checks the physical path, the owner and the id again, and then works
+ * with `./x` (inside P) and `../name` (an entry of n itself). A file
+ * operation therefore never goes through a name in a directory others can
+ * write, except the one final name it is about, and those operations are
+ * the ones that never follow or open it: rename(2) (`mv -T`, onto the
+ * name, never into it), link(2) (fails when the name exists) and stat.
+ *
+ * Names inside P (no secrecy needed: nobody else can reach them):
+ * `id`; `b` the uploaded contents; `j` the finalize journal; per planned
+ * file i: `s<i>` its new content (stage), `r<i>` a second link of the stage
+ * (after the rename, `../name -ef ./r<i>` proves the name holds it), `o<i>`
+ * a hard link of its source (the pin: read for delta uploads and hashed by
+ * the content check, and the backup), `c<i>` a copy of the source where no
+ * hard link may be made, `d<i>` the source renamed aside (delete, move),
+ * `x<i>` a created file taken back by an undo, `t<i>` a stage rebuilt for a
+ * delta; per lock k: `L<k>` the lock being built, `U<k>` a lock being
+ * released, `X<n>` a stale lock being broken; in the snapshot `p<k>` the
+ * pin of path k.
+ *
+ * Batches. A tool run over several files (sha256sum, stat, ls) takes
+ * absolute paths when every directory involved is trusted up to `/` (no
+ * one else can rename anything on those paths), else runs once per private
+ * directory, inside it, with `./x` names.
+ *
+ * @module
+ */
+import { sh } from "./sh_text.ts";
+
+/** Directory table, private directories, pins and batched tool runs. */
+export const SH_PRIVATE: string = sh`
+SAP_DN=0 SAP_SECRET= SAP_PDIRTY= SAP_BN=0
+sap_dir_index() {
+  # SAP_DI: the index of physical directory $1, added when new.
+  sap_dx_n=0
+  while [ $sap_dx_n -lt $SAP_DN ]; do
+    eval "[ \"\$DIR_$sap_dx_n\" = \"\$1\" ]" && { SAP_DI=$sap_dx_n; return 0; }
+    sap_dx_n=$((sap_dx_n + 1))
+  done
+  sap_set DIR_$SAP_DN "$1"
+  sap_set DP_$SAP_DN ""
+  SAP_DI=$SAP_DN
+  SAP_DN=$((SAP_DN + 1))
+}
+sap_dir_chain() {
+  # Register $1 and every directory above it up to the root; SAP_DI is $1's index.
+  sap_dc=$1 sap_dct=
+  while :; do
+    sap_dir_index "$sap_dc"
+    [ -n "$sap_dct" ] || sap_dct=$SAP_DI
+    [ "$sap_dc" = "$SAP_R" ] && break
+    sap_dc=$\{sap_dc%/*}
+    [ -n "$sap_dc" ] || sap_dc=/
+  done
+  SAP_DI=$sap_dct sap_dct=
+}
+# a hard link that never replaces and never goes into a directory (probed: link(1), or ln -T)
+sap_link() { $SAP_LINK "$1" "$2"; }
+sap_pmake() {
+  # Make the private directory of directory $1 (once). 1: it cannot be
+  # made (no permission there, or it was swapped away before its id was in).
+  sap_get DP_$1
+  [ -z "$SAP_V" ] || return 0
+  sap_get DIR_$1
+  sap_pm_pd=$SAP_V
+  sap_cd "$sap_pm_pd" || return 1
+  sap_pm_pn=$(mktemp -d "./.sap-$SAP_OP-XXXXXX" 2>/dev/null) || return 1
+  sap_pm_pn=$\{sap_pm_pn##*/}
+  case $sap_pm_pn in .sap-"$SAP_OP"-*) ;; *) return 1 ;; esac
+  sap_join "$sap_pm_pd" "$sap_pm_pn"
+  sap_pm_pp=$SAP_J1
+  sap_hook private_made $1
+  sap_cd "$sap_pm_pp" && [ -O . ] || { SAP_PSWAP=1; return 1; }
+  set -C
+  { printf '%s %s\n' "$SAP_OP" "$SAP_SECRET" > ./id; } 2>/dev/null
+  sap_pm_rc=$?
+  set +C
+  [ $sap_pm_rc = 0 ] || { SAP_PSWAP=1; return 1; }
+  sap_set DP_$1 "$sap_pm_pn"
+  sap_set DPP_$1 "$sap_pm_pp"
+}
+sap_pcd() {
+  # Enter directory $1's private directory, proving it is ours: physical
+  # path, owner, id.
+  sap_get DPP_$1
+  [ -n "$SAP_V" ] && sap_cd "$SAP_V" && [ -O . ] || { SAP_PSWAP=1; return 1; }
+  SAP_ID=
+  { IFS= read -r SAP_ID < ./id; } 2>/dev/null
+  [ "$SAP_ID" = "$SAP_OP $SAP_SECRET" ] || { SAP_PSWAP=1; return 1; }
+}
+sap_dir_still() {
+  # From inside directory $1's private directory: its parent is still
+  # directory $1, at its path (so whatever was just done to ../name
+  # happened there). Leaves the program in directory $1.
+  sap_get DIR_$1
+  cd -P .. 2>/dev/null && [ "$PWD" = "$SAP_V" ]
+}
+sap_pclean() {
+  # Remove directory $1's private directory and everything in it. Inside
+  # it only we create entries, so its content goes with one rm -rf; the
+  # directory itself goes with rmdir from its parent, under the name it has
+  # now (someone who can write the parent may have renamed it). Where
+  # every directory up to / is trusted (nobody else can rename anything on
+  # the path), one rm -rf from the parent does both.
+  sap_pc_d=$1
+  sap_get DP_$1
+  [ -n "$SAP_V" ] || return 0
+  sap_pc_pn=$SAP_V
+  sap_get DCT_$1
+  if [ "$SAP_V" = 1 ]; then
+    sap_get DIR_$1
+    if sap_cd "$SAP_V" && [ -d "./$sap_pc_pn" ] && [ ! -L "./$sap_pc_pn" ] && rm -rf "./$sap_pc_pn" 2>/dev/null; then
+      sap_set DP_$1 ""
+      return 0
+    fi
+  fi
+  if ! sap_pcd $1; then SAP_CLEAN_FAIL=1; return 1; fi
+  set +f
+  set -- ./*
+  set -f
+  [ "$1" = "./*" ] && [ ! -e "./*" ] && set --
+  [ $# -eq 0 ] || rm -rf "$@" 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
+  cd -P . 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
+  sap_pc_pn=$\{PWD##*/}
+  cd -P .. 2>/dev/null && rmdir "./$sap_pc_pn" 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
+  sap_set DP_$sap_pc_d ""
+}
+sap_pclean_all() {
+  sap_pa_n=0
+  while [ $sap_pa_n -lt $SAP_DN ]; do
+    sap_pclean $sap_pa_n
+    sap_pa_n=$((sap_pa_n + 1))
+  done
+}
+sap_pin() {
+  # $1 dir index, $2 name in it, $3 pin name in its private directory:
+  # hard-link the entry into the private directory (link(2) opens nothing
+  # and, on Linux, does not follow a symlink) and check the pin is a
+  # regular file that the name still is. 0 pinned; 1 cannot pin (no hard
+  # link allowed, another file system); 2 the name is not (any more) a
+  # regular file: a conflict; 4 no private directory there (no write
+  # permission, or it was swapped: SAP_PSWAP).
+  [ -n "$SAP_LINK" ] || sap_probe link
+  sap_pmake $1 || return 4
+  sap_pcd $1 || return 4
+  sap_link "../$2" "./$3" 2>/dev/null || { [ -L "../$2" ] && return 2; [ -f "../$2" ] || return 2; return 1; }
+  [ -f "./$3" ] && [ ! -L "./$3" ] && [ ! -L "../$2" ] && [ "../$2" -ef "./$3" ] && return 0
+  return 2
+}
+sap_batch_add() {
+  # queue the entry $2 of directory $1's private directory ($3 = 1: $2 is
+  # an absolute path of a file in a trusted directory, not in a private one)
+  sap_set BI_$SAP_BN "$1"
+  sap_set BN_$SAP_BN "$2"
+  sap_set BA_$SAP_BN "$3"
+  SAP_BN=$((SAP_BN + 1))
+}
+sap_batch_run() {
+  # Run "$1" (sha, stat or ls) over the queue: BS_j (sha) or BM_j BU_j BG_j
+  # BL_j BZ_j BT_j BO_j BY_j (stat), j = 0..SAP_BN-1, or SAP_BFLAG=1 when
+  # ls -ld or getfattr shows an ACL or extended attribute on any (ls); then
+  # empty the queue, unless $2 is "keep".
+  sap_br_t=1 sap_br_j=0
+  while [ $sap_br_j -lt $SAP_BN ]; do
+    sap_get BA_$sap_br_j
+    if [ "$SAP_V" != 1 ]; then
+      sap_get BI_$sap_br_j
+      sap_get DCT_$SAP_V
+      [ "$SAP_V" = 1 ] || sap_br_t=0
+    fi
+    sap_br_j=$((sap_br_j + 1))
+  done
+  if [ $sap_br_t = 1 ]; then
+    sap_batch_part "$1" all
+  else
+    sap_br_d=0
+    while [ $sap_br_d -lt $SAP_DN ]; do
+      sap_batch_part "$1" $sap_br_d
+      sap_br_d=$((sap_br_d + 1))
+    done
+    sap_batch_part "$1" abs
+  fi
+  [ "$2" = keep ] || SAP_BN=0
+}
+sap_batch_part() {
+  # $2: all (absolute paths), abs (only the absolute entries) or a
+  # directory index (that private directory's entries, from inside it)
+  sap_bw=$1 sap_bs=$2 sap_bm=
+  set --
+  sap_bp_j=0
+  while [ $sap_bp_j -lt $SAP_BN ]; do
+    sap_get BA_$sap_bp_j
+    sap_ba=$SAP_V
+    sap_get BI_$sap_bp_j
+    sap_bi=$SAP_V
+    sap_get BN_$sap_bp_j
+    sap_bn=$SAP_V
+    case $sap_bs in
+    all)
+      if [ "$sap_ba" = 1 ]; then set -- "$@" "$sap_bn"
+      else sap_get DPP_$sap_bi; set -- "$@" "$SAP_V/$sap_bn"; fi
+      sap_bm="$sap_bm $sap_bp_j" ;;
+    abs) [ "$sap_ba" = 1 ] && { set -- "$@" "$sap_bn"; sap_bm="$sap_bm $sap_bp_j"; } ;;
+    *) [ "$sap_ba" != 1 ] && [ "$sap_bi" = "$sap_bs" ] && { set -- "$@" "./$sap_bn"; sap_bm="$sap_bm $sap_bp_j"; } ;;
+    esac
+    sap_bp_j=$((sap_bp_j + 1))
+  done
+  [ $# -gt 0 ] || return 0
+  case $sap_bs in
+  all|abs) ;;
+  *) sap_pcd $sap_bs || { [ "$sap_bw" = ls ] || for sap_bp_j in $sap_bm; do sap_batch_none $sap_bw $sap_bp_j; done; return 0; } ;;
+  esac
+  case $sap_bw in
+  sha) sap_sha_list "$@" || sap_sha_each "$@" ;;
+  ls)
+    sap_bp_l=$(ls -ld "$@" 2>/dev/null)
+    sap_bp_ifs=$IFS
+    IFS=$SAP_NL
+    for sap_bp_x in $sap_bp_l; do
+      case $sap_bp_x in ??????????[+@]*) SAP_BFLAG=1 ;; esac
+    done
+    IFS=$sap_bp_ifs
+    if [ -z "$SAP_BFLAG" ] && command -v getfattr >/dev/null 2>&1; then
+      sap_bp_l=$(getfattr -d -m - "$@" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
+      [ -n "$sap_bp_l" ] && SAP_BFLAG=1
+    fi
+    return 0 ;;
+  *) sap_stat_list "$@" || sap_stat_each "$@" ;;
+  esac
+  sap_bk=0
+  for sap_bp_j in $sap_bm; do
+    sap_bk=$((sap_bk + 1))
+    case $sap_bw in
+    sha) sap_get SHA_$sap_bk; sap_set BS_$sap_bp_j "$SAP_V" ;;
+    *)
+      for sap_bp_f in M:STM U:STU G:STG L:STN Z:STS T:STT O:STI Y:STY; do
+        eval "sap_set B$\{sap_bp_f%%:*}_$sap_bp_j \"\$$\{sap_bp_f#*:}_$sap_bk\""
+      done ;;
+    esac
+  done
+}
+sap_batch_none() {
+  case $1 in
+  sha) sap_set BS_$2 "" ;;
+  *) for sap_bn_f in M U G L Z T O Y; do sap_set B$\{sap_bn_f}_$2 ""; done ;;
+  esac
+}
+`;
