@@ -268,7 +268,10 @@ function refusals(ctx: Context): PatchFailure[] {
 
 function unsafeFailures(ctx: Context): PatchFailure[] {
   const { out, layout, operationId, root } = ctx;
-  const errors = out.unsafe.map((u) => ({ ...unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root), operation_id: operationId }));
+  // one failure per directory, naming the first path through it
+  const seen = new Set<string>();
+  const errors = out.unsafe.filter((u) => !seen.has(u.dir.path) && seen.add(u.dir.path))
+    .map((u) => ({ ...unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root), operation_id: operationId }));
   return errors.length > 0 ? errors : [remoteError("the commit refused a directory without saying which; nothing was changed", ctx.stderr, operationId)];
 }
 

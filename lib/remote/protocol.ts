@@ -32,9 +32,16 @@ const NAME = /^[A-Za-z0-9._?,-]{1,512}$/;
  * @example
  * ```ts
  * parseUnsafe("UNSAFE 0 other 0777 0 0 2f746d70 root root -".split(" "), 1);
+ * // a later path through the same directory: "UNSAFE 3 = 0", with the earlier lines
  * ```
  */
-export function parseUnsafe(f: readonly string[], pathCount: number): UnsafeLine | null {
+export function parseUnsafe(f: readonly string[], pathCount: number, earlier: readonly UnsafeLine[] = []): UnsafeLine | null {
+  if (f.length === 4 && f[0] === "UNSAFE" && f[2] === "=") {
+    // `UNSAFE k = j`: the same directory as path j's line
+    const k = /^[0-9]{1,9}$/.test(f[1]!) ? Number(f[1]) : -1;
+    const first = earlier.find((u) => String(u.k) === f[3]);
+    return k < 0 || k >= pathCount || first === undefined ? null : { ...first, k };
+  }
   if (f.length !== 10 || f[0] !== "UNSAFE") return null;
   const k = /^[0-9]{1,9}$/.test(f[1]!) ? Number(f[1]) : -1;
   if (k < 0 || k >= pathCount || !REASONS.has(f[2]!) || !/^[0-7]{4}$/.test(f[3]!)) return null;
@@ -253,7 +260,7 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
           return true;
         }
         case "UNSAFE": {
-          const u = parseUnsafe(f, pathCount);
+          const u = parseUnsafe(f, pathCount, out.unsafe);
           if (u === null) return false;
           out.unsafe.push(u);
           return true;

@@ -172,7 +172,10 @@ export async function reconcile(
     case "root":
       return fail([rootFailure(out.root ?? "missing", root, host)], warnings);
     case "unsafe":
-      return fail(out.unsafe.map((u) => unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root)), warnings);
+    {
+      const seen = new Set<string>();
+      return fail(out.unsafe.filter((u) => !seen.has(u.dir.path) && seen.add(u.dir.path)).map((u) => unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root)), warnings);
+    }
     default:
       return fail([{ ...remoteError(`reconcile stopped (${out.end}); ${again}`, stderr), hints }], warnings);
   }

@@ -10,6 +10,7 @@ import { remotePathProblem, snapshotInput } from "./manifest.ts";
 import { randomBytes } from "node:crypto";
 import { pathRefusal, remoteError, rootFailure, tooLarge, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
 import { parseUnsafe } from "./protocol.ts";
+import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, replyTooLarge, snapshotReplyBytes, stdoutOverflow } from "./exec_bounds.ts";
@@ -144,6 +145,7 @@ export async function readSnapshots(
   const changed = new Set<number>();
   const shared = new Set<number>();
   let rootId: string | undefined;
+  const unsafeLines: UnsafeLine[] = [];
   for (;;) {
     const line = reader.line();
     if (line === null) {
@@ -168,7 +170,8 @@ export async function readSnapshots(
       continue;
     }
     if (f[0] === "UNSAFE") {
-      const u = parseUnsafe(f, send.length);
+      const u = parseUnsafe(f, send.length, unsafeLines);
+      if (u !== null) unsafeLines.push(u);
       if (u === null || seen.has(u.k)) throw problem(`unexpected snapshot line ${JSON.stringify(line.slice(0, 80))}`);
       seen.add(u.k);
       const path = send[u.k]!;

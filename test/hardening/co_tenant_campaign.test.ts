@@ -1,14 +1,15 @@
 /**
  * Campaign 7 in short (the long run is `npm run hardening`): the generic
  * co-tenant attacker (co_tenant_attacker.mjs, a real second uid) against
- * commits as root, through LocalShell and over SSH with sudo, in a
- * group-shared and a sticky directory. `sharedDirectories: "allow"`: zero
+ * commits as root, through LocalShell and over SSH with sudo, and as the
+ * non-root login user, in a group-shared and a sticky directory. `sharedDirectories: "allow"`: zero
  * escapes, every report true, no unreported leftovers. Default policy: every
  * attempt refused `unsafe_directory`, nothing written.
  */
 import { afterAll, describe, expect } from "bun:test";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
-import { cleanupTemps, rootTest, tempDir } from "../support/local_trees.ts";
+import { asUser, cleanupTemps, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
+import { loginAccount } from "./co_tenant_fixture.ts";
 import { only, shellsUnderTest } from "../support/shells_under_test.ts";
 import { describeCoTenant, runCoTenantCampaign } from "./co_tenant_campaign.ts";
 import type { CoTenantOptions } from "./co_tenant_campaign.ts";
@@ -35,6 +36,19 @@ describe("co-tenant attacker campaign (LocalShell as root)", () => {
       if (r.mode === "refuse") expect(f.results).toEqual({ unsafe_directory: r.commits });
     }, 120_000);
   }
+});
+
+describe("co-tenant attacker campaign (LocalShell as the non-root login user)", () => {
+  rootTest("group-shared directory of the login user's root, allow", async () => {
+    const login = loginAccount();
+    const dash = shellCases().find((x) => x.name === "dash")!;
+    const shell = new LocalShell({ ...asUser(dash, login.uid, login.gid), cwd: tempDir("sap-cwd-") });
+    const f = await runCoTenantCampaign({ shell, commits: 20, seed: 75, sharing: "group", mode: "allow", engine: login });
+    if (f.violations.length > 0) console.error(describeCoTenant(f), f.violations.slice(0, 10));
+    expect(f.violations).toEqual([]);
+    expect(f.escapes).toBe(0);
+    expect(f.lies).toBe(0);
+  }, 120_000);
 });
 
 for (const c of only(shells, ["ssh-sudo"])) {

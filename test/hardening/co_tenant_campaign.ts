@@ -36,7 +36,7 @@ import type { RemoteShell } from "../../lib/remote/shell.ts";
 import type { ApplyReport } from "../../lib/types.ts";
 import { tempDir } from "../support/local_trees.ts";
 import { coTenantTree, digestChanges, filesContaining, treeDigest } from "./co_tenant_fixture.ts";
-import type { CoTenantTree, Sharing } from "./co_tenant_fixture.ts";
+import type { Account, CoTenantTree, Sharing } from "./co_tenant_fixture.ts";
 import { seeded } from "./prng.ts";
 
 /** Parameters of {@linkcode runCoTenantCampaign}. */
@@ -50,6 +50,8 @@ export interface CoTenantOptions {
   mode: "allow" | "refuse";
   /** How often the attacker swaps a new entry (default 0.85). */
   swapProbability?: number;
+  /** The account the engine runs as, when not root: the root and its files are given to it. */
+  engine?: Account;
   onCommit?: (i: number, n: number) => void;
 }
 
@@ -90,7 +92,7 @@ function modelOf(t: CoTenantTree, previous: Model): Model {
       } catch {
         continue;
       }
-      if (st.uid !== 0) continue;
+      if (st.uid !== engineUid(t)) continue;
       if (st.isDirectory()) walk(r);
       else if (st.isFile()) files.set(r, readFileSync(join(t.work, r), "utf8"));
     }
@@ -159,6 +161,11 @@ function planCommit(model: Model, rng: ReturnType<typeof seeded>): Planned {
   return { patch: ["*** Begin Patch", ...sections, "*** End Patch"].join("\n"), files };
 }
 
+/** The uid the engine runs as (and its files belong to): root, or the login user in the non-root runs. */
+function engineUid(t: CoTenantTree): number {
+  return t.owner?.uid ?? 0;
+}
+
 /** The content at shared/path: text, null (nothing), or "other" (not a root-owned regular file). */
 function contentAt(t: CoTenantTree, path: string): string | null | "other" {
   let st;
@@ -167,7 +174,7 @@ function contentAt(t: CoTenantTree, path: string): string | null | "other" {
   } catch {
     return null;
   }
-  if (!st.isFile() || st.uid !== 0) return "other";
+  if (!st.isFile() || st.uid !== engineUid(t)) return "other";
   return readFileSync(join(t.work, path), "utf8");
 }
 
@@ -352,7 +359,7 @@ export async function runCoTenantCampaign(options: CoTenantOptions): Promise<CoT
   initial["big.txt"] = body("big.txt", 1, 2500); // ≥ 64 KiB: a delta upload
   initial["sub/s0.txt"] = body("s0.txt", 1, 5);
   initial["sub/s1.txt"] = body("s1.txt", 1, 6);
-  const t = coTenantTree({ sharing: options.sharing, files: initial });
+  const t = coTenantTree({ sharing: options.sharing, files: initial, owner: options.engine ?? null });
   const figures: CoTenantFigures = { commits: 0, ok: 0, results: {}, escapes: 0, lies: 0, leftovers: 0, violations: [], attacker: {}, samples: {} };
   const den = join(tempDir("sap-attacker-den-"), "den");
   const control = tempDir("sap-attacker-ctl-");
@@ -394,7 +401,7 @@ export async function runCoTenantCampaign(options: CoTenantOptions): Promise<CoT
       const where = `commit ${i} (${code})`;
       const escaped = digestChanges(outsideBefore, treeDigest(t.outside));
       const besides = readdirSync(t.base).filter((n) => n !== "outside" && n !== "root");
-      const leaked = filesContaining(t.root, t.marker).filter((p) => lstatSync(p).uid === 0);
+      const leaked = filesContaining(t.root, t.marker).filter((p) => lstatSync(p).uid === engineUid(t));
       if (escaped.length > 0 || besides.length > 0 || leaked.length > 0) {
         figures.escapes++;
         figures.violations.push(`${where}: ESCAPE outside [${escaped.join("; ")}] beside the root [${besides.join(", ")}] outside bytes in [${leaked.join(", ")}]`);

@@ -17,6 +17,8 @@ import { sshdAvailable } from "../support/sshd.ts";
 import { runAttacks } from "./attacks.ts";
 import { describeCoTenant, runCoTenantCampaign } from "./co_tenant_campaign.ts";
 import type { CoTenantFigures, CoTenantOptions } from "./co_tenant_campaign.ts";
+import { loginAccount } from "./co_tenant_fixture.ts";
+import type { Account } from "./co_tenant_fixture.ts";
 import type { AttackFigures } from "./attacks.ts";
 import { runOppositeOrders, runSharedFileEditors } from "./concurrency.ts";
 import { runCutSweep } from "./cuts.ts";
@@ -159,17 +161,28 @@ try {
       `**${a.cases - a.escapes}/${a.cases}** LocalShell${b ? `, **${b.cases - b.escapes}/${b.cases}** SSH` : ""}; executions: ${a.executions + (b?.executions ?? 0)}; every expectation held: ${a.held}/${a.cases}${b ? `, ${b.held}/${b.cases}` : ""}`,
     ]);
   }
-  if (wanted("cotenant")) {
-    const runs: { label: string; shell: () => Promise<RemoteShell>; close: (s: RemoteShell) => Promise<void> }[] = [
-      { label: "LocalShell as root", shell: () => Promise.resolve(new LocalShell({ shell: ["dash"], cwd: tempDir("sap-hardening-cwd-") })), close: () => Promise.resolve() },
+  if (wanted("cotenant") && process.getuid?.() !== 0) {
+    violations.push("[co-tenant] the co-tenant campaign needs root (the attacker is a second uid run through setpriv): run npm run hardening as root");
+  } else if (wanted("cotenant")) {
+    const login = loginAccount();
+    const runs: { label: string; shell: () => Promise<RemoteShell>; close: (s: RemoteShell) => Promise<void>; engine?: Account; share: number }[] = [
+      { label: "LocalShell as root", shell: () => Promise.resolve(new LocalShell({ shell: ["dash"], cwd: tempDir("sap-hardening-cwd-") })), close: () => Promise.resolve(), share: 1 },
     ];
-    if (ssh) runs.push({ label: "SSH with sudo", shell: () => ssh.connect({ sudo: true }), close: (s) => s.close?.() ?? Promise.resolve() });
+    if (ssh) runs.push({ label: "SSH with sudo", shell: () => ssh.connect({ sudo: true }), close: (s) => s.close?.() ?? Promise.resolve(), share: 1 });
+    runs.push({
+      label: "LocalShell as the non-root login user",
+      shell: () => Promise.resolve(new LocalShell({ shell: ["/usr/bin/setpriv", `--reuid=${login.uid}`, `--regid=${login.gid}`, "--clear-groups", "dash"], cwd: tempDir("sap-hardening-cwd-") })),
+      close: () => Promise.resolve(),
+      engine: login,
+      share: 0.3,
+    });
     for (const run of runs) {
+      const n = (x: number): number => Math.max(1, Math.round(x * run.share));
       const parts: [CoTenantOptions["sharing"], CoTenantOptions["mode"], number][] = [
-        ["group", "allow", P.coGroup],
-        ["sticky", "allow", P.coSticky],
-        ["group", "refuse", P.coRefuse],
-        ["sticky", "refuse", P.coRefuse],
+        ["group", "allow", n(P.coGroup)],
+        ["sticky", "allow", n(P.coSticky)],
+        ["group", "refuse", n(P.coRefuse)],
+        ["sticky", "refuse", n(P.coRefuse)],
       ];
       const figures: CoTenantFigures[] = [];
       for (const [sharing, mode, commits] of parts) {
@@ -182,6 +195,7 @@ try {
             seed: 900 + figures.length,
             sharing,
             mode,
+            ...(run.engine ? { engine: run.engine } : {}),
             onCommit: (i, n) => (i + 1) % 100 === 0 && log(`  commit ${i + 1}/${n}`),
           });
           collect(`co-tenant ${run.label} ${sharing} ${mode}`, f.violations);

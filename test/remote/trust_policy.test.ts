@@ -13,6 +13,7 @@ import { afterAll, describe, expect } from "bun:test";
 import { chmodSync, chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
 import { shQuote } from "../../lib/remote/shell.ts";
@@ -64,6 +65,17 @@ for (const c of shellCases()) {
       for (const part of [join(root, "d"), "mode 2775", "owner root", `group ${passwordUser}`, 'sharedDirectories: "allow"', "nothing was read or written"]) expect(f.message).toContain(part);
       expect(f.hints).toEqual([{ kind: "option", option: "sharedDirectories", value: "allow", says: 'sharedDirectories: "allow"' }]);
       expect(f.retryable).toBe(false);
+    });
+
+    rootTest("many paths through one refused directory: the directory is named once in the reply (the rest refer to it); the commit reports it once, the snapshot refuses each path", async () => {
+      const root = makeTree({ "d/a.txt": "a\n", "d/b.txt": "b\n", "d/c.txt": "c\n" });
+      chmodSync(root, 0o755);
+      chmodSync(join(root, "d"), 0o777);
+      const snaps = await readSnapshots(shell(), root, ["d/a.txt", "d/b.txt", "d/c.txt"]);
+      expect([...snaps.values()].map((x) => x.rejected?.unsafe_directory?.path)).toEqual([join(root, "d"), join(root, "d"), join(root, "d")]);
+      const report = await commitRemote(shell(), root, plan([P.update("d/a.txt", "a\n", "A\n"), P.update("d/b.txt", "b\n", "B\n"), P.delete("d/c.txt", "c\n")]));
+      expect(report.errors!.map((e) => [e.code, e.path])).toEqual([["unsafe_directory", "d/a.txt"]]);
+      expect(readFileSync(join(root, "d/a.txt"), "utf8")).toBe("a\n");
     });
 
     rootTest("world-writable: unsafe_directory (other); a sticky 1777 directory inside the root is refused too", async () => {

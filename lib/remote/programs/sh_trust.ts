@@ -41,8 +41,10 @@
  * <group name> <members>` for the topmost untrusted directory on its way
  * (ancestors first; names `-` when unknown, `?` when not printable;
  * members: the group's members other than root and the effective user,
- * comma-separated, for reason `group`); the program then stops before
- * writing anything. Policy
+ * comma-separated, for reason `group`); a later path through the same
+ * directory gets `UNSAFE k = j` (j: the path whose line names it), which
+ * keeps the reply within its bound; the program then stops before writing
+ * anything. Policy
  * `allow`: `TRUST k shared` for those paths, and the program goes on with
  * its defence in depth (sh_private.ts). `DCT_n` = 1 when directory n and
  * every directory above it are trusted: only then do the programs use
@@ -297,7 +299,13 @@ sap_trust_report() {
         else
           sap_tp_bad=1
           sap_trust_first $sap_tp_k
-          sap_unsafe_line $sap_tp_k $SAP_TX $SAP_TI
+          # one full line per directory; later paths through it refer to the first
+          sap_get UL_$SAP_TX$SAP_TI
+          if [ -n "$SAP_V" ]; then sap_out "UNSAFE $sap_tp_k = $SAP_V"
+          else
+            sap_unsafe_line $sap_tp_k $SAP_TX $SAP_TI
+            sap_set UL_$SAP_TX$SAP_TI $sap_tp_k
+          fi
         fi
       fi
     fi
