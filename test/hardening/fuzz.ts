@@ -279,6 +279,41 @@ export function scalingProbes(scale: number): ScalingProbe[] {
       },
     },
     {
+      // Issue 16: the similarity search once scanned the file per anchor.
+      name: "@@ anchors found nowhere, one per 1000 lines",
+      build: (n) => {
+        const lines = Array.from({ length: n }, (_, i) => (i % 10 === 0 ? `function handler${i}(request) {` : `  step(${i});`));
+        const body: string[] = [];
+        for (let k = 0; k < n / 1000; k++) body.push(`@@ function hnadler${k * 1000}(request) {`, ` ${lines[k * 1000 + 1]}`, "+  audit();");
+        return { patch: ["*** Begin Patch", "*** Update File: f.txt", ...body, "*** End Patch"].join("\n"), file: enc.encode(lines.join("\n") + "\n") };
+      },
+    },
+    {
+      // Issue 16: a KMP scan of the rest of the file per chunk of frequent lines.
+      name: "low entropy, one chunk of frequent lines per 1000 lines",
+      build: (n) => {
+        const alphabet = ["a();", "b();", "c();", "d();"];
+        let x = 7;
+        const lines = Array.from({ length: n }, () => alphabet[(x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 30]!);
+        const body: string[] = [];
+        for (let k = 0; k < n / 1000; k++) {
+          const at = k * 1000 + 500;
+          body.push("@@", ...lines.slice(at, at + 12).map((l) => ` ${l}`), "-" + lines[at + 12], "+changed();");
+        }
+        return { patch: ["*** Begin Patch", "*** Update File: f.txt", ...body, "*** End Patch"].join("\n"), file: enc.encode(lines.join("\n") + "\n") };
+      },
+    },
+    {
+      // Issue 16: a diagnosis (and kilobytes of message) per failing chunk.
+      name: "failing chunks, one per 1000 lines",
+      build: (n) => {
+        const lines = Array.from({ length: n }, (_, i) => `  value${i} = compute(${i});`);
+        const body: string[] = [];
+        for (let k = 0; k < n / 1000; k++) body.push("@@", ` ${lines[k * 1000]} // stale`, `-${lines[k * 1000 + 1]}`, "+  x = 1;");
+        return { patch: ["*** Begin Patch", "*** Update File: f.txt", ...body, "*** End Patch"].join("\n"), file: enc.encode(lines.join("\n") + "\n") };
+      },
+    },
+    {
       name: "one huge line",
       build: (n) => {
         const line = "q".repeat(n * 10);
