@@ -73,10 +73,14 @@ export function diagnoseChunkFailures(env: ChunkDiagnosisEnv, errors: readonly P
  */
 export function guessedIndentation(env: ChunkDiagnosisEnv, warnings: readonly Warning[], placements: readonly ChunkPlacement[]): PatchFailure[] {
   const out: PatchFailure[] = [];
+  // By chunk index: a patch of thousands of re-indented chunks must not
+  // search the placements once per warning (that was file × patch work).
+  let byIndex: Map<number, ChunkPlacement> | undefined;
   for (const w of warnings) {
     if (w.code !== "indentation_adjusted" || w.hunk === undefined) continue;
     const chunk = env.op.chunks[w.hunk - 1];
-    const placed = placements.find((p) => p.index === w.hunk);
+    byIndex ??= new Map(placements.map((p) => [p.index, p]));
+    const placed = byIndex.get(w.hunk);
     const alternative = chunk ? withMarkersAsContent(chunk) : undefined;
     if (!chunk || !placed || !alternative) continue;
     const old = alternative.chunk.lines.filter((l) => l.kind !== "insert").map((l) => l.text);

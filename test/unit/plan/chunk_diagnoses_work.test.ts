@@ -1,0 +1,60 @@
+/**
+ * The chunk diagnoses stay linear in the patch (SPEC §11.1): counted, not
+ * timed. Every chunk of a patch may match only by re-indenting (each gets an
+ * `indentation_adjusted` warning and a placement); checking whether that
+ * re-indent was a guess must read each placement a constant number of
+ * times, not search the placements once per warning (file × patch work:
+ * 20 000 such chunks took 2.3 s, three times the 10 000 case).
+ */
+import { describe, expect, test } from "bun:test";
+import { locateChunks } from "../../../lib/match/locate.ts";
+import type { ChunkPlacement } from "../../../lib/match/placement.ts";
+import { parsePatch } from "../../../lib/patch/parse.ts";
+import { guessedIndentation } from "../../../lib/plan/chunk_diagnoses.ts";
+import { decodeText } from "../../../lib/text/text.ts";
+import type { UpdateFileOp } from "../../../lib/types.ts";
+
+/** n chunks, each two lines shifted left by 2 spaces from the file: all re-indented. */
+function input(n: number): { env: Parameters<typeof guessedIndentation>[0]; located: ReturnType<typeof locateChunks> } {
+  let file = "";
+  let patch = "*** Begin Patch\n*** Update File: f.py\n";
+  for (let i = 0; i < n; i++) {
+    file += `    line ${i} unique\n        body ${i}\n`;
+    patch += `@@\n   line ${i} unique\n-      body ${i}\n+      new ${i}\n`;
+  }
+  patch += "*** End Patch\n";
+  const parsed = parsePatch(patch, { limits: { maxChunksPerFile: 1_000_000 } });
+  if (!parsed.ok) throw new Error(parsed.errors[0]!.message);
+  const decoded = decodeText(new TextEncoder().encode(file));
+  if (!decoded.ok) throw new Error("not UTF-8");
+  const op = parsed.patch.ops[0] as UpdateFileOp;
+  const locate = { path: "f.py", indentationSensitive: true, excerptLines: 40, excerptBytes: 4096 };
+  const located = locateChunks(decoded.file, op.chunks, { ...locate, matching: "lenient", detail: 20 });
+  return { env: { file: decoded.file, op, locate }, located };
+}
+
+/** The placements, counting every element read. */
+function counted(placements: readonly ChunkPlacement[]): { list: ChunkPlacement[]; reads: () => number } {
+  let reads = 0;
+  const list = new Proxy([...placements], {
+    get(target, key, receiver) {
+      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  return { list, reads: () => reads };
+}
+
+describe("guessedIndentation", () => {
+  for (const n of [500, 2000]) {
+    test(`${n} re-indented chunks: each placement read at most twice`, () => {
+      const { env, located } = input(n);
+      const adjusted = located.warnings.filter((w) => w.code === "indentation_adjusted");
+      expect(adjusted.length).toBe(n); // the input is what it claims: every chunk re-indented
+      const { list, reads } = counted(located.placements);
+      const guessed = guessedIndentation(env, located.warnings, list);
+      expect(guessed).toEqual([]); // the chunks' context does not match with markers read as content
+      expect(reads()).toBeLessThanOrEqual(2 * n);
+    });
+  }
+});
