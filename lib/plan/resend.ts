@@ -40,9 +40,14 @@ function appliedAt(ctx: PlanContext, op: UpdateFileOp, path: string, bytes: Uint
     excerptLines: ctx.excerptLines,
     excerptBytes: ctx.excerptBytes,
   });
+  // By chunk: looked up once per chunk, never searched (a resent patch of
+  // thousands of chunks must not cost chunks × chunks).
+  const errors = new Map<number | undefined, PatchFailure>();
+  for (const f of located.errors) if (!errors.has(f.hunk)) errors.set(f.hunk, f);
+  const placements = new Map(located.placements.map((p) => [p.index, p]));
   const at: number[] = [];
   for (const [k, chunk] of op.chunks.entries()) {
-    const e = located.errors.find((f) => f.hunk === k + 1);
+    const e = errors.get(k + 1);
     if (e !== undefined) {
       if (e.already_applied_at === undefined) return undefined;
       at.push(e.already_applied_at);
@@ -50,7 +55,7 @@ function appliedAt(ctx: PlanContext, op: UpdateFileOp, path: string, bytes: Uint
     }
     // A chunk that still matches is applied only if it changes nothing
     // (context only: how a Move states what the file contains).
-    const placed = located.placements.find((p) => p.index === k + 1);
+    const placed = placements.get(k + 1);
     if (placed === undefined || chunk.lines.some((l) => l.kind !== "context")) return undefined;
     at.push(placed.start + 1);
   }
