@@ -36,6 +36,8 @@ export type FailureCode =
   | "conflict"
   | "locked"
   | "permission_denied"
+  | "no_space"
+  | "read_only_filesystem"
   | "unsafe_directory"
   | "limit_exceeded"
   | "remote_unsupported"
@@ -191,6 +193,10 @@ export interface PatchFailure {
   tool?: string;
   /** For `unsafe_directory`: the directory others can write, and who. */
   unsafe_directory?: UnsafeDirectory;
+  /** For `locked`: the lock that is held, and whose it is. */
+  lock?: LockHolder;
+  /** For `no_space`: where the space ran out, what was needed and what is free. */
+  no_space?: NoSpace;
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
   fingerprint?: string;
   known_hosts_line?: string;
@@ -200,6 +206,43 @@ export interface PatchFailure {
   unmarked_lines?: number[];
   /** The next steps as data, for front ends that say them in their own words. */
   hints?: FailureHint[];
+}
+
+/**
+ * The lock a `locked` failure waited for. The owner record (pid, host,
+ * operation) is read only from a lock of the remote user's own: another
+ * user's lock is never opened (it could be a FIFO), so for it only the uid
+ * is known.
+ */
+export interface LockHolder {
+  /**
+   * `path`: the lock of the failure's path; `operation`: the operation's own
+   * lock (`.sap-lock-op-<id>` in the root), held by another run of the same
+   * operation id (a commit or reconcile that is still running).
+   */
+  kind: "path" | "operation";
+  /** Root-relative path of the lock directory on the host. */
+  name: string;
+  age_seconds: number;
+  /** Owner of the lock directory, when it could be seen. */
+  uid: number | null;
+  pid: number | null;
+  host: string | null;
+  /** The operation holding it; the failure's own `operation_id` when it is this operation's. */
+  operation_id: string | null;
+}
+
+/** Where a write ran out of space (`no_space`). */
+export interface NoSpace {
+  /** The directory on the host (root joined with the path's directory). */
+  directory: string;
+  /**
+   * About what this commit writes there at once (the uploaded contents and
+   * the new files), in bytes; null for reconcile (it writes only locks).
+   */
+  bytes_needed: number | null;
+  /** Free bytes the host reported right after the failure (`df`), or null. */
+  bytes_free: number | null;
 }
 
 /**
@@ -585,6 +628,15 @@ export interface CommitReport {
   files: FileReport[];
   warnings: Warning[];
   errors?: PatchFailure[];
+  /**
+   * For a commit that reported `ok`: whether every new content and every
+   * changed directory was flushed to stable storage before (`sync FILE` /
+   * `sync DIR`, Linux hosts where the userland has them, probed): true
+   * means a crash of the host right after `ok` keeps the new files. False:
+   * the host could not (another OS, an old userland) — the files are
+   * written, but may be lost or empty after a power cut.
+   */
+  durable?: boolean;
 }
 
 /**

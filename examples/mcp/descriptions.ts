@@ -136,10 +136,12 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - out_of_order_hunk, overlapping_hunks: put chunks in file order, merge overlapping ones.
 - precondition_failed: the file is not the version of your expected_sha256 (file_sha256, never content_sha256): read_file again, rebuild the patch — unless the message says the patch is already applied: then do not resend it.
 - conflict: the file changed while the patch was applied; nothing was written: read again, retry.
-- locked: another writer holds the file: retry in a few seconds.
+- locked: another writer holds the file (structuredContent.errors[].lock says which lock and whose): retry in a few seconds.
+- no_space, read_only_filesystem: the host's file system is full (no_space says where, bytes needed and free) or mounted read-only; nothing was changed. Tell the user; resend only once space is freed or the mount is writable.
+- permission_denied: the remote user may not write there (or, in a sticky directory, replace another user's file); nothing was changed. Tell the user.
 - invalid_patch: the format is wrong at the given patch line.
 - invalid_path, path_outside_root, symlink_rejected, not_found, already_exists, not_regular_file, duplicate_path: fix the path or the operation (list_files and search find the right path).
 - outcome_unknown, partial_apply: the connection or the host failed during the commit. The server reconciles at once and the first text block says the result (structuredContent.reconciled): applied (do not resend), not applied (send again), or diverged / unfinished (read_file the files before anything else).
 - invalid_argument: unknown or missing root.
-- anything else (timeout, remote_error, permission_denied, limit_exceeded, SSH codes): follow the message; retryable: true means the same call may succeed later.`;
+- anything else (timeout, remote_error, limit_exceeded, SSH codes): follow the message; retryable: true means the same call may succeed later.`;
 }

@@ -15,6 +15,8 @@ import { reconcileTicket, shasOf } from "./plan_shas.ts";
 import type { ProgramOutput } from "./protocol.ts";
 import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
 import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
+import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_refusals.ts";
+import type { WriteRefusalContext } from "./host_refusals.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
@@ -185,15 +187,22 @@ export async function commitRemote(
   if (out.end === null) return fail([unfinished(ctx, result)], warnings.all);
   switch (out.end) {
     case "ok":
-      return { ok: true, ...base, files: fileReports(ctx, warnings.byPath), warnings: [...plan.warnings, ...warnings.general] };
+      return {
+        ok: true,
+        ...base,
+        files: fileReports(ctx, warnings.byPath),
+        warnings: [...plan.warnings, ...warnings.general],
+        durable: out.durable === true,
+      };
     case "refused":
       return fail(refusals(ctx), warnings.all);
     case "unsafe":
       return fail(unsafeFailures(ctx), warnings.all);
     case "locked": {
       const k = out.locked?.k;
-      const path = k === undefined ? plan.files[0]!.path : layout.paths[k]!;
-      return fail([locked(path, out.locked?.age ?? 0, lockWaitMs, operationId)], warnings.all);
+      if (out.locked === null || k === undefined) return fail([locked(plan.files[0]!.path, 0, lockWaitMs, operationId)], warnings.all);
+      const path = k === "op" ? undefined : layout.paths[k]!;
+      return fail([lockedFailure(lockHolder(out.locked, path ?? "", operationId), path, lockWaitMs, operationId, "commit")], warnings.all);
     }
     case "rolled_back":
       return fail([rolledBack(ctx)], warnings.all);
@@ -288,13 +297,8 @@ function programFailures(ctx: Context, fallback = true): PatchFailure[] {
         operationId,
       );
     }
-    if (f.code === "permission_denied") {
-      const what = f.detail === "lock" ? "its lock" : f.detail === "stage" ? "the new content" : "temporary files";
-      return failure(
-        "permission_denied",
-        `the remote user may not create files in the directory of ${path ?? "the patched files"} (needed for ${what}); nothing was changed. Ask the operator for write access to that directory, or use a root the remote user can write.`,
-        { ...(path ? { path } : {}), operation_id: operationId },
-      );
+    if (isWriteRefusal(f.code)) {
+      return writeRefused(f.code, { ...refusalContext(ctx, f.detail), ...(path !== undefined ? { path } : {}) });
     }
     if (f.detail === "delta" && path) {
       return remoteError(
@@ -316,6 +320,12 @@ function programFailures(ctx: Context, fallback = true): PatchFailure[] {
   return errors;
 }
 
+const WHY_WORDS: Record<string, string> = {
+  no_space: "no space left on the file system",
+  read_only_filesystem: "a read-only file system",
+  permission_denied: "permission denied",
+};
+
 /** What went wrong in step 5, in a few words ("writing b.txt failed (rename)"). */
 function finalizeCause(ctx: Context): { cause: string; target: string | null; exists: boolean } {
   const { out, plan } = ctx;
@@ -329,10 +339,27 @@ function finalizeCause(ctx: Context): { cause: string; target: string | null; ex
       ? `${target} was replaced or moved by someone else right after this commit wrote it`
       : detail === "private"
       ? `a private directory of this commit next to ${target} was renamed or replaced by someone else`
+      : out.why !== null && out.why.i === out.failed.i
+      ? `writing ${target} failed (${detail}: ${WHY_WORDS[out.why.code] ?? out.why.code})`
       : `writing ${target} failed (${detail})`;
     return { cause, target, exists: detail === "exists" };
   }
   return { cause: `the commit was interrupted (${out.interrupted ?? "signal"}) while writing`, target: null, exists: false };
+}
+
+/** What a write refusal of this commit is about (sizes from the plan, free space from the host). */
+function refusalContext(ctx: Context, what: string): Omit<WriteRefusalContext, "path"> {
+  const { plan, layout, out, operationId, root } = ctx;
+  let uploaded = 0;
+  for (let i = 0; i < plan.files.length; i++) uploaded += uploadedBytes(plan, layout, i) ?? 0;
+  return {
+    root,
+    what,
+    // the contents are written once as received, then once more per file
+    bytesNeeded: uploaded + writtenBytes(plan),
+    bytesFree: out.space?.free ?? null,
+    operationId,
+  };
 }
 
 /** The failure behind a clean rollback: nothing was changed. */
@@ -340,6 +367,17 @@ function rolledBack(ctx: Context): PatchFailure {
   const { operationId, stderr } = ctx;
   const { cause, target, exists } = finalizeCause(ctx);
   const failed = ctx.out.failed;
+  const why = ctx.out.why;
+  if (failed && why && why.i === failed.i && isWriteRefusal(why.code)) {
+    const file = ctx.plan.files[failed.i]!;
+    const where = failed.detail === "rename" ? file.path : file.moveTo ?? file.path;
+    return writeRefused(why.code, {
+      ...refusalContext(ctx, failed.detail),
+      path: where,
+      sticky: why.note === "sticky",
+      undone: "every file already changed was restored, so nothing was changed",
+    });
+  }
   if (failed?.detail === "changed") {
     const file = ctx.plan.files[failed.i]!;
     return {

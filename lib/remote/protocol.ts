@@ -88,7 +88,14 @@ export interface ProgramOutput {
   journal: string | null;
   rejects: { k: number; code: string; depth: number }[];
   conflicts: { k: number; kind: RemoteKind; sha: string | null }[];
-  locked: { k: number; age: number } | null;
+  /** `LOCKED`: the lock waited for (`op`: the operation's own), and its holder as far as known. */
+  locked: { k: number | "op"; age: number; uid: number | null; pid: number | null; host: string | null; op: string | null; covers: number } | null;
+  /** `WHY`: why file i's step 5 failed, when the file system or permissions refused it. */
+  why: { i: number; code: string; note: string | null } | null;
+  /** `SPACE`: free bytes where a write ran out of space. */
+  space: { k: number | null; free: number | null } | null;
+  /** `DURABLE`: the commit's files and directories were synced (null: not said). */
+  durable: boolean | null;
   fails: { code: string; k: number | null; detail: string }[];
   warns: { code: string; k: number | null; detail: string }[];
   meta: Map<number, { mode: boolean; owner: boolean }>;
@@ -134,6 +141,9 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
     rejects: [],
     conflicts: [],
     locked: null,
+    why: null,
+    space: null,
+    durable: null,
     fails: [],
     warns: [],
     meta: new Map(),
@@ -210,9 +220,37 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
           return true;
         }
         case "LOCKED": {
-          const k = pathIndex(f[1]);
-          if (f.length !== 3 || k === null || !/^-?[0-9]{1,15}$/.test(f[2]!)) return false;
-          out.locked = { k, age: Number(f[2]) };
+          // LOCKED <k|op> <age> <uid|-> <pid|-> <host|-> <op|-> <n> (sh_locks.ts: the holder;
+          // n: how many trailing components of path k the lock's name covers)
+          const k = f[1] === "op" ? "op" : pathIndex(f[1]);
+          if (f.length !== 8 || k === null || !/^-?[0-9]{1,15}$/.test(f[2]!) || !/^[0-9]{1,4}$/.test(f[7]!)) return false;
+          const num = (x: string): number | null | undefined => x === "-" ? null : /^[0-9]{1,10}$/.test(x) ? Number(x) : undefined;
+          const word = (x: string, re: RegExp): string | null | undefined => x === "-" ? null : re.test(x) ? x : undefined;
+          const uid = num(f[3]!);
+          const pid = num(f[4]!);
+          const host = word(f[5]!, /^[A-Za-z0-9._-]{1,255}$/);
+          const op = word(f[6]!, /^[A-Za-z0-9_]{1,64}$/);
+          if (uid === undefined || pid === undefined || host === undefined || op === undefined) return false;
+          out.locked = { k, age: Number(f[2]), uid, pid, host, op, covers: Number(f[7]) };
+          return true;
+        }
+        case "WHY": {
+          // WHY <i> <class> <note>: why file i's step 5 failed (sh_faults.ts)
+          const i = fileIndex(f[1]);
+          if (f.length !== 4 || i === null || !WORD.test(f[2]!) || !WORD.test(f[3]!)) return false;
+          out.why = { i, code: f[2]!, note: f[3] === "-" ? null : f[3]! };
+          return true;
+        }
+        case "SPACE": {
+          // SPACE <k|-> <free bytes|->
+          const k = optPath(f[1]);
+          if (f.length !== 3 || k === undefined || !/^(-|[0-9]{1,18})$/.test(f[2]!)) return false;
+          out.space = { k, free: f[2] === "-" ? null : Number(f[2]) };
+          return true;
+        }
+        case "DURABLE": {
+          if (f.length !== 2 || !/^[01]$/.test(f[1]!)) return false;
+          out.durable = f[1] === "1";
           return true;
         }
         case "FAIL":

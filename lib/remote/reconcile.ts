@@ -15,6 +15,7 @@ import { shasOf } from "./plan_shas.ts";
 import { locked, remoteError, remoteWarning, rootFailure, unsafeDirectory, unsupported } from "./failures.ts";
 import { randomBytes } from "node:crypto";
 import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
+import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_refusals.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
@@ -163,9 +164,12 @@ export async function reconcile(
     case "ok":
       return { ok: true, ...base, files: fileStates(plan, sizes, layout, out), warnings };
     case "locked": {
-      const path = out.locked ? layout.paths[out.locked.k]! : plan.files[0]!.path;
-      const f = locked(path, out.locked?.age ?? 0, lockWaitMs, operationId);
-      return fail([{ ...f, message: `${f.message.replace(/ Retry in a few seconds\.$/, "")} The commit may still be running: ${again} in a few seconds.`, hints }], warnings);
+      if (out.locked === null) {
+        const f = locked(plan.files[0]!.path, 0, lockWaitMs, operationId);
+        return fail([{ ...f, message: `${f.message.replace(/ Retry in a few seconds\.$/, "")} The commit may still be running: ${again} in a few seconds.`, hints }], warnings);
+      }
+      const path = out.locked.k === "op" ? undefined : layout.paths[out.locked.k]!;
+      return fail([{ ...lockedFailure(lockHolder(out.locked, path ?? "", operationId), path, lockWaitMs, operationId, "reconcile"), hints }], warnings);
     }
     case "unsupported":
       return fail([unsupported(out.unsupported ?? "a required tool", host)], warnings);
@@ -176,8 +180,28 @@ export async function reconcile(
       const seen = new Set<string>();
       return fail(out.unsafe.filter((u) => !seen.has(u.dir.path) && seen.add(u.dir.path)).map((u) => unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root)), warnings);
     }
-    default:
+    default: {
+      // Its locks could not be made (a full or read-only file system, no
+      // write permission): that happens before reconcile changes anything.
+      const refused = out.end === "failed" ? out.fails.find((f) => isWriteRefusal(f.code)) : undefined;
+      if (refused !== undefined && isWriteRefusal(refused.code)) {
+        const path = refused.k === null ? undefined : layout.paths[refused.k];
+        return fail([{
+          ...writeRefused(refused.code, {
+            root,
+            ...(path !== undefined ? { path } : {}),
+            what: refused.detail,
+            bytesNeeded: null,
+            bytesFree: out.space?.free ?? null,
+            operationId,
+            undone: "reconcile stopped before changing anything: the files are as the commit left them",
+            again,
+          }),
+          hints,
+        }], warnings);
+      }
       return fail([{ ...remoteError(`reconcile stopped (${out.end}); ${again}`, stderr), hints }], warnings);
+    }
   }
 }
 

@@ -221,7 +221,10 @@ for (const c of shells) {
       const early = await reconcile(shell, root, thePlan, "busy_1", { lockWaitMs: 200 });
       expect(early.ok).toBe(false);
       expect(early.errors![0]).toMatchObject({ code: "locked", retryable: true });
-      expect(early.errors![0]!.message).toContain("still be running");
+      // the lock that is really held, and whose: the operation's own lock, a live process of this very operation
+      expect(early.errors![0]!.message).toContain("operation busy_1 is still running");
+      expect(early.errors![0]!.lock).toMatchObject({ kind: "operation", name: ".sap-lock-op-busy_1", operation_id: "busy_1" });
+      expect(early.errors![0]!.lock!.pid).toBeGreaterThan(1);
       writeFileSync(release, "");
       expect((await running).ok).toBe(true);
       const later = await reconcile(shell, root, thePlan, "busy_1");

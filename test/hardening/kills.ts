@@ -1,7 +1,9 @@
 /**
  * Campaign 2 — remote process death: SIGKILL the commit program's process
  * group at seeded random moments, then judge the trial by the invariants of
- * verdict.ts (reconcile over a fresh exec must settle and clean up).
+ * verdict.ts (reconcile over a fresh exec must settle and clean up, and
+ * leave nothing locked: a further commit of the same paths must get its
+ * locks at once and leave nothing behind).
  *
  * @module
  */
@@ -14,7 +16,7 @@ import { fourOpFixture, writeBefore } from "./fixture.ts";
 import type { TxFixture } from "./fixture.ts";
 import { KillingShell, phaseOf } from "./killing_shell.ts";
 import { seeded } from "./prng.ts";
-import { checkCommit, checkReconcile, resultLabel, strayDirectories } from "./verdict.ts";
+import { checkCommit, checkNothingLocked, checkReconcile, resultLabel, strayDirectories } from "./verdict.ts";
 
 /** Parameters of {@linkcode runKillCampaign}. */
 export interface KillCampaignOptions {
@@ -111,6 +113,12 @@ export async function runKillCampaign(options: KillCampaignOptions): Promise<Kil
     problems.push(...violations);
     bump(figures.settled, settled);
     if (settled !== "mixed" && strayDirectories(root, fx, settled).length > 0) figures.strayDirectoryTrials++;
+    // "nothing locked after reconcile": a fresh commit of the same paths
+    // (another operation, the default stale-lock age) gets its locks at
+    // once — it applies the plan, or finds the paths changed — and leaves
+    // nothing behind either
+    const probe = await commitRemote(options.shell, root, fx.plan, { operationId: `${op}_probe`, lockWaitMs: 1000 });
+    problems.push(...checkNothingLocked(root, probe));
     if (problems.length === 0) figures.survived++;
     else figures.violations.push(...problems.map((p) => `${where}: ${p}`));
     rmSync(root, { recursive: true, force: true });

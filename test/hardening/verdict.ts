@@ -7,7 +7,9 @@
  * 3. `reconcile` completes, reports each file as the disk shows it
  *    (applied = new, not_applied = old), settles the batch to all-applied
  *    or all-not-applied, and leaves no `.sap-` stage, lock, backup,
- *    journal or blob behind.
+ *    journal or blob behind;
+ * 4. after it, nothing is locked: the next commit of the same paths gets
+ *    its locks at once (checkNothingLocked).
  *
  * @module
  */
@@ -112,6 +114,26 @@ export function checkReconcile(
   const left = leftovers(root);
   if (left.length > 0) out.push(`leftovers after reconcile: ${left.map((p) => p.slice(root.length + 1)).join(", ")}`);
   return { violations: out, settled };
+}
+
+/**
+ * Invariant 4 (issue 13): after reconcile nothing is locked. `probe` is a
+ * commit of the same paths by another operation, run right after
+ * reconcile: it must not answer `locked` (it applies the plan, or reports
+ * the paths changed), and it must leave no `.sap-` entry behind.
+ *
+ * @example
+ * ```ts
+ * const violations = checkNothingLocked(root, await commitRemote(shell, root, fx.plan, { lockWaitMs: 1000 }));
+ * ```
+ */
+export function checkNothingLocked(root: string, probe: CommitReport): string[] {
+  const out: string[] = [];
+  const lockedError = probe.errors?.find((e) => e.code === "locked");
+  if (lockedError) out.push(`still locked after reconcile: ${lockedError.message}`);
+  const left = leftovers(root);
+  if (left.length > 0) out.push(`leftovers after the commit that follows reconcile: ${left.map((p) => p.slice(root.length + 1)).join(", ")}`);
+  return out;
 }
 
 /**

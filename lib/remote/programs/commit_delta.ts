@@ -99,12 +99,13 @@ sap_delta_build() {
   sap_db_blob=./b
   if [ "$sap_db_d" != "$SAP_W" ] && [ "$sap_db_bl" -gt 0 ]; then
     set -C
-    ( sap_pcd $SAP_W && sap_extract ./b "$sap_db_bo" "$sap_db_bl" ) > ./t$sap_db_i 2>/dev/null
+    SAP_ERR=$( ( sap_pcd $SAP_W && sap_extract ./b "$sap_db_bo" "$sap_db_bl" ) 2>&1 > ./t$sap_db_i )
     sap_db_rc=$?
     set +C
     [ $sap_db_rc = 0 ] || return 1
     sap_db_blob=./t$sap_db_i sap_db_bo=0
   fi
+  SAP_ERR=
   set -C
   { command exec 7> ./s$sap_db_i; } 2>/dev/null
   sap_db_rc=$?
@@ -113,23 +114,36 @@ sap_delta_build() {
   sap_hook delta_read $sap_db_i
   sap_get F_np_$sap_db_i
   sap_db_np=$SAP_V
-  sap_db_j=0
-  while [ $sap_db_j -lt $sap_db_np ]; do
-    sap_get PC_$\{sap_db_i}_$sap_db_j
-    case $SAP_V in
-    "S "*)
-      set -- $SAP_V
-      if [ "$sap_db_o" = "$sap_db_d" ] || [ "$sap_db_pin" != o ]; then sap_extract "$sap_db_src" $2 $3
-      else ( sap_pcd $sap_db_o && sap_extract "$sap_db_src" $2 $3 ); fi ;;
-    "B "*)
-      sap_db_n=$\{SAP_V#B }
-      sap_extract "$sap_db_blob" $sap_db_bo $sap_db_n
-      sap_db_bo=$((sap_db_bo + sap_db_n)) ;;
-    *) printf '%b' "$\{SAP_V#I }" ;;
-    esac
-    sap_db_j=$((sap_db_j + 1))
-  done >&7 2>/dev/null
+  # The pieces go to the stage through fd 7; their stderr is kept. A
+  # source that changed only makes the SHA-256 check fail later (a
+  # conflict); an error writing the stage (a full disk: "write error: No
+  # space left on device" from head, a failed printf) is a write failure
+  # and must not be taken for that (sh_faults.ts).
+  SAP_ERR=$(
+    sap_db_j=0 sap_db_w=0
+    while [ $sap_db_j -lt $sap_db_np ]; do
+      sap_get PC_$\{sap_db_i}_$sap_db_j
+      case $SAP_V in
+      "S "*)
+        set -- $SAP_V
+        if [ "$sap_db_o" = "$sap_db_d" ] || [ "$sap_db_pin" != o ]; then sap_extract "$sap_db_src" $2 $3
+        else ( sap_pcd $sap_db_o && sap_extract "$sap_db_src" $2 $3 ); fi ;;
+      "B "*)
+        sap_db_n=$\{SAP_V#B }
+        sap_extract "$sap_db_blob" $sap_db_bo $sap_db_n
+        sap_db_bo=$((sap_db_bo + sap_db_n)) ;;
+      *) printf '%b' "$\{SAP_V#I }" || sap_db_w=1 ;;
+      esac
+      sap_db_j=$((sap_db_j + 1))
+    done 2>&1 >&7
+    [ $sap_db_w = 0 ] || echo "printf failed writing the stage"
+  )
   exec 7>&-
+  # (a head that stops early makes tail report a broken pipe: not a failure)
+  case $SAP_ERR in
+  *"No space"*|*"Disk quota"*|*"Read-only"*|*"I/O error"*|*"printf failed"*) return 1 ;;
+  esac
+  SAP_ERR=
   return 0
 }
 sap_delta_refuse() {
@@ -148,7 +162,18 @@ sap_delta_refuse() {
     sap_get DB_$i
     if [ -n "$SAP_V" ]; then
       sap_get F_src_$i
-      sap_out "FAIL remote_error $SAP_V delta"
+      sap_dr_k=$SAP_V
+      # a disk that filled up while the stage was written, without a word
+      # from the writer, is not a source that changed (sh_faults.ts)
+      sap_get S_d_$i
+      sap_get DIR_$SAP_V
+      sap_dr_dir=$SAP_V
+      SAP_ERR=
+      sap_diag "$sap_dr_dir"
+      case $SAP_EC in
+      no_space|read_only_filesystem) sap_fail_class $sap_dr_k "$sap_dr_dir" stage ;;
+      *) sap_out "FAIL remote_error $sap_dr_k delta" ;;
+      esac
     fi
     i=$((i + 1))
   done

@@ -51,7 +51,7 @@ sap_mkparents() {
       case $sap_mk_t in */*) sap_mk_q=$((sap_mk_q + 1)) sap_mk_t=$\{sap_mk_t#*/} ;; *) break ;; esac
     done
     printf 'C %s %s\n' $1 $sap_mk_q >&8 2>/dev/null
-    if mkdir "./$sap_mk_c" 2>/dev/null; then
+    if SAP_ERR=$(mkdir "./$sap_mk_c" 2>&1); then
       sap_mk_nc=$((sap_mk_nc + 1))
       sap_set C_$1_$sap_mk_nc "$sap_mk_e"
       sap_set C_n_$1 $sap_mk_nc
@@ -122,7 +122,7 @@ sap_place() {
   sap_get NP_$1
   if [ -n "$SAP_V" ]; then sap_place_new $1 $sap_pl_d "$sap_pl_n"; return; fi
   sap_pcd $sap_pl_d || { SAP_FAIL_DETAIL=private; return 1; }
-  if ! sap_link ./s$1 "../$sap_pl_n" 2>/dev/null; then
+  if ! SAP_ERR=$($SAP_LINK ./s$1 "../$sap_pl_n" 2>&1); then
     if sap_exists "../$sap_pl_n"; then SAP_FAIL_DETAIL=exists; else SAP_FAIL_DETAIL=link; fi
     return 1
   fi
@@ -158,6 +158,8 @@ sap_place_new() {
     chown "$sap_pn_u:$SAP_V" "$sap_pn_a" 2>/dev/null || chgrp "$SAP_V" "$sap_pn_a" 2>/dev/null
   fi
   chmod "$sap_pn_m" "$sap_pn_a" 2>/dev/null
+  # written only now: its data reaches the disk before its name can
+  sap_sync "$sap_pn_a"
   if ! sap_link "$sap_pn_a" "./$SAP_MKN" 2>/dev/null; then
     if sap_exists "./$SAP_MKN"; then SAP_FAIL_DETAIL=exists; else SAP_FAIL_DETAIL=link; fi
     return 1
@@ -201,7 +203,7 @@ sap_aside() {
   sap_as_n=$SAP_V
   sap_pcd $sap_as_d || { SAP_FAIL_DETAIL=private; return 1; }
   sap_src_still $1 "$sap_as_n" || { SAP_FAIL_DETAIL=changed; return 1; }
-  $SAP_MV "../$sap_as_n" ./d$1 2>/dev/null || { SAP_FAIL_DETAIL=rename; return 1; }
+  SAP_ERR=$($SAP_MV "../$sap_as_n" ./d$1 2>&1) || { SAP_FAIL_DETAIL=rename; return 1; }
   sap_set A_$1 1
   sap_get PIN_$1
   if [ "$SAP_V" = o ]; then sap_as_ok=0; [ ! -L ./d$1 ] && [ ./d$1 -ef ./o$1 ] && sap_as_ok=1
@@ -230,7 +232,7 @@ sap_finalize_one() {
     sap_fo_n=$SAP_V
     sap_pcd $sap_fo_d || { SAP_FAIL_DETAIL=private; return 1; }
     sap_src_still $1 "$sap_fo_n" || { SAP_FAIL_DETAIL=changed; return 1; }
-    $SAP_MV ./s$1 "../$sap_fo_n" 2>/dev/null || { SAP_FAIL_DETAIL=rename; return 1; }
+    SAP_ERR=$($SAP_MV ./s$1 "../$sap_fo_n" 2>&1) || { SAP_FAIL_DETAIL=rename; return 1; }
     sap_set MV_$1 1
     [ ! -L "../$sap_fo_n" ] && [ "../$sap_fo_n" -ef ./r$1 ] && sap_dir_still $sap_fo_d || { SAP_FAIL_DETAIL=replaced; return 1; } ;;
   add)
@@ -249,6 +251,7 @@ sap_commit_journal() {
   # private directory: every journal line goes through that descriptor.
   sap_pmake $SAP_W || sap_write_fail "$SAP_WK" $SAP_W journal
   sap_pcd $SAP_W || sap_write_fail "$SAP_WK" $SAP_W journal
+  SAP_ERR=
   set -C
   { : > ./j; } 2>/dev/null
   sap_cj_rc=$?
@@ -257,6 +260,34 @@ sap_commit_journal() {
   SAP_J=1
   { command exec 8>> ./j; } 2>/dev/null || sap_write_fail "$SAP_WK" $SAP_W journal
 }
+sap_finalize_why() {
+  # After file $1 failed in step 5 ($2: what failed): why, when it was a
+  # write the file system or the permissions refused — "WHY i class note"
+  # (note sticky: the directory has the sticky bit and the file is someone
+  # else's: only they, the directory's owner or root may replace it), and
+  # SPACE for no_space. The rollback follows; processes are fine here.
+  case $2 in rename|link|mkdir|journal) ;; *) return 0 ;; esac
+  # the directory it happened in: the journal's; a rename's source
+  # directory (an update replaces its source, a delete or move moves it
+  # aside); a link's or mkdir's destination directory
+  if [ "$2" = journal ]; then sap_fw_d=$SAP_W
+  elif [ "$2" = rename ]; then sap_get O_d_$1; sap_fw_d=$SAP_V
+  else sap_get S_d_$1; sap_fw_d=$SAP_V; fi
+  [ -n "$sap_fw_d" ] || return 0
+  sap_get DIR_$sap_fw_d
+  sap_fw_p=$SAP_V
+  sap_diag "$sap_fw_p"
+  [ -n "$SAP_EC" ] || { sap_err_keep "$2"; return 0; }
+  sap_fw_n=-
+  [ "$SAP_EC" = permission_denied ] && [ -k "$sap_fw_p" ] && sap_fw_n=sticky
+  sap_out "WHY $1 $SAP_EC $sap_fw_n"
+  if [ "$SAP_EC" = no_space ]; then
+    [ -n "$SAP_FREE" ] || sap_free "$sap_fw_p"
+    sap_get F_src_$1
+    sap_out "SPACE $SAP_V $\{SAP_FREE:--}"
+  fi
+  sap_err_keep "$2"
+}
 sap_commit_finalize() {
   SAP_PHASE=5
   sap_out "STEP 5"
@@ -264,12 +295,15 @@ sap_commit_finalize() {
   while [ $i -lt $SAP_N ]; do
     if ! printf 'B %s\n' $i >&8 2>/dev/null; then
       sap_out "FAILED $i journal"
+      SAP_ERR=
+      sap_finalize_why $i journal
       exit 0
     fi
     SAP_BEGUN=$i
     sap_hook before_finalize $i
     if ! sap_finalize_one $i; then
       sap_out "FAILED $i $SAP_FAIL_DETAIL"
+      sap_finalize_why $i "$SAP_FAIL_DETAIL"
       exit 0
     fi
     sap_out "FINAL $i"
@@ -277,6 +311,10 @@ sap_commit_finalize() {
     i=$((i + 1))
   done
   sap_widen
+  # durability, part 2 (sh_durable.ts): the renamed names on stable
+  # storage before the commit point
+  sap_sync_dirs
+  sap_out "DURABLE $SAP_DURABLE"
   printf 'D\n' >&8 2>/dev/null
   SAP_DONE=1 SAP_STATUS=ok
   sap_out "DONE"

@@ -18,14 +18,18 @@ import { sh } from "./sh_text.ts";
 /** Steps 0–4: paths and trust, stages, locks, re-check, pins, metadata. */
 export const SH_COMMIT_PREPARE: string = sh`
 sap_write_fail() {
-  # $1 path index, $2 directory index, $3 what could not be written. A
-  # path that no longer resolves as it did (a directory swapped for a
-  # symlink meanwhile) is reported as that refusal instead.
+  # $1 path index, $2 directory index, $3 what could not be written (SAP_ERR:
+  # what the failed command said, if captured). A path that no longer
+  # resolves as it did (a directory swapped for a symlink meanwhile) is
+  # reported as that refusal instead; otherwise the failure is classified
+  # (sh_faults.ts: no_space, read_only_filesystem, permission_denied).
   sap_path_moved $1
   sap_get DIR_$2
   if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $1 private"
-  elif [ -w "$SAP_V" ]; then sap_out "FAIL remote_error $1 $3"
-  else sap_out "FAIL permission_denied $1 $3"; fi
+  else
+    case $3 in blob|stage|backup) sap_wf_need=$SAP_TOTAL ;; *) sap_wf_need= ;; esac
+    sap_fail_class $1 "$SAP_V" $3 $sap_wf_need
+  fi
   SAP_STATUS=failed
   exit 0
 }
@@ -138,7 +142,7 @@ sap_commit_stage() {
   sap_pmake $SAP_W || sap_write_fail "$SAP_WK" $SAP_W blob
   sap_pcd $SAP_W || sap_write_fail "$SAP_WK" $SAP_W blob
   set -C
-  { cat > ./b; } 2>/dev/null
+  SAP_ERR=$( { cat > ./b; } 2>&1 )
   sap_cs_rc=$?
   set +C
   [ $sap_cs_rc = 0 ] || sap_write_fail "$SAP_WK" $SAP_W blob
@@ -171,9 +175,9 @@ sap_commit_stage() {
         sap_pcd $sap_cs_d || sap_write_fail $sap_cs_k $sap_cs_d stage
         set -C
         if [ "$sap_cs_d" = "$SAP_W" ]; then
-          { sap_extract ./b "$sap_cs_off" "$sap_cs_len" > ./s$i; } 2>/dev/null
+          SAP_ERR=$( { sap_extract ./b "$sap_cs_off" "$sap_cs_len" > ./s$i; } 2>&1 )
         else
-          ( sap_pcd $SAP_W && sap_extract ./b "$sap_cs_off" "$sap_cs_len" ) > ./s$i 2>/dev/null
+          SAP_ERR=$( ( sap_pcd $SAP_W && sap_extract ./b "$sap_cs_off" "$sap_cs_len" ) 2>&1 > ./s$i )
         fi
         sap_cs_rc=$?
         set +C
@@ -186,7 +190,7 @@ sap_commit_stage() {
   done
   if [ -n "$SAP_BLOB" ]; then { sap_pcd $SAP_W && rm -f ./b; } 2>/dev/null; SAP_BLOB=; fi
   sap_cs_n=$SAP_BN
-  sap_batch_run sha
+  sap_batch_run sha keep
   sap_cs_j=0
   while [ $sap_cs_j -lt $sap_cs_n ]; do
     sap_get SC_$sap_cs_j
@@ -207,6 +211,11 @@ sap_commit_stage() {
     fi
     sap_cs_j=$((sap_cs_j + 1))
   done
+  # Durability, part 1: the stages' data on stable storage (one sync run,
+  # or one per private directory), here, before the locks are taken: the
+  # flush is most of the cost, and nothing waits on it. Part 2, the
+  # directories, follows the renames (sap_sync_dirs).
+  if [ -z "$SAP_DELTA_BAD" ]; then sap_batch_run sync; else SAP_BN=0; fi
 }
 sap_check_path() {
   # $1 path index, $2 expected sha or -: 0 fine (missing as expected),
@@ -305,7 +314,7 @@ sap_commit_copies() {
       sap_co_n=$SAP_V
       sap_pcd $sap_co_d || sap_write_fail $sap_co_k $sap_co_d backup
       set -C
-      { cat "../$sap_co_n" > ./c$i; } 2>/dev/null
+      SAP_ERR=$( { cat "../$sap_co_n" > ./c$i; } 2>&1 )
       sap_co_rc=$?
       set +C
       [ $sap_co_rc = 0 ] || sap_write_fail $sap_co_k $sap_co_d backup

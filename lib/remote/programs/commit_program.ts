@@ -93,9 +93,13 @@
  *
  * Stdout protocol (lib/remote/protocol.ts parses it strictly):
  * `SAP-BEGIN commit`, `STEP n`, `REJECT k code depth`, `CONFLICT k kind sha|-`,
- * `UNSAFE k …` / `TRUST k shared` (sh_trust.ts), `LOCKED k age`,
- * `FAIL code k|- detail`, `WARN code k|- detail`, `META i mode_ok owner_ok`,
- * `FINAL i`, `FAILED i detail`, `DONE`, `UNDO i ok|failed|diverged`,
+ * `UNSAFE k …` / `TRUST k shared` (sh_trust.ts),
+ * `LOCKED k|op age uid|- pid|- host|- op|-` (sh_locks.ts: whose lock it is),
+ * `FAIL code k|- detail` (code no_space / read_only_filesystem /
+ * permission_denied / … , sh_faults.ts), `SPACE k|- free|-`,
+ * `WARN code k|- detail`, `META i mode_ok owner_ok`,
+ * `FINAL i`, `FAILED i detail`, `WHY i class note|-` (why that was refused),
+ * `DURABLE 0|1` (stages and directories synced), `DONE`, `UNDO i ok|failed|diverged`,
  * `STATE k kind sha|-`, `INTERRUPTED signal`, `UNSUPPORTED tool`,
  * `ROOT reason`, `BAD_INPUT what`, and last `SAP-END
  * ok|refused|unsafe|locked|failed|rolled_back|partial|interrupted|unsupported|root|bad_input`.

@@ -33,9 +33,14 @@
  * Waiting: one budget for the whole program (`SAP_WAIT_MS`), polled every
  * 0.1 s where `sleep 0.1` works, else every second; spent → `LOCKED`.
  *
- * Stale locks: a lock older than `SAP_STALE` seconds whose owner is not a
- * live process on this host (`kill -0`, or /proc/<pid> when the process
- * belongs to another user), or whose owner cannot be read, is broken: it is
+ * Dead and stale locks. A lock of the effective user whose owner line is
+ * complete and names a process of this host that no longer runs (`kill
+ * -0`, or /proc/<pid>) is held by nobody — a killed commit or reconcile
+ * left it — and is broken at once, whatever its age, with a warning
+ * (`stale_lock_broken`), except when it is this operation's own (its
+ * reconcile adopts or clears it silently). Otherwise a lock older than
+ * `SAP_STALE` seconds whose owner is not a live process on this host, or
+ * whose owner cannot be read (another user's lock), is broken. Breaking: it is
  * renamed into the private directory (rename(2): nobody can re-take the
  * name half-way), then compared with what was judged stale (its inode). If
  * it differs, a third party re-took the lock between our look and our
@@ -48,7 +53,24 @@
  * refuses to write over anything that changed.
  *
  * A lock left by this very operation id and no longer held by a live
- * process (a killed commit, now being reconciled) is adopted.
+ * process (a killed commit, now being reconciled) is adopted; its new
+ * owner line is written beside the old one and renamed over it, so a kill
+ * during the adoption leaves a complete owner too.
+ *
+ * A parent that did not exist. The lock of `moved/m.txt` taken while
+ * `moved/` was missing lives in the root as `.sap-lock-<hash of
+ * moved/m.txt>`; once `moved/` exists, the path's lock is taken there.
+ * So after taking a path's lock, every longer-suffix name above it is
+ * looked at (builtins only: nothing to pay when there is none): a dead
+ * owner's is cleared at once, a live one (a commit still holding the
+ * parent-less name) is waited for, as if it were this lock
+ * (sap_lock_alternates). Reconcile also removes every lock of its
+ * operation in every directory on the way (reconcile_program.ts).
+ *
+ * Who holds it. `LOCKED k|op age uid pid host op n` names the lock waited
+ * for (path k's, n trailing components covered by its name, or `op`, the
+ * operation lock) and its holder, as far as it may be read (another
+ * user's: its uid only).
  *
  * Releasing: the lock is renamed into the private directory (`U<n>`), and
  * only once there — where nobody else can touch it — checked to be ours
@@ -68,9 +90,12 @@ import { sh } from "./sh_text.ts";
 
 /** Lock acquire, break, release. Needs sap_probe date (and sleep lazily). */
 export const SH_LOCKS: string = sh`
-SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED=
+SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED= SAP_LOCK_HOLDER="- - - -" SAP_LOCK_N=0
 sap_identity() {
-  SAP_HOST=$(uname -n 2>/dev/null)
+  # one uname for both: the system (sh_durable.ts: fsync semantics are
+  # known only for Linux) and the host name (lock owners)
+  sap_un=$(uname -sn 2>/dev/null)
+  SAP_OS=$\{sap_un%% *} SAP_HOST=$\{sap_un#* }
   case $SAP_HOST in ''|*[!A-Za-z0-9._-]*) SAP_HOST=unknown-host ;; esac
   SAP_OWNER="$$ $SAP_HOST $(date +%s) $SAP_OP"
 }
@@ -115,9 +140,9 @@ sap_lock_examine() {
   # directory (and back there after): LX_KIND none|dir|other, LX_INO,
   # SAP_LOCK_AGE, LX_OURS (owned by the effective user), LX_OWNER (its owner
   # line, read only then).
-  LX_KIND=none LX_OWNER= LX_INO= LX_OURS= SAP_LOCK_AGE=0
+  LX_KIND=none LX_OWNER= LX_INO= LX_OURS= LX_UID= SAP_LOCK_AGE=0
   sap_stat "../$2" || return 0
-  LX_INO=$ST_INO LX_KIND=other sap_lx_mt=$ST_MTIME
+  LX_INO=$ST_INO LX_KIND=other LX_UID=$ST_UID sap_lx_mt=$ST_MTIME
   sap_lx_now=$(date +%s)
   sap_isnum "$sap_lx_now" && SAP_LOCK_AGE=$((sap_lx_now - sap_lx_mt))
   [ "$ST_TYPE" = 4 ] || return 0
@@ -154,7 +179,7 @@ sap_lock_break() {
       else
         sap_lock_drop "$sap_lb_x" || sap_set PDIRTY_$1 1
       fi
-      [ "$ST_TYPE" = 4 ] && sap_out "WARN stale_lock_broken $3 $SAP_LOCK_AGE"
+      [ "$ST_TYPE" = 4 ] && sap_lock_warn $3
       return 0
     fi
     # re-taken between our look and our rename: not ours to break
@@ -167,16 +192,23 @@ sap_lock_break() {
   if $SAP_MV "../$2" "$sap_lb_a" 2>/dev/null; then
     ST_INO=
     sap_stat "$sap_lb_a"
-    if [ "$ST_INO" = "$LX_INO" ]; then sap_out "WARN stale_lock_broken $3 $SAP_LOCK_AGE"
+    if [ "$ST_INO" = "$LX_INO" ]; then sap_lock_warn $3
     else sap_exists "../$2" || $SAP_MV "$sap_lb_a" "../$2" 2>/dev/null; fi
   else
     rmdir "$sap_lb_a" 2>/dev/null
   fi
   return 0
 }
+sap_lock_warn() {
+  # a broken lock is worth a warning unless it was this operation's own
+  # (a killed run of it, cleared by its reconcile)
+  if [ -n "$LX_OURS" ]; then sap_owner_fields "$LX_OWNER"; [ "$OW_OP" = "$SAP_OP" ] && return 0; fi
+  sap_out "WARN stale_lock_broken $1 $SAP_LOCK_AGE"
+}
 sap_lock_acquire() {
   # $1 dir index, $2 lock name, $3 tag (path index, or op): 0 held,
   # 1 timed out, 2 no lock can be made there.
+  SAP_LOCK_HOLDER="- - - -"
   sap_pmake $1 || return 2
   while :; do
     sap_pcd $1 || { SAP_PSWAP=1; return 2; }
@@ -191,6 +223,7 @@ sap_lock_acquire() {
     [ -w .. ] || return 2
     sap_lock_examine $1 "$2"
     if [ "$LX_KIND" = none ]; then
+      SAP_LOCK_HOLDER="- - - -"
       sap_lock_wait || return 1
       continue
     fi
@@ -200,7 +233,9 @@ sap_lock_acquire() {
         # this operation's own lock, left by a process that is gone: adopt it
         sap_get DIR_$1
         sap_join "$SAP_V" "$2"
-        if sap_cd "$SAP_J1" && [ -O . ] && { printf '%s\n' "$SAP_OWNER" > ./owner; } 2>/dev/null; then
+        # the new owner line replaces the old one by rename, inside the
+        # lock (ours, 0700): a kill at any moment leaves a complete owner
+        if sap_cd "$SAP_J1" && [ -O . ] && { printf '%s\n' "$SAP_OWNER" > ./owner.n; } 2>/dev/null && mv -f ./owner.n ./owner 2>/dev/null; then
           sap_held_add $1 "$2"
           return 0
         fi
@@ -208,10 +243,80 @@ sap_lock_acquire() {
       fi
     fi
     # anything but a directory at a lock name is no lock (a planted link,
-    # file or FIFO): cleared at once; a directory is broken only when stale
-    if [ "$LX_KIND" = other ] || { [ "$SAP_LOCK_AGE" -ge "$SAP_STALE" ] && { [ -z "$LX_OURS" ] || ! sap_owner_alive "$LX_OWNER"; }; }; then
+    # file or FIFO), and a lock of ours whose owner process is gone from
+    # this host (a killed commit or reconcile) is held by nobody: both are
+    # cleared at once; any other directory only when stale
+    if [ "$LX_KIND" = other ] || sap_lock_dead || sap_lock_stale; then
       sap_lock_break $1 "$2" $3 && continue
     fi
+    sap_lock_holder
+    sap_lock_wait || return 1
+  done
+}
+sap_lock_dead() {
+  # the lock just examined is ours, its owner line is complete and names a
+  # process of this host that no longer runs
+  [ -n "$LX_OURS" ] || return 1
+  sap_owner_fields "$LX_OWNER"
+  sap_isnum "$OW_PID" && [ "$OW_HOST" = "$SAP_HOST" ] && [ -n "$OW_OP" ] || return 1
+  ! sap_owner_alive "$LX_OWNER"
+}
+sap_lock_stale() {
+  [ "$SAP_LOCK_AGE" -ge "$SAP_STALE" ] && { [ -z "$LX_OURS" ] || ! sap_owner_alive "$LX_OWNER"; }
+}
+sap_lock_holder() {
+  # SAP_LOCK_HOLDER: "uid pid host op" of the lock just examined, "-" for
+  # what is not known (another user's lock is never opened)
+  sap_lh_p=- sap_lh_h=- sap_lh_o=-
+  if [ -n "$LX_OURS" ] && [ -n "$LX_OWNER" ]; then
+    sap_owner_fields "$LX_OWNER"
+    sap_isnum "$OW_PID" && sap_lh_p=$OW_PID
+    case $OW_HOST in ''|*[!A-Za-z0-9._-]*) ;; *) sap_lh_h=$OW_HOST ;; esac
+    case $OW_OP in ''|*[!A-Za-z0-9_]*) ;; *) sap_lh_o=$OW_OP ;; esac
+  fi
+  SAP_LOCK_HOLDER="$\{LX_UID:--} $sap_lh_p $sap_lh_h $sap_lh_o"
+}
+sap_lock_alternates() {
+  # $1 path index, $2 its lock's directory index, $3 the number of path
+  # components its lock name covers. A path whose parent did not exist
+  # when an earlier commit locked it had its lock higher up, in the
+  # deepest directory that existed, named by the longer suffix; a commit
+  # that died holding it left it there. So every such name above this
+  # lock is looked at — builtins only, nothing when there is none: a dead
+  # owner's lock is cleared at once (sap_lock_acquire's rules), a live one
+  # waited for as if it were this path's lock. 0 clear, 1 timed out.
+  sap_get PH_$1
+  sap_al_hs=$SAP_V sap_al_j=0 sap_al_n=$3
+  sap_get DIR_$2
+  sap_al_p=$SAP_V
+  for sap_al_h in $sap_al_hs; do
+    sap_al_j=$((sap_al_j + 1))
+    [ $sap_al_j -gt "$sap_al_n" ] || continue
+    [ "$sap_al_p" != "$SAP_R" ] || return 0
+    sap_al_p=$\{sap_al_p%/*}
+    [ -n "$sap_al_p" ] || sap_al_p=/
+    sap_cd "$sap_al_p" || return 0
+    sap_exists "./.sap-lock-$sap_al_h" || continue
+    sap_dir_index "$sap_al_p"
+    SAP_LOCK_N=$sap_al_j
+    sap_lock_clear $SAP_DI ".sap-lock-$sap_al_h" $1 || return 1
+  done
+  return 0
+}
+sap_lock_clear() {
+  # $1 dir index, $2 lock name, $3 tag: wait until nobody holds the lock
+  # there (breaking it by sap_lock_acquire's rules), without taking it.
+  # 0 free, 1 timed out, 2 cannot look.
+  SAP_LOCK_HOLDER="- - - -"
+  sap_pmake $1 || return 2
+  while :; do
+    sap_pcd $1 || return 2
+    sap_lock_examine $1 "$2"
+    [ "$LX_KIND" = none ] && return 0
+    if [ "$LX_KIND" = other ] || sap_lock_dead || sap_lock_stale; then
+      sap_lock_break $1 "$2" $3 && continue
+    fi
+    sap_lock_holder
     sap_lock_wait || return 1
   done
 }
@@ -227,6 +332,7 @@ sap_lock_release_all() {
     sap_rl_u=U$SAP_HN
     if ! sap_pcd $sap_rl_d; then SAP_CLEAN_FAIL=1; continue; fi
     $SAP_MV "../$sap_rl_l" "./$sap_rl_u" 2>/dev/null || continue
+    sap_hook lock_released $sap_rl_u
     SAP_O=
     [ -d "./$sap_rl_u" ] && [ ! -L "./$sap_rl_u" ] && [ -O "./$sap_rl_u" ] && { IFS= read -r SAP_O < "./$sap_rl_u/owner"; } 2>/dev/null
     [ "$SAP_O" = "$SAP_OWNER" ] && continue
@@ -243,7 +349,7 @@ sap_op_lock() {
   [ -w "$SAP_R" ] || return 0
   sap_lock_acquire 0 ".sap-lock-op-$SAP_OP" op
   case $? in
-  1) sap_out "LOCKED 0 $SAP_LOCK_AGE"; SAP_STATUS=locked; exit 0 ;;
+  1) sap_out "LOCKED op $SAP_LOCK_AGE $SAP_LOCK_HOLDER 0"; SAP_STATUS=locked; exit 0 ;;
   2) [ -n "$SAP_PSWAP" ] && { sap_out "FAIL remote_error - private"; SAP_STATUS=failed; exit 0; } ;;
   esac
   return 0
@@ -278,13 +384,16 @@ sap_lock_all() {
     sap_la_n=$SAP_V
     sap_get PH_$k
     sap_lock_pick "$sap_la_n" "$SAP_V" || { sap_out "FAIL remote_error $k lock_name"; SAP_STATUS=failed; exit 0; }
+    sap_la_c=$sap_lp_n SAP_LOCK_N=$sap_lp_n
     sap_lock_acquire $sap_la_d "$SAP_LN" $k
-    case $? in
+    sap_la_rc=$?
+    [ $sap_la_rc != 0 ] || { sap_lock_alternates $k $sap_la_d $sap_la_c; sap_la_rc=$?; }
+    case $sap_la_rc in
     0) ;;
-    1) sap_out "LOCKED $k $SAP_LOCK_AGE"; SAP_STATUS=locked; exit 0 ;;
+    1) sap_out "LOCKED $k $SAP_LOCK_AGE $SAP_LOCK_HOLDER $SAP_LOCK_N"; SAP_STATUS=locked; exit 0 ;;
     *)
       if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $k private"
-      else sap_out "FAIL permission_denied $k lock"; fi
+      else sap_get DIR_$sap_la_d; sap_fail_class $k "$SAP_V" lock; fi
       SAP_STATUS=failed
       exit 0 ;;
     esac

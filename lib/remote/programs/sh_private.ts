@@ -91,7 +91,8 @@ sap_pmake() {
   sap_get DIR_$1
   sap_pm_pd=$SAP_V
   sap_cd "$sap_pm_pd" || return 1
-  sap_pm_pn=$(mktemp -d "./.sap-$SAP_OP-XXXXXX" 2>/dev/null) || return 1
+  # its stderr rides along: on failure it says why (SAP_ERR, sh_faults.ts)
+  sap_pm_pn=$(mktemp -d "./.sap-$SAP_OP-XXXXXX" 2>&1) || { SAP_ERR=$sap_pm_pn; return 1; }
   sap_pm_pn=$\{sap_pm_pn##*/}
   case $sap_pm_pn in .sap-"$SAP_OP"-*) ;; *) return 1 ;; esac
   sap_join "$sap_pm_pd" "$sap_pm_pn"
@@ -102,7 +103,19 @@ sap_pmake() {
   { printf '%s %s\n' "$SAP_OP" "$SAP_SECRET" > ./id; } 2>/dev/null
   sap_pm_rc=$?
   set +C
-  [ $sap_pm_rc = 0 ] || { SAP_PSWAP=1; return 1; }
+  if [ $sap_pm_rc != 0 ]; then
+    # our own empty id file: the write failed (a full disk; a builtin says
+    # nothing useful, sap_diag asks the file system), not a swap
+    if [ -f ./id ] && [ ! -L ./id ] && [ -O ./id ] && [ ! -s ./id ]; then
+      SAP_ERR=
+      # empty it from inside, then remove it under the name it has now
+      rm -f ./id 2>/dev/null
+      cd -P . 2>/dev/null && sap_pm_pn=$\{PWD##*/} && cd -P .. 2>/dev/null && rmdir "./$sap_pm_pn" 2>/dev/null
+      return 1
+    fi
+    SAP_PSWAP=1
+    return 1
+  fi
   sap_set DP_$1 "$sap_pm_pn"
   sap_set DPP_$1 "$sap_pm_pp"
 }
@@ -183,7 +196,7 @@ sap_batch_add() {
   SAP_BN=$((SAP_BN + 1))
 }
 sap_batch_run() {
-  # Run "$1" (sha, stat or ls) over the queue: BS_j (sha) or BM_j BU_j BG_j
+  # Run "$1" (sha, stat, ls or sync) over the queue: BS_j (sha) or BM_j BU_j BG_j
   # BL_j BZ_j BT_j BO_j BY_j (stat), j = 0..SAP_BN-1, or SAP_BFLAG=1 when
   # ls -ld or getfattr shows an ACL or extended attribute on any (ls); then
   # empty the queue, unless $2 is "keep".
@@ -238,6 +251,10 @@ sap_batch_part() {
   *) sap_pcd $sap_bs || { [ "$sap_bw" = ls ] || for sap_bp_j in $sap_bm; do sap_batch_none $sap_bw $sap_bp_j; done; return 0; } ;;
   esac
   case $sap_bw in
+  sync)
+    # fsync of each (GNU and BusyBox sync FILE; sh_durable.ts)
+    sap_sync "$@"
+    return 0 ;;
   sha) sap_sha_list "$@" || sap_sha_each "$@" ;;
   ls)
     sap_bp_l=$(ls -ld "$@" 2>/dev/null)
@@ -268,6 +285,7 @@ sap_batch_part() {
 }
 sap_batch_none() {
   case $1 in
+  sync) SAP_DURABLE=0 ;;
   sha) sap_set BS_$2 "" ;;
   *) for sap_bn_f in M U G L Z T O Y; do sap_set B$\{sap_bn_f}_$2 ""; done ;;
   esac
