@@ -235,7 +235,7 @@ sap_lock_acquire() {
         sap_join "$SAP_V" "$2"
         # the new owner line replaces the old one by rename, inside the
         # lock (ours, 0700): a kill at any moment leaves a complete owner
-        if sap_cd "$SAP_J1" && [ -O . ] && { printf '%s\n' "$SAP_OWNER" > ./owner.n; } 2>/dev/null && mv -f ./owner.n ./owner 2>/dev/null; then
+        if sap_cd "$SAP_J1" && [ -O . ] && { printf '%s\n' "$SAP_OWNER" > ./owner.n; } 2>/dev/null && $SAP_MV ./owner.n ./owner 2>/dev/null; then
           sap_held_add $1 "$2"
           return 0
         fi
