@@ -22,6 +22,7 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { failure } from "../failure.ts";
+import { OutputBuffer } from "./output_buffer.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
 
@@ -114,7 +115,9 @@ export class LocalShell implements RemoteShell {
         reject(startFailure(this.#shell[0]!, error));
         return;
       }
-      const stdout: Uint8Array[] = [];
+      // One buffer that grows in place (output_buffer.ts): a snapshot's
+      // reply is the files' bytes, never held twice.
+      const stdout = new OutputBuffer(Math.min(maxStdout, this.#maxOutput));
       const stderr: Uint8Array[] = [];
       let outputBytes = 0;
       let stdoutBytes = 0;
@@ -170,7 +173,7 @@ export class LocalShell implements RemoteShell {
         stdoutBytes += chunk.length;
         // Killed before the chunk is kept: never more than the limit in memory.
         if (stdoutBytes > maxStdout) return tooMuch("stdout", maxStdout);
-        if (total(chunk.length)) stdout.push(chunk);
+        if (total(chunk.length)) stdout.append(chunk);
       });
       child.stderr!.on("data", (chunk: Uint8Array): void => {
         if (settled) return;
@@ -185,7 +188,7 @@ export class LocalShell implements RemoteShell {
         if (settled) return;
         finish();
         resolve({
-          stdout: concat(stdout),
+          stdout: stdout.bytes(),
           stderr: concat(stderr),
           exitCode: code,
           signal: sig,
