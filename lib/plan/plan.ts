@@ -33,8 +33,9 @@ import {
   requireSha,
   snapshotOf,
 } from "./checks.ts";
-import { sha256Hex } from "../text/sha256.ts";
-import { decodeText, lineOf, newFileBytes, renderTextPieces, type TextFile } from "../text/text.ts";
+import { sha256Hex, sha256HexOfParts } from "../text/sha256.ts";
+import { decodeText, lineOf, newFileBytes, renderTextParts, type TextFile } from "../text/text.ts";
+import { lazyNewBytes } from "./new_content.ts";
 import type {
   AddFileOp,
   DeleteFileOp,
@@ -254,41 +255,43 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   });
   edits.sort((a, b) => a.start - b.start || a.end - b.end);
 
-  const { bytes: newBytes, pieces } = renderTextPieces(file, edits);
-  const newTooLarge = fileTooLarge(ctx, op.moveTo ?? op.path, newBytes.length, "the patched file");
+  // The new content stays parts (views of the old bytes and the new
+  // stretches) until someone reads newBytes: see new_content.ts.
+  const { parts, length: newLength, pieces } = renderTextParts(file, edits);
+  const newTooLarge = fileTooLarge(ctx, op.moveTo ?? op.path, newLength, "the patched file");
   if (newTooLarge) return { ok: false, errors: [newTooLarge] };
   const warnings = [...located.warnings];
   if (op.moveTo !== undefined && snapshotOf(ctx, op.moveTo).parentExists === false) {
     warnings.push(warning("parents_created", `${parentOf(op.moveTo)}/ does not exist yet; it will be created.`, { path: op.moveTo }));
   }
-  return {
-    ok: true,
-    file: {
-      op: op.moveTo !== undefined ? "move" : "update",
-      path: op.path,
-      ...(op.moveTo !== undefined ? { moveTo: op.moveTo, expectedDestination: { state: "missing" as const } } : {}),
-      expected: { state: "sha256", sha256: sha },
-      newBytes,
-      newSha256: sha256Hex(newBytes),
-      pieces,
-      diff: unifiedDiff({
-        oldPath: op.path,
-        newPath: op.moveTo ?? op.path,
-        oldLines: { length: file.eols.length, at: (i: number) => lineOf(file, i) },
-        oldFinalNewline: file.finalNewline,
-        edits,
-        newFinalNewline: endsWithNewline(newBytes, file),
-      }),
-      hunks: located.placements.map((p) => ({ index: p.index, line: p.start + 1, tier: p.tier })),
-      warnings,
-    },
+  const planned: PlannedFile = {
+    op: op.moveTo !== undefined ? "move" : "update",
+    path: op.path,
+    ...(op.moveTo !== undefined ? { moveTo: op.moveTo, expectedDestination: { state: "missing" as const } } : {}),
+    expected: { state: "sha256", sha256: sha },
+    newSha256: sha256HexOfParts(parts),
+    pieces,
+    diff: unifiedDiff({
+      oldPath: op.path,
+      newPath: op.moveTo ?? op.path,
+      oldLines: { length: file.eols.length, at: (i: number) => lineOf(file, i) },
+      oldFinalNewline: file.finalNewline,
+      edits,
+      newFinalNewline: endsWithNewline(parts, newLength, file),
+    }),
+    hunks: located.placements.map((p) => ({ index: p.index, line: p.start + 1, tier: p.tier })),
+    warnings,
   };
+  lazyNewBytes(planned, parts);
+  return { ok: true, file: planned };
 }
 
-/** Whether rendered bytes end with a line ending (the diff's "\ No newline" marker needs it). */
-function endsWithNewline(bytes: Uint8Array, file: TextFile): boolean {
+/** Whether rendered content (its parts) ends with a line ending (the diff's "\ No newline" marker needs it). */
+function endsWithNewline(parts: readonly Uint8Array[], length: number, file: TextFile): boolean {
   const min = file.bom ? 3 : 0;
-  if (bytes.length <= min) return false;
-  const last = bytes[bytes.length - 1];
+  if (length <= min) return false;
+  let lastPart: Uint8Array | undefined;
+  for (let i = parts.length - 1; i >= 0 && lastPart === undefined; i--) if (parts[i]!.length > 0) lastPart = parts[i];
+  const last = lastPart?.[lastPart.length - 1];
   return last === 0x0a || last === 0x0d;
 }

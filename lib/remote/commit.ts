@@ -6,6 +6,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { failure, quotedFailure, reconcileHint } from "../failure.ts";
+import { newContentLength } from "../plan/new_content.ts";
 import { commitProgram } from "./programs/programs.ts";
 import { afterCommit } from "../plan/after_commit.ts";
 import { transactionInput, transactionLayout, uploadedBytes } from "./manifest.ts";
@@ -76,7 +77,7 @@ const LARGE_CONTENT_BYTES = 4 * 1024 * 1024;
 
 function writtenBytes(plan: Plan): number {
   let total = 0;
-  for (const file of plan.files ?? []) total += file.newBytes?.length ?? 0;
+  for (const file of plan.files ?? []) total += newContentLength(file) ?? 0;
   return total;
 }
 
@@ -455,7 +456,7 @@ function fileReports(ctx: Context, byPath: Map<number, Warning[]>): FileReport[]
       ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
       previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
       new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
-      bytes_written: file.newBytes?.length ?? 0,
+      bytes_written: newContentLength(file) ?? 0,
       bytes_uploaded: uploadedBytes(plan, layout, i),
       metadata_preserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
       diff: file.diff,

@@ -32,6 +32,7 @@
  *
  * @module
  */
+import { newContentLength, newContentSlice } from "../plan/new_content.ts";
 import type { ContentPiece, PlannedFile } from "../types.ts";
 
 /** Files smaller than this are always uploaded whole. */
@@ -77,7 +78,7 @@ export function piecesProblem(file: PlannedFile): string | null {
   if (pieces === undefined) return null;
   if (file.op !== "update" && file.op !== "move") return "only an update or a move has pieces";
   if (!Array.isArray(pieces)) return "pieces must be an array";
-  const total = file.newBytes?.length ?? 0;
+  const total = newContentLength(file) ?? 0;
   let at = 0;
   let sourceEnd = 0;
   for (const piece of pieces) {
@@ -141,20 +142,20 @@ function lineLength(piece: UploadPiece): number {
  */
 export function deltaUpload(file: PlannedFile): DeltaUpload | null {
   const pieces = file.pieces;
-  const bytes = file.newBytes;
-  if ((file.op !== "update" && file.op !== "move") || pieces === undefined || bytes === undefined) return null;
-  if (bytes.length < DELTA_MIN_FILE_BYTES) return null;
+  const size = newContentLength(file);
+  if ((file.op !== "update" && file.op !== "move") || pieces === undefined || size === undefined) return null;
+  if (size < DELTA_MIN_FILE_BYTES) return null;
   const reused = chooseSourcePieces(pieces);
   let reusedBytes = 0;
   for (const p of reused) reusedBytes += p.source[1] - p.source[0];
-  if (bytes.length - reusedBytes > bytes.length / 2) return null;
+  if (size - reusedBytes > size / 2) return null;
 
   const out: UploadPiece[] = [];
   let blobBytes = 0;
   const fresh = (start: number, end: number): void => {
     if (end <= start) return;
     if (end - start <= DELTA_INLINE_MAX) {
-      const escaped = escapeForPrintfB(bytes.subarray(start, end));
+      const escaped = escapeForPrintfB(newContentSlice(file, start, end));
       if (escaped.length <= DELTA_INLINE_MAX) {
         out.push({ kind: "inline", start, end, escaped });
         return;

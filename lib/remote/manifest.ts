@@ -8,6 +8,7 @@
 import { compareCanonicalPaths, validatePath } from "../patch/paths.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import type { Plan } from "../types.ts";
+import { copyNewContent, isUnjoined, newContentLength } from "../plan/new_content.ts";
 import { deltaUpload, piecesProblem } from "./delta.ts";
 import type { DeltaUpload } from "./delta.ts";
 
@@ -98,9 +99,15 @@ export function transactionLayout(plan: Plan, options: LayoutOptions = {}): Tran
         throw new TypeError(`${file.op} of ${file.path} needs a lowercase newSha256`);
       }
     } else {
-      if (!(file.newBytes instanceof Uint8Array)) throw new TypeError(`${file.op} of ${file.path} needs newBytes`);
-      if (typeof file.newSha256 !== "string" || file.newSha256 !== sha256Hex(file.newBytes)) {
-        throw new TypeError(`newSha256 of ${file.path} does not match its newBytes`);
+      // planPatch's unjoined content hashed its own parts (lib/plan/new_content.ts):
+      // hashing it again here would be one more full pass over a large file.
+      if (isUnjoined(file)) {
+        if (typeof file.newSha256 !== "string" || !SHA.test(file.newSha256)) throw new TypeError(`${file.op} of ${file.path} needs a lowercase newSha256`);
+      } else {
+        if (!(file.newBytes instanceof Uint8Array)) throw new TypeError(`${file.op} of ${file.path} needs newBytes`);
+        if (typeof file.newSha256 !== "string" || file.newSha256 !== sha256Hex(file.newBytes)) {
+          throw new TypeError(`newSha256 of ${file.path} does not match its newBytes`);
+        }
       }
       const problem = piecesProblem(file);
       if (problem !== null) throw new TypeError(`the pieces of ${file.path} do not describe its newBytes: ${problem}`);
@@ -110,7 +117,7 @@ export function transactionLayout(plan: Plan, options: LayoutOptions = {}): Tran
   const index = new Map(paths.map((p, i) => [p, i]));
   const files = plan.files.map((file) => {
     const delta = options.delta === true ? deltaUpload(file) : null;
-    contentBytes += delta !== null ? delta.blobBytes : file.newBytes?.length ?? 0;
+    contentBytes += delta !== null ? delta.blobBytes : newContentLength(file) ?? 0;
     return { src: index.get(file.path)!, dst: file.op === "move" ? index.get(file.moveTo!)! : null, delta };
   });
   return { paths, files, contentBytes };
@@ -127,7 +134,7 @@ export function transactionLayout(plan: Plan, options: LayoutOptions = {}): Tran
  */
 export function uploadedBytes(plan: Plan, layout: TransactionLayout, i: number): number {
   const delta = layout.files[i]!.delta;
-  return delta !== null ? delta.blobBytes + delta.lineBytes : plan.files[i]!.newBytes?.length ?? 0;
+  return delta !== null ? delta.blobBytes + delta.lineBytes : newContentLength(plan.files[i]!) ?? 0;
 }
 
 function checkExpected(op: string, expected: Plan["files"][number]["expected"]): void {
@@ -162,16 +169,16 @@ export function transactionInput(
   plan.files.forEach((file, i) => {
     const { src, dst } = layout.files[i]!;
     const delta = withContent ? layout.files[i]!.delta : null;
-    const bytes = file.newBytes;
-    const sent = delta !== null ? delta.blobBytes : bytes?.length;
+    const size = newContentLength(file);
+    const sent = delta !== null ? delta.blobBytes : size;
     lines.push(
       file.op,
       String(src),
       dst === null ? "-" : String(dst),
       file.expected.state === "sha256" ? file.expected.sha256 : "-",
       file.newSha256 ?? "-",
-      bytes ? String(sent) : "-",
-      bytes ? String(offset) : "-",
+      size !== undefined ? String(sent) : "-",
+      size !== undefined ? String(offset) : "-",
     );
     if (delta === null) {
       lines.push("-");
@@ -181,7 +188,7 @@ export function transactionInput(
         lines.push(p.kind === "source" ? `S ${p.offset} ${p.length}` : p.kind === "blob" ? `B ${p.end - p.start}` : `I ${p.escaped}`);
       }
     }
-    if (bytes) offset += sent!;
+    if (size !== undefined) offset += sent!;
   });
   lines.push(String(withContent ? layout.contentBytes : 0));
   if (withContent) lines.push("SAP-DATA");
@@ -191,17 +198,17 @@ export function transactionInput(
   out.set(head, 0);
   let at = head.length;
   plan.files.forEach((file, i) => {
-    const bytes = file.newBytes;
-    if (!bytes) return;
+    const size = newContentLength(file);
+    if (size === undefined) return;
     const delta = layout.files[i]!.delta;
     if (delta === null) {
-      out.set(bytes, at);
-      at += bytes.length;
+      copyNewContent(file, 0, size, out, at);
+      at += size;
       return;
     }
     for (const p of delta.pieces) {
       if (p.kind !== "blob") continue;
-      out.set(bytes.subarray(p.start, p.end), at);
+      copyNewContent(file, p.start, p.end, out, at);
       at += p.end - p.start;
     }
   });

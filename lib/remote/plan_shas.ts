@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { newContentLength } from "../plan/new_content.ts";
 import type { TransactionLayout } from "./manifest.ts";
 import type { PatchFailure, Plan, ReconcileTicket } from "../types.ts";
 
@@ -69,7 +70,7 @@ export function reconcileTicket(plan: Plan, operationId: string): ReconcileTicke
       ...(file.op === "move" ? { move_to: file.moveTo! } : {}),
       previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
       new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
-      new_size: file.op === "delete" ? null : file.newBytes?.length ?? null,
+      new_size: file.op === "delete" ? null : newContentLength(file) ?? null,
     })),
   };
 }

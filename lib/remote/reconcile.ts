@@ -8,6 +8,7 @@
 import { failure, quotedFailure, reconcileHint, warning } from "../failure.ts";
 import { DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS } from "./commit.ts";
 import { reconcileProgram } from "./programs/programs.ts";
+import { newContentLength } from "../plan/new_content.ts";
 import { transactionInput, transactionLayout } from "./manifest.ts";
 import { parseProgramOutput } from "./protocol.ts";
 import type { ProgramOutput } from "./protocol.ts";
@@ -99,7 +100,7 @@ export async function reconcile(
   // A plan is the program's own value (a bad one is a bug: TypeError); a
   // ticket may have travelled through JSON, a file or a model, so a bad one
   // is a typed failure.
-  const subject = isPlan(target) ? { plan: target, sizes: target.files.map((f) => f.newBytes?.length ?? 0) } : ticketPlan(target, operationId);
+  const subject = isPlan(target) ? { plan: target, sizes: target.files.map((f) => newContentLength(f) ?? 0) } : ticketPlan(target, operationId);
   if ("code" in subject) return fail([subject]);
   const { plan, sizes } = subject;
   let layout: TransactionLayout;

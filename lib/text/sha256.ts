@@ -19,6 +19,20 @@ export function sha256Hex(data: Uint8Array | string): string {
 }
 
 /**
+ * Lowercase hex SHA-256 of the concatenation of `parts`, without making it.
+ *
+ * @example
+ * ```ts
+ * sha256HexOfParts([new Uint8Array([0x61]), new Uint8Array([0x62, 0x63])]) === sha256Hex("abc"); // true
+ * ```
+ */
+export function sha256HexOfParts(parts: readonly Uint8Array[]): string {
+  const hash = createHash("sha256");
+  for (const part of parts) if (part.length > 0) hash.update(part);
+  return hash.digest("hex");
+}
+
+/**
  * Whether a string is a well-formed SHA-256 hex digest (64 hex digits, any case).
  *
  * @example

@@ -348,6 +348,39 @@ export interface RenderedText {
  * ```
  */
 export function renderTextPieces(file: TextFile, edits: readonly LineEdit[]): RenderedText {
+  const { parts, length, pieces } = renderTextParts(file, edits);
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return { bytes: out, pieces };
+}
+
+/** The result of {@linkcode renderTextParts}. */
+export interface RenderedParts {
+  /** The new content in order: views of `file.bytes` and small new arrays; they concatenate to it. */
+  parts: Uint8Array[];
+  /** Total bytes of the parts. */
+  length: number;
+  /** As in {@linkcode RenderedText}. */
+  pieces: ContentPiece[];
+}
+
+/**
+ * {@linkcode renderTextPieces} without the join: the new content as the
+ * parts it is made of (mostly views of the old bytes), so a caller that
+ * needs only its SHA-256 and a few new stretches (a delta commit) never
+ * holds a second full-size copy of a large file.
+ *
+ * @example
+ * ```ts
+ * const r = decodeText(new TextEncoder().encode("a\nb\nc\n"));
+ * if (r.ok) renderTextParts(r.file, [{ start: 1, end: 2, replacement: [{ text: "B" }] }]).length; // 6
+ * ```
+ */
+export function renderTextParts(file: TextFile, edits: readonly LineEdit[]): RenderedParts {
   checkEdits(file, edits);
   const { bytes, eols } = file;
   const offsets = new LineOffsets(file);
@@ -428,16 +461,12 @@ export function renderTextPieces(file: TextFile, edits: readonly LineEdit[]): Re
     const lastPart = parts[parts.length - 1]!;
     parts[parts.length - 1] = lastPart.subarray(0, lastPart.length - lastEndingLength);
   }
-  let total = 0;
-  for (const part of parts) total += part.length;
-  const out = new Uint8Array(total);
   const pieces: ContentPiece[] = [];
   let last: [number, number] | null = null;
   let lastIsSource = false;
   let at = 0;
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
-    out.set(part, at);
     if (part.length > 0) {
       const origin = origins[i]!;
       const isSource = origin >= 0;
@@ -454,7 +483,7 @@ export function renderTextPieces(file: TextFile, edits: readonly LineEdit[]): Re
     }
     at += part.length;
   }
-  return { bytes: out, pieces };
+  return { parts, length: at, pieces };
 }
 
 /**
