@@ -22,11 +22,12 @@
 // for reading would block forever (a hang the campaign sees as a timeout).
 //
 // Usage: bun co_tenant_attacker.mjs <shared dir> <outside dir> <den> <seed> <stop file> <log file> [swap probability]
-// It stops when the stop file appears and writes its counts as JSON to the log file;
+// It writes its counts as JSON to the log file now and then, and when the stop file appears
+// a last time with "stopped": 1, then exits;
 // every name it stole (and may put back later) is appended to "<log file>.restored"
 // as it goes (the engine cannot know an entry of its own reappeared after it finished).
 import { spawnSync } from "node:child_process";
-import { appendFileSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, symlinkSync, unlinkSync, watch, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, symlinkSync, unlinkSync, watch, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 const [shared, outside, den, seedText, stopFile, logFile, swapText] = process.argv.slice(2);
@@ -40,8 +41,15 @@ const rand = () => {
 };
 const pick = (list) => list[Math.floor(rand() * list.length)];
 
-const counts = { swaps: 0, swapFailed: 0, plantsFromProc: 0, plantsPredicted: 0, fifosPlanted: 0, toggles: 0, restores: 0, procSeen: 0, fifoBytes: 0, newEntries: 0 };
-const held = []; // fds of the FIFOs, open read-write
+const counts = { fifosRetired: 0, swaps: 0, swapFailed: 0, plantsFromProc: 0, plantsPredicted: 0, fifosPlanted: 0, toggles: 0, restores: 0, procSeen: 0, fifoBytes: 0, newEntries: 0 };
+// fds of the FIFOs, open read-write, oldest first. Bounded: thousands of
+// FIFOs are planted over a long campaign and the engine unlinks most of
+// them, so holding every one ran the attacker out of file descriptors
+// (EMFILE) and the rest of the campaign attacked nothing. Past MAX_HELD the
+// oldest planted ones are drained and closed (one still planted then blocks
+// an opener for reading or writing: a trap just as real).
+const MAX_HELD = 400;
+const held = [];
 const own = new Set(); // names the attacker made itself
 const stolen = new Map(); // name -> stolen name, for restores
 let known = new Set(readdirSync(shared));
@@ -52,10 +60,11 @@ let fifos = [];
 const makeFifos = (n) => {
   const names = Array.from({ length: n }, () => join(den, `fifo-${process.pid}-${serial++}`));
   spawnSync("mkfifo", names);
+  retire(n);
   for (const p of names) {
     if (!existsSync(p)) continue;
     try {
-      held.push(openSync(p, constants.O_RDWR | constants.O_NONBLOCK));
+      held.push({ fd: openSync(p, constants.O_RDWR | constants.O_NONBLOCK), path: p });
       fifos.push(p);
     } catch {
       // not a FIFO after all
@@ -64,7 +73,7 @@ const makeFifos = (n) => {
 };
 const drain = () => {
   const buf = Buffer.alloc(65536);
-  for (const fd of held) {
+  for (const { fd } of held) {
     for (;;) {
       let n = 0;
       try {
@@ -77,6 +86,31 @@ const drain = () => {
     }
   }
 };
+// Room for n more: drain everything, then close the oldest planted FIFOs.
+function retire(n) {
+  if (held.length + n <= MAX_HELD) return;
+  drain();
+  const unplanted = new Set(fifos);
+  for (let i = 0; i < held.length && held.length + n > MAX_HELD; ) {
+    if (unplanted.has(held[i].path)) {
+      i++;
+      continue;
+    }
+    try {
+      closeSync(held[i].fd);
+    } catch {
+      // already gone
+    }
+    held.splice(i, 1);
+    counts.fifosRetired++;
+  }
+}
+// The counts as they stand, written whole (a temporary renamed over the
+// log), so a reader never sees half a record, even if this process dies.
+function report() {
+  writeFileSync(`${logFile}.tmp`, JSON.stringify(counts));
+  renameSync(`${logFile}.tmp`, logFile);
+}
 makeFifos(40);
 
 const targets = () => [
@@ -234,7 +268,8 @@ let ticks = 0;
 const loop = () => {
   if (existsSync(stopFile)) {
     drain();
-    writeFileSync(logFile, JSON.stringify(counts));
+    counts.stopped = 1;
+    report();
     rmSync(den, { recursive: true, force: true });
     process.exit(0);
   }
@@ -242,6 +277,7 @@ const loop = () => {
   scanProc();
   if (++ticks % 3 === 0) toggle();
   if (ticks % 50 === 0) drain();
+  if (ticks % 500 === 0) report();
   if (fifos.length < 10) makeFifos(20);
   setTimeout(loop, 1);
 };

@@ -374,6 +374,11 @@ export async function runCoTenantCampaign(options: CoTenantOptions): Promise<CoT
   ], { stdio: ["ignore", "ignore", "pipe"] });
   let attackerErr = "";
   attacker.stderr!.on("data", (d: Buffer) => void (attackerErr += d.toString()));
+  // An attacker that dies mid-campaign leaves the remaining commits
+  // unattacked: that is a failure of the campaign, reported as such.
+  let attackerExit: string | null = null;
+  let commitsDone = 0;
+  attacker.on("exit", (code, signal) => void (attackerExit ??= `exited (${signal ?? code}) after commit ${commitsDone}`));
   await Bun.sleep(300); // let it take its first look
 
   const outsideBefore = treeDigest(t.outside);
@@ -429,20 +434,24 @@ export async function runCoTenantCampaign(options: CoTenantOptions): Promise<CoT
         for (const p of left) rmSync(p, { recursive: true, force: true });
       }
       sweep(t);
+      commitsDone = i + 1;
       options.onCommit?.(i, options.commits);
     }
   } finally {
+    const diedEarly = attackerExit;
     writeFileSync(stop, "");
     const deadline = Date.now() + 10_000;
-    while (!existsSync(log) && Date.now() < deadline) await Bun.sleep(50);
+    while (attackerReport(log)?.stopped !== 1 && attackerExit === null && Date.now() < deadline) await Bun.sleep(50);
     try {
       process.kill(attacker.pid!, "SIGKILL");
     } catch {
       // gone
     }
+    if (diedEarly !== null) figures.violations.push(`the attacker ${diedEarly} of ${options.commits}: the rest went unattacked (${attackerErr.slice(0, 300)})`);
   }
-  if (existsSync(log)) figures.attacker = JSON.parse(readFileSync(log, "utf8"));
-  else figures.violations.push(`the attacker did not report (${attackerErr.slice(0, 300)})`);
+  const final = attackerReport(log);
+  if (final !== null) figures.attacker = final;
+  if (final?.stopped !== 1) figures.violations.push(`the attacker did not report at the end (${attackerErr.slice(0, 300)})`);
   if ((figures.attacker.fifoBytes ?? 0) > 0) {
     figures.escapes++;
     figures.violations.push(`ESCAPE: ${figures.attacker.fifoBytes} bytes reached the attacker's FIFOs`);
@@ -451,6 +460,15 @@ export async function runCoTenantCampaign(options: CoTenantOptions): Promise<CoT
   mkdirSync(t.base, { recursive: true });
   rmSync(t.base, { recursive: true, force: true });
   return figures;
+}
+
+/** The attacker's last complete report (it writes them whole, by rename), or null. */
+function attackerReport(log: string): Record<string, number> | null {
+  try {
+    return JSON.parse(readFileSync(log, "utf8"));
+  } catch {
+    return null;
+  }
 }
 
 /** One line of figures for a table. */
