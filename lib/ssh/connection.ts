@@ -5,14 +5,16 @@
  * @module
  */
 import type { Client } from "ssh2";
-import type { SudoElevation } from "./sudo.ts";
 
-/** One live SSH connection (the target client, plus jump clients before it). */
+/**
+ * One live SSH connection (the target client, plus jump clients before it).
+ * Shared by every shell of one link (a shell and its `withSudo` views); each
+ * keeps its own sudo elevation per connection (a new one validates again).
+ */
 export interface Connection {
   clients: Client[];
   target: Client;
   dropped: boolean;
-  sudo: SudoElevation;
   openChannels: number;
   channelClosed: (() => void)[];
 }

@@ -10,19 +10,25 @@ import type { RemoteProcess } from "./command.ts";
 
 /**
  * `close()` was called: a programmer's sequencing error, not retryable.
+ * `by`: `"shell"` — the shell's own connection was closed by its close();
+ * `"view"` — this `withSudo` view was closed by its own close() (the
+ * connection stays open for the other shells on it); `"owner"` — a view
+ * whose connection was closed by the shell it was made from.
  *
  * @example
  * ```ts
  * throw closedError("deploy@web1:22");
  * ```
  */
-export function closedError(label: string): RemoteShellError {
-  return new RemoteShellError(
-    failure("connect_failed", `the SSH connection to ${label} was closed by close(); open a new one with connectSsh.`, {
-      retryable: false,
-    }),
-    { started: false },
-  );
+export function closedError(label: string, by: "shell" | "view" | "owner" = "shell"): RemoteShellError {
+  const message = by === "view"
+    ? `this withSudo view of the SSH connection to ${label} was closed by its close(); the connection is still ` +
+      `open: make a new view with withSudo on a shell of it.`
+    : by === "owner"
+    ? `the SSH connection to ${label} was closed by close() of the shell connectSsh returned, which ends it for ` +
+      `every withSudo view made from it; open a new one with connectSsh.`
+    : `the SSH connection to ${label} was closed by close(); open a new one with connectSsh.`;
+  return new RemoteShellError(failure("connect_failed", message, { retryable: false }), { started: false });
 }
 
 /**
@@ -211,7 +217,7 @@ export function outputTooLargeError(label: string, maxOutputBytes: number, what:
  *
  * @example
  * ```ts
- * const mode = await connection.sudo.prepare(run).catch((e) => { throw beforeStart(e); });
+ * const mode = await elevation.prepare(run).catch((e) => { throw beforeStart(e); });
  * ```
  */
 export function beforeStart(error: unknown): unknown {

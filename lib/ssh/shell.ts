@@ -7,7 +7,9 @@
  * This file: the SSH adapter (SPEC §8): a {@linkcode RemoteShell} over one pooled ssh2
  * connection, with host keys verified before authentication, a channel
  * limiter below OpenSSH's MaxSessions, reconnect on the next call after a
- * drop, process-group kill on timeout/cancel, and optional sudo.
+ * drop, process-group kill on timeout/cancel, and optional sudo. The
+ * connection itself lives in {@linkcode SshLink} (lib/ssh/link.ts), so that
+ * `withSudo` views can share it.
  *
  * Outcome rules of `exec` (see also lib/remote/shell.ts):
  * - the program ran and exited → resolves with its exit code / signal;
@@ -22,32 +24,29 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ClientChannel } from "ssh2";
-import { ChannelLimiter } from "./channel_limiter.ts";
 import type { ChannelSlot } from "./channel_limiter.ts";
 import { RemoteShellError } from "../remote/shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../remote/shell.ts";
-import { openExecChannel, runChannel } from "./channel.ts";
+import { runChannel } from "./channel.ts";
 import type { ChannelHooks, ChannelOutcome } from "./channel.ts";
 import { buildExecCommand, buildKillCommand, MARKER_SEARCH_BYTES, PidMarkerScanner } from "./command.ts";
 import type { RemoteProcess } from "./command.ts";
-import { connectChain } from "./connect.ts";
-import { channelDone, endConnection, sleep, untilAborted } from "./connection.ts";
+import { channelDone, sleep, untilAborted } from "./connection.ts";
 import type { Connection } from "./connection.ts";
 import {
   beforeStart,
-  channelRefusedError,
   closedError,
   commandTooLongError,
   droppedError,
   loginShellError,
   MAX_EXEC_COMMAND_BYTES,
-  notSentError,
   outputTooLargeError,
   stoppedError,
 } from "./failures.ts";
-import type { AddedHostKey, HostKeyPolicy } from "./connect.ts";
+import type { AddedHostKey } from "./connect.ts";
+import { SshLink } from "./link.ts";
 import { resolveSshTarget } from "./options.ts";
-import type { ResolvedSshTarget, SshOptions } from "./options.ts";
+import type { SshOptions } from "./options.ts";
 import { classifySudoFailure, SudoElevation, sudoStdin } from "./sudo.ts";
 import type { SudoMode, SudoOption } from "./sudo.ts";
 import type { Warning } from "../types.ts";
@@ -61,9 +60,6 @@ export type { HostKeyPolicy } from "./connect.ts";
 
 /** Default output cap per program (as LocalShell): big snapshots are legitimate. */
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
-
-/** Most output kept from a sudo probe or a kill command (they print a few lines). */
-const RAW_OUTPUT_BYTES = 1024 * 1024;
 
 /** How long a kill may take before the call gives up waiting for the channel. */
 const KILL_GRACE_MS = 3000;
@@ -94,19 +90,32 @@ function boundStderr(result: ExecResult, max: number | undefined, droppedBefore:
  */
 export async function connectSsh(options: SshOptions): Promise<SshShell> {
   const target = await resolveSshTarget(options);
-  const shell = new SshShell(
-    target,
-    options.hostKeyPolicy ?? "strict",
-    options.maxChannels ?? 8,
-    options.sudo,
-    options.maxOutputBytes,
-  );
+  const link = new SshLink(target, options.hostKeyPolicy ?? "strict", options.maxChannels ?? 8);
+  const shell = new SshShell(link, {
+    ...(options.sudo !== undefined ? { sudo: options.sudo } : {}),
+    ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
+  });
   await shell.connect();
   return shell;
 }
 
+/** Options of the {@linkcode SshShell} constructor. */
+export interface SshShellOptions {
+  /** Elevation of this shell's programs (see {@linkcode SudoOption}). */
+  sudo?: SudoOption;
+  /** Output cap per program (default 1 GiB). */
+  maxOutputBytes?: number;
+  /**
+   * False for a view made by {@linkcode SshShell.withSudo}: its close() leaves
+   * the connection open. Default true: close() ends the connection.
+   */
+  ownsConnection?: boolean;
+}
+
 /**
- * A {@linkcode RemoteShell} over SSH. Create it with {@linkcode connectSsh}.
+ * A {@linkcode RemoteShell} over SSH. Create it with {@linkcode connectSsh};
+ * {@linkcode SshShell.withSudo} makes views of the same connection with
+ * another elevation.
  *
  * @example
  * ```ts
@@ -115,45 +124,80 @@ export async function connectSsh(options: SshOptions): Promise<SshShell> {
  * ```
  */
 export class SshShell implements RemoteShell {
-  /** `user@host:port` (plus ` via …` for jump hosts). */
+  /** `user@host:port` (plus ` via …` for jump hosts); the same for every view of the connection. */
   readonly label: string;
   /** True when programs run through sudo. */
   readonly elevated: boolean;
-  /** `insecure_host_key` (hostKeyPolicy "insecure-accept-any") and `agent_unavailable` warnings. */
-  readonly warnings: Warning[] = [];
+  /**
+   * `insecure_host_key` (hostKeyPolicy "insecure-accept-any") and `agent_unavailable` warnings of the
+   * connection (the same array in every view of it).
+   */
+  readonly warnings: Warning[];
   /** ssh_config notes: settings not applied (Match exec, …), a ProxyCommand run, certificates not presented. */
   readonly configWarnings: string[];
   /** Host keys appended to known_hosts under accept-new. */
-  readonly addedHostKeys: AddedHostKey[] = [];
-  readonly #target: ResolvedSshTarget;
-  readonly #policy: HostKeyPolicy;
-  readonly #limiter: ChannelLimiter;
+  readonly addedHostKeys: AddedHostKey[];
+  readonly #link: SshLink;
+  readonly #ownsConnection: boolean;
   readonly #sudoOption: SudoOption | undefined;
   readonly #maxOutputBytes: number;
-  #connecting: Promise<Connection> | null = null;
+  /** This shell's sudo validation, per connection: a reconnect validates again. */
+  readonly #elevations = new WeakMap<Connection, SudoElevation>();
+  /** Aborted by a view's close(): its calls still waiting for a channel slot reject. */
+  readonly #closing = new AbortController();
   #closed = false;
 
-  /** Prefer {@linkcode connectSsh}; this does not connect. */
-  constructor(
-    target: ResolvedSshTarget,
-    policy: HostKeyPolicy,
-    maxChannels: number,
-    sudo?: SudoOption,
-    maxOutputBytes: number = DEFAULT_MAX_OUTPUT_BYTES,
-  ) {
-    this.#maxOutputBytes = maxOutputBytes;
-    this.#target = target;
-    this.#policy = policy;
-    this.#limiter = new ChannelLimiter(maxChannels);
-    this.#sudoOption = sudo;
-    this.elevated = sudo !== undefined && sudo !== false;
-    this.label = target.label;
-    this.configWarnings = [...target.configWarnings];
+  /** Prefer {@linkcode connectSsh} and {@linkcode SshShell.withSudo}; this does not connect. */
+  constructor(link: SshLink, options: SshShellOptions = {}) {
+    this.#link = link;
+    this.#ownsConnection = options.ownsConnection ?? true;
+    this.#maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.#sudoOption = options.sudo;
+    this.elevated = options.sudo !== undefined && options.sudo !== false;
+    this.label = link.label;
+    this.warnings = link.warnings;
+    this.configWarnings = link.configWarnings;
+    this.addedHostKeys = link.addedHostKeys;
+  }
+
+  /**
+   * A view of this shell's SSH connection whose programs run with another
+   * elevation: `withSudo(true)` (`sudo -n`), `withSudo({ password })`
+   * (`sudo -S`, the password on stdin only) or `withSudo(false)` (as the login
+   * user). The view shares the connection, its reconnects and its channel
+   * limit (`maxChannels` counts the programs of all views together) with
+   * this shell, and keeps its own sudo check: made once per connection on
+   * its first program and again after a reconnect; a failure there (e.g.
+   * `auth_failed` for a wrong password) is the view's only.
+   *
+   * Closing: the view's `close()` refuses its new calls (and those still
+   * queued for a channel), lets its running programs finish and leaves the
+   * connection open for the other shells. `close()` of the shell
+   * {@linkcode connectSsh} returned ends the connection for every view:
+   * their running programs see the drop (`outcome_unknown`) and their later
+   * calls fail `connect_failed` (not retryable). A view may itself make
+   * views; they all belong to the same connection.
+   *
+   * @example
+   * ```ts
+   * const shell = await connectSsh({ host: "web1" }); // programs run as the login user
+   * const root = shell.withSudo(true); // same connection, programs run through sudo -n
+   * await Promise.all([shell.exec("id -u"), root.exec("id -u")]); // "1000\n", "0\n"
+   * await shell.close(); // ends the connection for both
+   * ```
+   */
+  withSudo(option: SudoOption): SshShell {
+    if (typeof option !== "boolean" && typeof option?.password !== "function") {
+      throw new TypeError("withSudo: the option must be true/false or { password: () => Promise<string> }");
+    }
+    return new SshShell(this.#link, { sudo: option, maxOutputBytes: this.#maxOutputBytes, ownsConnection: false });
   }
 
   /** Connect now (connectSsh calls it); later calls reconnect lazily. */
   async connect(): Promise<void> {
-    await this.#connection();
+    const closed = this.#closedError();
+    if (closed) throw closed;
+    await this.#link.connection();
   }
 
   /** Run `command` with `sh` on the host; see the module doc for outcomes. */
@@ -169,7 +213,8 @@ export class SshShell implements RemoteShell {
       const value = options[name];
       if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) throw new TypeError(`exec: ${name} must be a non-negative integer`);
     }
-    if (this.#closed) throw closedError(this.label);
+    const closed = this.#closedError();
+    if (closed) throw closed;
     const controller = new AbortController();
     let reason: "timeout" | "cancelled" | null = null;
     const stop = (why: "timeout" | "cancelled"): void => {
@@ -183,10 +228,12 @@ export class SshShell implements RemoteShell {
     try {
       let slot: ChannelSlot;
       try {
-        slot = await this.#limiter.acquire(controller.signal);
+        // A view's close() ends only its own waits; the owner's close() rejects every queued call.
+        const waitSignal = this.#ownsConnection ? controller.signal : AbortSignal.any([controller.signal, this.#closing.signal]);
+        slot = await this.#link.limiter.acquire(waitSignal);
       } catch (error) {
         if (reason !== null) throw stoppedError(this.label, reason, options.timeoutMs, null);
-        throw error;
+        throw this.#closedError() ?? error;
       }
       try {
         return await this.#execInSlot(command, options, controller.signal, () => reason);
@@ -199,15 +246,33 @@ export class SshShell implements RemoteShell {
     }
   }
 
-  /** Close the connection (and jump connections). The shell cannot be used afterwards. */
+  /**
+   * The shell connectSsh returned: close the connection (and jump
+   * connections) for it and every view of it. A view: close only the view
+   * (see {@linkcode SshShell.withSudo}). Neither can be used afterwards.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#limiter.rejectAll(closedError(this.label));
-    const pending = this.#connecting;
-    this.#connecting = null;
-    const connection = await pending?.catch(() => null);
-    if (connection) await endConnection(connection);
+    if (this.#ownsConnection) await this.#link.close();
+    else this.#closing.abort(closedError(this.label, "view"));
+  }
+
+  /** Why this shell takes no new call, or null. */
+  #closedError(): RemoteShellError | null {
+    if (this.#closed) return closedError(this.label, this.#ownsConnection ? "shell" : "view");
+    if (this.#link.closed) return closedError(this.label, this.#ownsConnection ? "shell" : "owner");
+    return null;
+  }
+
+  /** This shell's elevation on `connection` (validated on first use there). */
+  #elevation(connection: Connection): SudoElevation {
+    let elevation = this.#elevations.get(connection);
+    if (elevation === undefined) {
+      elevation = new SudoElevation(this.#sudoOption, this.#link.sudoTarget);
+      this.#elevations.set(connection, elevation);
+    }
+    return elevation;
   }
 
   async #execInSlot(
@@ -218,9 +283,11 @@ export class SshShell implements RemoteShell {
   ): Promise<ExecResult> {
     const notStarted = (): RemoteShellError => stoppedError(this.label, reason()!, options.timeoutMs, null);
     // Failures up to here happen before the program is sent: nothing ran.
-    const connection = await untilAborted(this.#connection(), signal, notStarted).catch(rethrowBeforeStart);
+    const connection = await untilAborted(this.#link.connection(), signal, notStarted).catch((error) => {
+      throw beforeStart(this.#closedError() ?? error);
+    });
     const mode = await untilAborted(
-      connection.sudo.prepare((raw, stdin) => this.#rawRun(connection, raw, stdin)),
+      this.#elevation(connection).prepare((raw, stdin) => this.#link.rawRun(connection, raw, stdin)),
       signal,
       notStarted,
     ).catch(rethrowBeforeStart);
@@ -230,7 +297,7 @@ export class SshShell implements RemoteShell {
     if (size > MAX_EXEC_COMMAND_BYTES) throw commandTooLongError(this.label, size);
     // Not abortable: once the open is sent the program may start, so an
     // abort from here on goes through the kill path below.
-    const channel = await this.#openChannel(connection, wrapped);
+    const channel = await this.#link.openChannel(connection, wrapped);
     const scanner = new PidMarkerScanner(nonce);
     let processKnown: () => void = () => {};
     const started = new Promise<void>((resolve) => (processKnown = resolve));
@@ -281,8 +348,7 @@ export class SshShell implements RemoteShell {
     }
     if (!scanner.started && outcome.exitCode !== 0) {
       const stderr = new TextDecoder().decode(outcome.stderr);
-      const target = { user: this.#target.hops.at(-1)!.username, host: this.#target.hops.at(-1)!.hostName };
-      const sudoFailure = this.elevated ? classifySudoFailure(stderr, outcome.exitCode, target) : null;
+      const sudoFailure = this.elevated ? classifySudoFailure(stderr, outcome.exitCode, this.#link.sudoTarget) : null;
       // No start marker: nothing ran — unless the scanner gave up before the
       // end of stderr (a login shell flooding it), then it is unknown.
       const started = scanner.searchedAll ? false : undefined;
@@ -318,7 +384,7 @@ export class SshShell implements RemoteShell {
     if (process !== null && !connection.dropped) {
       try {
         await Promise.race([
-          this.#rawRun(connection, buildKillCommand(process, mode), sudoStdin(mode, undefined), false),
+          this.#link.rawRun(connection, buildKillCommand(process, mode), sudoStdin(mode, undefined), false),
           sleep(KILL_GRACE_MS),
         ]);
       } catch {
@@ -332,96 +398,5 @@ export class SshShell implements RemoteShell {
       // already closed
     }
     return process ?? false;
-  }
-
-  /**
-   * Open a channel; when the server refuses (MaxSessions lower than
-   * maxChannels), shrink the limit and wait for a channel to close — unless
-   * `waitIfRefused` is false (kills: a late kill could hit a reused pgid).
-   */
-  async #openChannel(connection: Connection, command: string, waitIfRefused = true): Promise<ClientChannel> {
-    for (;;) {
-      if (connection.dropped) throw notSentError(this.label);
-      // Channels already open when this one was asked for: a refusal then
-      // may be the server's MaxSessions, not a refusal of the program.
-      const openBefore = connection.openChannels;
-      // Counted from the request on: ssh2 may deliver several open replies
-      // in one read, before any continuation runs.
-      connection.openChannels++;
-      try {
-        return await openExecChannel(connection.target, command);
-      } catch (error) {
-        channelDone(connection);
-        const message = (error as Error).message;
-        if (connection.dropped) throw droppedError(this.label, false);
-        if (waitIfRefused && /open failure/i.test(message) && openBefore > 0) {
-          // Those channels may all have closed while the refusal travelled back: then retry at once
-          // (a refusal with nothing else open is final, so this cannot loop).
-          if (connection.openChannels > 0) {
-            this.#limiter.shrinkTo(connection.openChannels);
-            await new Promise<void>((resolve) => connection.channelClosed.push(resolve));
-          }
-          continue;
-        }
-        throw channelRefusedError(this.label, message);
-      }
-    }
-  }
-
-  /** Run a command string as is (no wrapper, no limiter): sudo probes and kills. */
-  async #rawRun(connection: Connection, command: string, stdin?: Uint8Array, waitIfRefused = true): Promise<ExecResult> {
-    const channel = await this.#openChannel(connection, command, waitIfRefused);
-    // Probes and kills print a few lines: keep at most RAW_OUTPUT_BYTES of whatever comes.
-    const outcome = await runChannel(channel, stdin, { maxOutputBytes: RAW_OUTPUT_BYTES }).finally(() => channelDone(connection));
-    if (!outcome.gotExit && connection.dropped) throw droppedError(this.label, true);
-    return { stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode, signal: outcome.signal };
-  }
-
-  #connection(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(closedError(this.label));
-    if (this.#connecting === null) {
-      const attempt = this.#open();
-      this.#connecting = attempt;
-      attempt.catch(() => {
-        if (this.#connecting === attempt) this.#connecting = null;
-      });
-    }
-    return this.#connecting;
-  }
-
-  async #open(): Promise<Connection> {
-    // A configuration OpenSSH would refuse, or a ProxyCommand not allowed: never connect around it.
-    if (this.#target.refusal !== null) throw new RemoteShellError(this.#target.refusal, { started: false });
-    const { clients } = await connectChain(this.#target.hops, {
-      policy: this.#policy,
-      warnings: this.warnings,
-      addedHostKeys: this.addedHostKeys,
-    });
-    const last = this.#target.hops.at(-1)!;
-    const connection: Connection = {
-      clients,
-      target: clients.at(-1)!,
-      dropped: false,
-      sudo: new SudoElevation(this.#sudoOption, { user: last.username, host: last.hostName }),
-      openChannels: 0,
-      channelClosed: [],
-    };
-    const current = this.#connecting;
-    const onDrop = (): void => {
-      if (connection.dropped) return;
-      connection.dropped = true;
-      if (this.#connecting === current) this.#connecting = null;
-      for (const client of clients) client.end();
-      for (const wake of connection.channelClosed.splice(0)) wake();
-    };
-    for (const client of clients) {
-      client.on("close", onDrop);
-      client.on("error", () => onDrop()); // keepalive timeouts and protocol errors end the connection
-    }
-    if (this.#closed) {
-      await endConnection(connection);
-      throw closedError(this.label);
-    }
-    return connection;
   }
 }

@@ -156,9 +156,10 @@ export function classifySudoFailure(stderr: string, exitCode: number | null, tar
 }
 
 /**
- * Per-connection elevation state: validates once (lazily, on the first
- * program), caches the mode, and is {@linkcode SudoElevation.reset reset}
- * when the connection is replaced.
+ * One shell's elevation state on one connection: validates once (lazily, on
+ * the first program), caches the mode. An `SshShell` keeps one per
+ * connection, so a reconnect validates again, and each `withSudo` view of a
+ * connection has its own (a wrong password fails only that view).
  *
  * @example
  * ```ts
