@@ -1,7 +1,8 @@
 /**
  * One shell per target: a single LocalShell for local roots, and one pooled
  * SSH connection per `user@host:port` + connection options, opened on first
- * use, shared by every root on that host, closed on shutdown.
+ * use, shared by every root on that host — with `sudo` or without: a sudo
+ * root runs on a `withSudo` view of the same connection — closed on shutdown.
  *
  * @module
  */
@@ -16,7 +17,8 @@ export interface ShellSource {
 }
 
 /**
- * The connectSsh options of an ssh root.
+ * The connectSsh options of an ssh root (its `sudo` included; the pool
+ * connects without it and elevates through a view, see {@linkcode ShellPool}).
  *
  * @example
  * ```ts
@@ -46,6 +48,15 @@ export function sshOptionsOf(root: RootConfig): SshOptions {
  * adapter reconnects by itself on the next call after a drop. A failed
  * connect is forgotten, so the next call tries again.
  *
+ * Roots share a connection when everything that decides where and as whom
+ * it logs in is equal: host, port, user, identity file, known-hosts file,
+ * host-key policy, ssh_config file and jump hosts (the key is all of
+ * {@linkcode sshOptionsOf} but `sudo`). Elevation is not part of the key:
+ * the connection logs in without sudo and a `sudo` root gets a
+ * {@linkcode SshShell.withSudo} view of it (one per connection, so sudo is
+ * checked once per connection, not per call). Different credentials never
+ * share.
+ *
  * @example
  * ```ts
  * const pool = new ShellPool((line) => console.error(line));
@@ -56,6 +67,8 @@ export function sshOptionsOf(root: RootConfig): SshOptions {
 export class ShellPool implements ShellSource {
   readonly #local = new LocalShell();
   readonly #ssh = new Map<string, Promise<SshShell>>();
+  /** The sudo view of each pooled connection, made on first use by a sudo root. */
+  readonly #sudoViews = new WeakMap<SshShell, SshShell>();
   readonly #log: (line: string) => void;
 
   constructor(log: (line: string) => void = () => {}) {
@@ -63,9 +76,21 @@ export class ShellPool implements ShellSource {
   }
 
   /** The shell of `root` (see {@linkcode ShellSource.shellFor}). */
-  shellFor(root: RootConfig): Promise<RemoteShell> {
-    if (root.kind === "local") return Promise.resolve(this.#local);
-    const options = sshOptionsOf(root);
+  async shellFor(root: RootConfig): Promise<RemoteShell> {
+    if (root.kind === "local") return this.#local;
+    const { sudo, ...options } = sshOptionsOf(root);
+    const shell = await this.#connection(options, root);
+    if (sudo !== true) return shell;
+    let view = this.#sudoViews.get(shell);
+    if (view === undefined) {
+      view = shell.withSudo(true);
+      this.#sudoViews.set(shell, view);
+    }
+    return view;
+  }
+
+  /** The pooled connection for `options` (connecting on first use). */
+  #connection(options: SshOptions, root: RootConfig): Promise<SshShell> {
     const key = JSON.stringify(options);
     let pending = this.#ssh.get(key);
     if (pending === undefined) {
@@ -87,7 +112,7 @@ export class ShellPool implements ShellSource {
     return pending;
   }
 
-  /** Close every SSH connection. */
+  /** Close every SSH connection (and with it the sudo views on it). */
   async close(): Promise<void> {
     const pending = [...this.#ssh.values()];
     this.#ssh.clear();
