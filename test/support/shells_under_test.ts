@@ -9,8 +9,12 @@
  *   {@linkcode shellCases}. `sh` is left out when /bin/sh is the very same
  *   binary as dash or bash (Debian: dash), since it would repeat that case.
  * - `ssh-root` — an {@linkcode SshShell} logged in as root.
- * - `ssh-sudo` — an SshShell logged in as the non-root test user with
- *   `sudo: true` (`sudo -n`, NOPASSWD rule from the harness).
+ * - `ssh-sudo` — the non-root test user elevated with `sudo -n` (NOPASSWD
+ *   rule from the harness). Its shared adapter (`open()`) is a
+ *   `withSudo(true)` view of a plain connection (as the MCP server's pool
+ *   gives a sudo root), so every contract test — cuts and reconnects, the
+ *   sudo check again after one, exec counts — runs on a view; `openNew()`
+ *   is `connectSsh({ sudo: true })`, so the other form is covered too.
  *
  * Both SSH cases go through their own TCP proxy in front of one throwaway
  * sshd per test file, so `cut()` can break the connection at a moment the
@@ -207,7 +211,8 @@ class SshHarness {
   shared(name: string, user: string, sudo: boolean): Promise<SshShell> {
     let shell = this.#shared.get(name);
     if (shell === undefined) {
-      shell = this.connect(name, user, sudo);
+      // A view of a plain connection (see the module doc); the harness closes the connection itself.
+      shell = sudo ? this.connect(name, user, false).then((plain) => plain.withSudo(true)) : this.connect(name, user, false);
       this.#shared.set(name, shell);
       shell.catch(() => this.#shared.delete(name));
     }
