@@ -38,8 +38,24 @@ export function sshOptionsOf(root: RootConfig): SshOptions {
   if (o.hostKeyPolicy !== undefined) options.hostKeyPolicy = o.hostKeyPolicy;
   if (o.sshConfigFile !== undefined) options.sshConfigFile = o.sshConfigFile;
   if (o.proxyJump !== undefined) options.proxyJump = o.proxyJump;
-  if (o.sudo !== undefined) options.sudo = o.sudo;
+  if (o.sudoPasswordEnv !== undefined) {
+    const name = o.sudoPasswordEnv;
+    // Read on each sudo check (once per connection), so the operator may rotate it; sudo gets it on stdin only.
+    options.sudo = { password: () => Promise.resolve(process.env[name] ?? "") };
+  } else if (o.sudo !== undefined) options.sudo = o.sudo;
   return options;
+}
+
+/**
+ * Which sudo view of a pooled connection a root needs: null (none, the
+ * login user), "nopasswd" (`sudo -n`) or `env:VAR` (`sudo -S` with that
+ * variable's password). Roots with the same key share one view, and so one
+ * sudo check per connection.
+ */
+function sudoViewKey(root: RootConfig): string | null {
+  const o = root.options;
+  if (o.sudoPasswordEnv !== undefined) return `env:${o.sudoPasswordEnv}`;
+  return o.sudo === true ? "nopasswd" : null;
 }
 
 /**
@@ -51,11 +67,15 @@ export function sshOptionsOf(root: RootConfig): SshOptions {
  * Roots share a connection when everything that decides where and as whom
  * it logs in is equal: host, port, user, identity file, known-hosts file,
  * host-key policy, ssh_config file and jump hosts (the key is all of
- * {@linkcode sshOptionsOf} but `sudo`). Elevation is not part of the key:
- * the connection logs in without sudo and a `sudo` root gets a
- * {@linkcode SshShell.withSudo} view of it (one per connection, so sudo is
- * checked once per connection, not per call). Different credentials never
- * share.
+ * {@linkcode sshOptionsOf} but `sudo`, as configured: an alias and its
+ * HostName, or a user given and the same user from ssh_config, count as
+ * different). Elevation is not part of the key: the connection logs in
+ * without sudo and a sudo root gets a {@linkcode SshShell.withSudo} view of
+ * it — one per connection and sudo mode (`sudo` or `sudoPasswordEnv=VAR`),
+ * shared by the roots with that mode, so sudo is checked once per
+ * connection (again after a reconnect), not per call, and a refused sudo
+ * (wrong password, no NOPASSWD rule) fails only the roots of that view.
+ * Different credentials never share.
  *
  * @example
  * ```ts
@@ -67,8 +87,8 @@ export function sshOptionsOf(root: RootConfig): SshOptions {
 export class ShellPool implements ShellSource {
   readonly #local = new LocalShell();
   readonly #ssh = new Map<string, Promise<SshShell>>();
-  /** The sudo view of each pooled connection, made on first use by a sudo root. */
-  readonly #sudoViews = new WeakMap<SshShell, SshShell>();
+  /** The sudo views of each pooled connection by {@linkcode sudoViewKey}, made on first use by a sudo root. */
+  readonly #sudoViews = new WeakMap<SshShell, Map<string, SshShell>>();
   readonly #log: (line: string) => void;
 
   constructor(log: (line: string) => void = () => {}) {
@@ -80,11 +100,14 @@ export class ShellPool implements ShellSource {
     if (root.kind === "local") return this.#local;
     const { sudo, ...options } = sshOptionsOf(root);
     const shell = await this.#connection(options, root);
-    if (sudo !== true) return shell;
-    let view = this.#sudoViews.get(shell);
+    const viewKey = sudoViewKey(root);
+    if (sudo === undefined || sudo === false || viewKey === null) return shell;
+    let views = this.#sudoViews.get(shell);
+    if (views === undefined) this.#sudoViews.set(shell, (views = new Map()));
+    let view = views.get(viewKey);
     if (view === undefined) {
-      view = shell.withSudo(true);
-      this.#sudoViews.set(shell, view);
+      view = shell.withSudo(sudo);
+      views.set(viewKey, view);
     }
     return view;
   }

@@ -56,6 +56,13 @@ export type RootOptions = {
   sharedDirectories?: "refuse" | "allow";
   /** SSH roots: run the programs through `sudo -n` (passwordless sudo). */
   sudo?: boolean;
+  /**
+   * SSH roots: run the programs through `sudo -S` with the password read
+   * from this environment variable of the server, on each sudo check (it
+   * reaches sudo only on stdin; never in a config file, argv or a log).
+   * Implies `sudo`. Checked at startup: the variable must be set.
+   */
+  sudoPasswordEnv?: string;
   hostKeyPolicy?: "strict" | "accept-new" | "insecure-accept-any";
   knownHostsFile?: string;
   identityFile?: string;
@@ -79,6 +86,7 @@ const rootOptionsSchema = z.strictObject({
   }).optional(),
   sharedDirectories: z.enum(["refuse", "allow"]).optional(),
   sudo: z.boolean().optional(),
+  sudoPasswordEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
   hostKeyPolicy: z.enum(["strict", "accept-new", "insecure-accept-any"]).optional(),
   knownHostsFile: z.string().min(1).optional(),
   identityFile: z.string().min(1).optional(),
@@ -140,16 +148,18 @@ export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOC
   --allow-origin https://app.example               a browser Origin allowed besides localhost ones (repeatable)
 
 options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),
+  sudoPasswordEnv=VAR (sudo -S, the password read from the server's environment variable VAR; implies sudo),
   sharedDirectories=refuse|allow (directories other users can write: refused unless allowed),
   timeoutMs, maxPatchBytes, maxFiles, maxChunksPerFile, maxFileBytes, hostKeyPolicy=strict|accept-new|insecure-accept-any,
   knownHostsFile, identityFile, sshConfigFile (a path, or none), proxyJump`;
 
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const;
 const BOOLEAN_KEYS = ["requireShaForDelete", "createParents", "sudo"] as const;
-const SSH_ONLY_KEYS = ["sudo", "hostKeyPolicy", "knownHostsFile", "identityFile", "sshConfigFile", "proxyJump"] as const;
+const SSH_ONLY_KEYS = ["sudo", "sudoPasswordEnv", "hostKeyPolicy", "knownHostsFile", "identityFile", "sshConfigFile", "proxyJump"] as const;
 const QUERY_KEYS = [
   "matching",
   "sharedDirectories",
+  "sudoPasswordEnv",
   "hostKeyPolicy",
   "knownHostsFile",
   "identityFile",
@@ -275,6 +285,13 @@ function resolveRoot(name: string, location: string, options: RootOptions, base:
       throw new ConfigError(`root "${name}": ${JSON.stringify(location)} is not ssh://[user@]host[:port]/absolute/path (e.g. ssh://deploy@web1:2222/srv/app)`);
     }
     const path = posix.normalize(rest.slice(slash)).replace(/(.)\/+$/, "$1");
+    const passwordEnv = options.sudoPasswordEnv;
+    if (passwordEnv !== undefined && !process.env[passwordEnv]) {
+      throw new ConfigError(`root "${name}": sudoPasswordEnv ${passwordEnv}: that environment variable is not set (export it in the server's environment)`);
+    }
+    if (passwordEnv !== undefined && options.sudo === false) {
+      throw new ConfigError(`root "${name}": sudoPasswordEnv means sudo; drop sudo=false (or sudoPasswordEnv)`);
+    }
     return { name, kind: "ssh", path, ssh: destination, options: resolved, label: `ssh://${rest.slice(0, slash)}${path}` };
   }
   const path = resolve(base, expandHome(location));

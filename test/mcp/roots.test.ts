@@ -79,6 +79,22 @@ describe("roots from --root flags", () => {
       sudo: true,
     });
   });
+
+  test("sudoPasswordEnv: sudo -S with the variable's value, read when sudo asks (never stored in the root)", async () => {
+    const name = `SAP_TEST_SUDO_PW_${process.pid}`;
+    process.env[name] = "first";
+    try {
+      const [root] = roots(["--root", `app=ssh://h/srv?sudoPasswordEnv=${name}`]);
+      expect(root!.options).toEqual({ sudoPasswordEnv: name });
+      expect(JSON.stringify(root)).not.toContain("first");
+      const sudo = sshOptionsOf(root!).sudo as { password: () => Promise<string> };
+      expect(await sudo.password()).toBe("first");
+      process.env[name] = "rotated";
+      expect(await sudo.password()).toBe("rotated");
+    } finally {
+      delete process.env[name];
+    }
+  });
 });
 
 describe("roots from a config file", () => {
@@ -113,6 +129,10 @@ describe("configuration errors say what is wrong", () => {
     { name: "bad option value", argv: () => ["--root", "a=site?matching=fuzzy"], says: /matching: Invalid option: expected one of "exact"\|"whitespace"\|"lenient"/ },
     { name: "unknown query option", argv: () => ["--root", "a=site?matchng=exact"], says: /unknown option "matchng"; options are matching/ },
     { name: "ssh-only option on a local root", argv: () => ["--root", "a=site?sudo=1"], says: /local directory: sudo applies to ssh:\/\/ roots only/ },
+    { name: "sudoPasswordEnv naming an unset variable", argv: () => ["--root", "a=ssh://h/x?sudoPasswordEnv=SAP_TEST_UNSET_VAR"], says: /sudoPasswordEnv SAP_TEST_UNSET_VAR: that environment variable is not set/ },
+    { name: "sudoPasswordEnv with sudo=0", argv: () => ["--root", "a=ssh://h/x?sudoPasswordEnv=HOME&sudo=0"], says: /sudoPasswordEnv means sudo/ },
+    { name: "sudoPasswordEnv not a variable name", argv: () => ["--root", "a=ssh://h/x?sudoPasswordEnv=A-B"], says: /sudoPasswordEnv: an environment variable name/ },
+    { name: "sudoPasswordEnv on a local root", argv: () => ["--root", "a=site?sudoPasswordEnv=HOME"], says: /local directory: sudoPasswordEnv applies to ssh:\/\/ roots only/ },
     { name: "not a number", argv: () => ["--root", "a=site?maxFiles=many"], says: /limits\.maxFiles/ },
     { name: "config: unreadable file", argv: () => ["--config", join(work, "missing.json")], says: /cannot read it/ },
     { name: "config: invalid JSON", argv: () => ["--config", configFile("{roots:", "bad.json")], says: /not valid JSON/ },

@@ -30,8 +30,9 @@ export interface StdioSession {
  * const s = await startStdio(process.execPath, ["examples/mcp_server.ts", "--root", "site=/tmp/site"]);
  * ```
  */
-export async function startStdio(command: string, args: string[]): Promise<StdioSession> {
-  const transport = new StdioClientTransport({ command, args, cwd: REPO, stderr: "pipe" });
+export async function startStdio(command: string, args: string[], env?: Record<string, string>): Promise<StdioSession> {
+  // `env` is added to the SDK's default minimal environment (HOME, PATH, …).
+  const transport = new StdioClientTransport({ command, args, cwd: REPO, stderr: "pipe", ...(env ? { env } : {}) });
   let logged = "";
   transport.stderr?.on("data", (chunk) => (logged += String(chunk)));
   const client = new Client({ name: "stdio-test", version: "1.0.0" });

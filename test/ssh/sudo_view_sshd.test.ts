@@ -155,6 +155,30 @@ describe.skipIf(!ready)("withSudo: views of one SSH connection, against a real s
     }
   }, 20_000);
 
+  test("the sudo check is the connection's: a password that went wrong after the first check fails the view only after a reconnect, and only the view", async () => {
+    const { shell, proxy } = await throughProxy({ username: users.passwordUser });
+    let password = users.password;
+    const root = shell.withSudo({ password: async () => password });
+    try {
+      expect(text((await root.exec("id -u")).stdout)).toBe("0\n");
+      password = "rotated-away-" + Date.now();
+      // Same connection: already checked, not asked again.
+      expect(text((await root.exec("id -u")).stdout)).toBe("0\n");
+      proxy.cutAll();
+      await new Promise((resolve) => setTimeout(resolve, 100)); // let the client see the drop
+      const [refused, plain] = await Promise.all([failureOf(root.exec("echo never")), shell.exec("id -u")]);
+      expect(refused.code).toBe("auth_failed");
+      expect(refused.message).not.toContain(password);
+      expect(text(plain.stdout)).toBe(`${uid(users.passwordUser)}\n`);
+      password = users.password;
+      expect(text((await root.exec("id -u")).stdout)).toBe("0\n");
+      expect(proxy.accepted).toBe(2);
+    } finally {
+      await shell.close();
+      await proxy.close();
+    }
+  }, 30_000);
+
   test("closing a view refuses only its calls (queued ones too) and keeps the connection; closing the shell ends it for every view", async () => {
     const { shell, proxy } = await throughProxy({ username: users.nopasswdUser, maxChannels: 1 });
     const view = shell.withSudo(true);
