@@ -16,20 +16,23 @@ export interface Connection {
   target: Client;
   dropped: boolean;
   openChannels: number;
+  /** Channels of this connection that were open and have closed (failed opens not counted). */
+  channelsClosed: number;
   channelClosed: (() => void)[];
 }
 
 /**
- * A channel of `connection` closed (or its open failed): count it and wake
- * calls waiting for a free session.
+ * A channel of `connection` closed (or its open failed: `opened` false):
+ * count it and wake calls waiting for a free session.
  *
  * @example
  * ```ts
  * runChannel(channel, stdin, {}).finally(() => channelDone(connection));
  * ```
  */
-export function channelDone(connection: Connection): void {
+export function channelDone(connection: Connection, opened = true): void {
   connection.openChannels--;
+  if (opened) connection.channelsClosed++;
   for (const wake of connection.channelClosed.splice(0)) wake();
 }
 

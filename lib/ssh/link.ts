@@ -13,7 +13,7 @@ import { ChannelLimiter } from "./channel_limiter.ts";
 import { openExecChannel, runChannel } from "./channel.ts";
 import { connectChain } from "./connect.ts";
 import type { AddedHostKey, HostKeyPolicy } from "./connect.ts";
-import { channelDone, endConnection } from "./connection.ts";
+import { channelDone, endConnection, sleep } from "./connection.ts";
 import type { Connection } from "./connection.ts";
 import { channelRefusedError, closedError, droppedError, notSentError } from "./failures.ts";
 import type { ResolvedSshTarget } from "./options.ts";
@@ -24,6 +24,13 @@ import type { Warning } from "../types.ts";
 
 /** Most output kept from a sudo probe or a kill command (they print a few lines). */
 const RAW_OUTPUT_BYTES = 1024 * 1024;
+
+/**
+ * Pauses before asking again when sshd refuses an open while nothing of
+ * ours is open (see {@linkcode SshLink.openChannel}): about 1.3 s in all,
+ * then the refusal is final.
+ */
+const UNFREED_SESSION_RETRY_MS = [5, 10, 20, 40, 80, 160, 320, 640];
 
 /**
  * One SSH destination's connection, as the shells that share it see it.
@@ -101,29 +108,46 @@ export class SshLink {
    * Open a channel; when the server refuses (MaxSessions lower than
    * maxChannels), shrink the limit and wait for a channel to close — unless
    * `waitIfRefused` is false (kills: a late kill could hit a reused pgid).
+   *
+   * A refusal while nothing of ours is open is asked again too, a few times
+   * with growing pauses, once a channel of this connection has closed:
+   * OpenSSH frees a session only when its main loop collects the closed
+   * channel, after dispatching every packet it read together with our CLOSE
+   * — so an open sent right after a close (as the next queued program's
+   * is), arriving in the same read on a busy host, is refused for a session
+   * we already saw end. On a connection that never closed a channel a
+   * refusal is final at once (a server that refuses sessions, MaxSessions 0).
    */
   async openChannel(connection: Connection, command: string, waitIfRefused = true): Promise<ClientChannel> {
+    let unfreedRetries = 0;
     for (;;) {
       if (connection.dropped) throw notSentError(this.label);
       // Channels already open when this one was asked for: a refusal then
       // may be the server's MaxSessions, not a refusal of the program.
       const openBefore = connection.openChannels;
+      const closedBefore = connection.channelsClosed;
       // Counted from the request on: ssh2 may deliver several open replies
       // in one read, before any continuation runs.
       connection.openChannels++;
       try {
         return await openExecChannel(connection.target, command);
       } catch (error) {
-        channelDone(connection);
+        channelDone(connection, false);
         const message = (error as Error).message;
         if (connection.dropped) throw droppedError(this.label, false);
-        if (waitIfRefused && /open failure/i.test(message) && openBefore > 0) {
+        const refused = waitIfRefused && /open failure/i.test(message);
+        if (refused && openBefore > 0) {
           // Those channels may all have closed while the refusal travelled back: then retry at once
-          // (a refusal with nothing else open is final, so this cannot loop).
+          // (a later refusal with nothing open goes through the bounded branch below, so this cannot loop).
           if (connection.openChannels > 0) {
             this.limiter.shrinkTo(connection.openChannels);
             await new Promise<void>((resolve) => connection.channelClosed.push(resolve));
           }
+          continue;
+        }
+        if (refused && closedBefore > 0 && unfreedRetries < UNFREED_SESSION_RETRY_MS.length) {
+          // Nothing of ours open, but sshd may not have freed a session we saw close (see above).
+          await sleep(UNFREED_SESSION_RETRY_MS[unfreedRetries++]!);
           continue;
         }
         throw channelRefusedError(this.label, message);
@@ -153,6 +177,7 @@ export class SshLink {
       target: clients.at(-1)!,
       dropped: false,
       openChannels: 0,
+      channelsClosed: 0,
       channelClosed: [],
     };
     const current = this.#connecting;

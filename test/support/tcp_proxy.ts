@@ -43,6 +43,17 @@ export interface TcpProxy {
   setCutAfterBytes(cut: CutAfterBytes | undefined): void;
   /** Stop forwarding on every open connection without closing it. */
   freezeAll(): void;
+  /**
+   * Hold the client → server bytes of every open connection (nothing is
+   * dropped) until {@linkcode TcpProxy.releaseUp}, which forwards them in
+   * ONE write per connection: the server then reads messages the client
+   * sent apart in a single read, as a busy host would.
+   */
+  holdUp(): void;
+  /** Forward what {@linkcode TcpProxy.holdUp} held, one write per connection, and stop holding. */
+  releaseUp(): void;
+  /** Client → server bytes held right now, all connections. */
+  readonly heldUp: number;
   /** Stop listening and cut everything. */
   close(): Promise<void>;
 }
@@ -63,7 +74,7 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
   let accepted = 0;
   let bytesUp = 0;
   let bytesDown = 0;
-  const pairs = new Set<{ client: net.Socket; upstream: net.Socket; frozen: boolean }>();
+  const pairs = new Set<{ client: net.Socket; upstream: net.Socket; frozen: boolean; held: Buffer[] | null }>();
 
   const kill = (socket: net.Socket): void => {
     if (socket.destroyed) return;
@@ -75,7 +86,7 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     accepted++;
     const budget = cut ? { ...cut } : undefined;
     const upstream = net.connect(options.targetPort, options.targetHost ?? "127.0.0.1");
-    const pair = { client, upstream, frozen: false };
+    const pair = { client, upstream, frozen: false, held: null as Buffer[] | null };
     pairs.add(pair);
     const cutPair = (): void => {
       kill(client);
@@ -84,6 +95,10 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     const pipe = (from: net.Socket, to: net.Socket, direction: "up" | "down"): void => {
       from.on("data", (chunk: Buffer) => {
         if (pair.frozen) return;
+        if (direction === "up" && pair.held !== null) {
+          pair.held.push(chunk);
+          return;
+        }
         const left = budget?.[direction];
         if (left !== undefined && chunk.length >= left) {
           if (left > 0) to.write(chunk.subarray(0, left));
@@ -146,6 +161,24 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     },
     freezeAll() {
       for (const pair of pairs) pair.frozen = true;
+    },
+    holdUp() {
+      for (const pair of pairs) pair.held ??= [];
+    },
+    releaseUp() {
+      for (const pair of pairs) {
+        const held = pair.held;
+        pair.held = null;
+        if (held === null || held.length === 0) continue;
+        const joined = Buffer.concat(held);
+        bytesUp += joined.length; // no cut budget applies to held bytes: holding is for timing, not cuts
+        pair.upstream.write(joined);
+      }
+    },
+    get heldUp() {
+      let n = 0;
+      for (const pair of pairs) for (const chunk of pair.held ?? []) n += chunk.length;
+      return n;
     },
     close() {
       return new Promise<void>((resolve) => {
