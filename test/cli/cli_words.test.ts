@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../../mod.ts";
 import { REPO, removeTemps, runApply, siteCopy, tempDir } from "./run_cli.ts";
 
-afterAll(removeTemps);
+afterAll(removeTemps, 30_000);
 
 const CONF_PATCH = [
   "*** Begin Patch",

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { removeTemps, runScript } from "./run_cli.ts";
 
-afterAll(removeTemps);
+afterAll(removeTemps, 30_000);
 
 const tempOf = (stdout: string): string => /Working on a copy of examples\/site\/ in (\S+?)(?: \(|\.\n)/.exec(stdout)![1]!;
 

@@ -16,7 +16,7 @@ import type { TreeEntry } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { at, q, read } from "./helpers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: applyPatch" });
 

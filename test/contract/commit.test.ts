@@ -14,7 +14,7 @@ import { bytes, cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, P, pl
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { at, read } from "./helpers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: commit" });
 

@@ -26,7 +26,7 @@ import { cleanupTemps, CountingShell, HookedShell, makeTree, noLeftoversAfterEac
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { q } from "./helpers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: delta upload" });
 

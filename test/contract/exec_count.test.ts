@@ -13,7 +13,7 @@ import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { cleanupTemps, CountingShell, makeTree, noLeftoversAfterEach, P, plan } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: exec count" });
 

@@ -18,7 +18,7 @@ import { cleanupTemps, HookedShell, leftovers, makeTree, noLeftoversAfterEach, P
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { at, pauseUntil, q, read, waitForFile } from "./helpers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: faults" });
 

@@ -12,7 +12,7 @@ import { asUser, cleanupTemps, CountingShell, makeTree, rootTest, shellCases, te
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { ensureTestUsers } from "../support/sshd.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 const shells = shellsUnderTest({ suite: "contract: listFiles" });
 
 const paths = (r: { entries: { path: string }[] }): string[] => r.entries.map((e) => e.path);

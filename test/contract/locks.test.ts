@@ -17,7 +17,7 @@ import type { CommitReport } from "../../lib/types.ts";
 import { assertNoLeftovers, cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, writeTree } from "../support/local_trees.ts";
 import { HEAVY_SHELLS, shellsUnderTest } from "../support/shells_under_test.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: locks" });
 const heavy = new Set(HEAVY_SHELLS);

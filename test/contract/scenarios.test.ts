@@ -23,7 +23,7 @@ import { assertNoLeftovers, cleanupTemps, CountingShell, noLeftoversAfterEach, t
 import { only, shellsUnderTest } from "../support/shells_under_test.ts";
 import type { ShellUnderTest } from "../support/shells_under_test.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const scenarios = loadScenarios();
 

@@ -17,7 +17,7 @@ import { asUser, cleanupTemps, CountingShell, HookedShell, makeTree, rootTest, s
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { ensureTestUsers } from "../support/sshd.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 const shells = shellsUnderTest({ suite: "contract: searchFiles" });
 
 const hits = (r: { matches: { path: string; line: number }[] }): string[] => r.matches.map((m) => `${m.path}:${m.line}`);

@@ -11,7 +11,7 @@ import { shQuote } from "../../lib/remote/shell.ts";
 import { cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, tempDir } from "../support/local_trees.ts";
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const shells = shellsUnderTest({ suite: "contract: snapshot" });
 

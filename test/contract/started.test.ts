@@ -17,7 +17,7 @@ import { cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "
 import { shellsUnderTest } from "../support/shells_under_test.ts";
 import { read } from "./helpers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const sshShells = shellsUnderTest({ suite: "contract: started" }).filter((c) => c.transport === "ssh");
 

@@ -19,7 +19,7 @@ import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { ATTACKS } from "./attack_cases.ts";
 import { runAttacks } from "./attacks.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 describe("attack corpus (LocalShell)", () => {
   test("the corpus has at least 40 rows", () => {

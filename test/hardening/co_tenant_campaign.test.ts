@@ -14,7 +14,7 @@ import { only, shellsUnderTest } from "../support/shells_under_test.ts";
 import { describeCoTenant, runCoTenantCampaign } from "./co_tenant_campaign.ts";
 import type { CoTenantOptions } from "./co_tenant_campaign.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 const shells = shellsUnderTest({ suite: "hardening: co-tenant campaign" });
 
 const RUNS: { name: string; sharing: CoTenantOptions["sharing"]; mode: CoTenantOptions["mode"]; commits: number; seed: number }[] = [

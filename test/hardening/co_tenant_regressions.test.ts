@@ -28,7 +28,7 @@ import { asUser, busyboxUserland, cleanupTemps, leftovers, rootTest, shellCases,
 import { asAttacker, attackBin, coTenantTree, digestChanges, filesContaining, loginAccount, treeDigest } from "./co_tenant_fixture.ts";
 import type { AttackRule, CoTenantOptions, CoTenantTree } from "./co_tenant_fixture.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 const begin = "*** Begin Patch";
 const end = "*** End Patch";

@@ -8,7 +8,7 @@ import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { runOppositeOrders, runSharedFileEditors } from "./concurrency.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 const local = (): LocalShell => new LocalShell({ cwd: tempDir("sap-conc-cwd-") });
 

@@ -25,7 +25,7 @@ describe.skipIf(!ready)("faults over a real sshd", () => {
   afterAll(async () => {
     await env?.stop();
     cleanupTemps();
-  });
+  }, 30_000);
 
   test("connection cut at 4 points in each direction of a 3-file commit with a delta upload (TCP proxy): every invariant holds", async () => {
     expect(deltaFiles(threeFileFixture())).toBe(1);

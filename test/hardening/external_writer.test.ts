@@ -11,7 +11,7 @@ import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, tempDir } from "../support/local_trees.ts";
 import { runExternalWriter } from "./external_writer.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 describe("external writer", () => {
   test("15 patch attempts against a writer appending every ~40 ms: edits intact, losses only with a successful commit", async () => {

@@ -14,7 +14,7 @@ import { assertNoLeftovers, cleanupTemps, HookedShell, leftovers, tempDir } from
 import { deltaFiles, fileStates, fourOpFixture, writeBefore } from "./fixture.ts";
 import { runKillCampaign } from "./kills.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 const local = (): LocalShell => new LocalShell({ cwd: tempDir("sap-kill-cwd-") });
 

@@ -11,7 +11,7 @@ import { reconcile } from "../../lib/remote/reconcile.ts";
 import { assertNoLeftovers, cleanupTemps, leftovers, makeTree, P, plan } from "../support/local_trees.ts";
 import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 describe("locks are never visible without their owner", () => {
   test("SIGKILL right after the mkdir of the first lock directory (wrapped mkdir): reconcile settles at once and leaves nothing", async () => {

@@ -11,7 +11,7 @@ import { reconcile } from "../../lib/remote/reconcile.ts";
 import { cleanupTemps, HookedShell, makeTree, P, plan } from "../support/local_trees.ts";
 import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 describe("reconcile removes the parent directories the dead commit created", () => {
   test("SIGKILL right after creating an Add's new parent directory (wrapped mkdir): reconcile removes it", async () => {

@@ -18,7 +18,7 @@ import { shQuote } from "../../lib/remote/shell.ts";
 import { assertNoLeftovers, cleanupTemps, HookedShell, makeTree, P, plan, tempDir } from "../support/local_trees.ts";
 import { plainShell } from "./tool_wrappers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 async function waitFor(path: string): Promise<void> {
   for (let i = 0; i < 500 && !existsSync(path); i++) await Bun.sleep(10);

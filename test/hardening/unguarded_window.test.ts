@@ -22,7 +22,7 @@ import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { shQuote } from "../../lib/remote/shell.ts";
 import { assertNoLeftovers, cleanupTemps, HookedShell, makeTree, P, plan, tempDir } from "../support/local_trees.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 /** Every external tool the remote programs use. */
 const TOOLS = ["mv", "stat", "chmod", "chown", "chgrp", "ls", "getfattr", "grep", "link", "ln", "cp", "rm", "rmdir", "sha256sum", "shasum", "openssl", "date", "mkdir", "dd", "head", "tail", "cat", "id", "uname", "sleep", "mktemp"];

@@ -57,7 +57,7 @@ describe("Streamable HTTP on 127.0.0.1 (no token)", () => {
   }, 20_000);
   afterAll(async () => {
     expect(await server.stop()).toBe(0);
-  });
+  }, 30_000);
 
   test("the same tools: list → search → read → patch → read, and a 12 MB patch", async () => {
     expect(server.url.pathname).toBe("/mcp");
@@ -160,7 +160,7 @@ describe("Streamable HTTP with a bearer token (SAP_MCP_TOKEN) and a small patch 
   }, 20_000);
   afterAll(async () => {
     expect(await server.stop("SIGINT")).toBe(0);
-  });
+  }, 30_000);
 
   test("without the token: 401 with WWW-Authenticate; a wrong token: 401; with it: the tools", async () => {
     const none = await rawPost(server.url, {});

@@ -106,7 +106,7 @@ describe.skipIf(!ready)("with an SSH root on a real sshd", () => {
   }, 30_000);
   afterAll(async () => {
     await sshd?.stop();
-  });
+  }, 30_000);
 
   test("a missing or stale SSH_AUTH_SOCK does not break a root that has an identityFile", async () => {
     for (const sock of [join(work, "no-such-agent.sock"), "/dev/null"]) {

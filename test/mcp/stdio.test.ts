@@ -26,10 +26,10 @@ describe("the example server over stdio, spawned as `bun examples/mcp_server.ts 
   let session: StdioSession;
   beforeAll(async () => {
     session = await startStdio(process.execPath, ["examples/mcp_server.ts", "--root", `site=${site}`]);
-  });
+  }, 30_000);
   afterAll(async () => {
     await session?.close();
-  });
+  }, 30_000);
 
   test("read → patch (expected_sha256 from the read) → read", async () => {
     const before = (await session.call("read_file", { path: "assets/menu.js" })).structuredContent as ReadFileOutput;

@@ -52,7 +52,7 @@ describe.skipIf(!ready)("the example server over stdio with roots on a real sshd
     await session?.close();
     await sshd?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   test("read → patch → read on a CRLF file over SSH: endings and mode kept; both roots share one connection", async () => {
     const before = (await session.call("read_file", { root: "conf", path: "site.conf" })).structuredContent as ReadFileOutput;

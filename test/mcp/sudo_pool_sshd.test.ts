@@ -64,7 +64,7 @@ describe.skipIf(!ready)("the MCP server's pool: sudo and plain roots of one host
     await session?.close();
     await sshd?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   test("a sudo root and two plain roots with the same credentials: concurrent calls, each elevated or not, one connection", async () => {
     const update = "*** Begin Patch\n*** Update File: app.conf\n@@\n-port = 80\n+port = 8080\n*** End Patch";

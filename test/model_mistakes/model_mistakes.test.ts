@@ -40,7 +40,7 @@ const temps: string[] = [];
 afterAll(() => {
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });
   removeTemps();
-});
+}, 30_000);
 
 function patchText(m: Mistake, root: string): string {
   return typeof m.patch === "function" ? m.patch(root) : m.patch;

@@ -13,7 +13,7 @@ import { sha256Hex } from "../../lib/text/sha256.ts";
 import { shQuote } from "../../lib/remote/shell.ts";
 import { asUser, busyboxBinary, cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, P, plan, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const read = (root: string, path: string): string => readFileSync(join(root, path), "utf8");
 

@@ -10,7 +10,7 @@ import { commitRemote } from "../../lib/remote/commit.ts";
 import type { ExecOptions, RemoteShell } from "../../lib/remote/shell.ts";
 import { cleanupTemps, localShell, makeTree, noLeftoversAfterEach, P, plan, shellCases } from "../support/local_trees.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 
 describe("commit transport faults", () => {

@@ -21,7 +21,7 @@ import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { cleanupTemps, HookedShell, leftovers, makeTree, P, plan, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 import { ensureTestUsers } from "../support/sshd.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 const idOf = (flag: string, user: string): number => Number(Bun.spawnSync(["id", flag, user]).stdout.toString().trim());
 /** mkfifo as another user (the attacker), in a directory they may write. */

@@ -20,7 +20,7 @@ import { ensureTestUsers } from "../support/sshd.ts";
 afterAll(() => {
   unmountAll();
   cleanupTemps();
-});
+}, 30_000);
 
 const KiB = 1024;
 const text = (n: number, seed: string): string => {

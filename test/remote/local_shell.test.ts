@@ -8,7 +8,7 @@ import { cleanupTemps, shellCases, tempDir } from "../support/local_trees.ts";
 
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 
 for (const c of shellCases()) {
   describe(`LocalShell (${c.name})`, () => {

@@ -19,7 +19,7 @@ import { reconcile } from "../../lib/remote/reconcile.ts";
 import { cleanupTemps, HookedShell, leftovers, makeTree, noLeftoversAfterEach, P, plan, shellCases, tempDir } from "../support/local_trees.ts";
 import { at, pauseUntil, read, waitForFile } from "../contract/helpers.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 
 const KILL = "kill -9 0";

@@ -13,7 +13,7 @@ import { sha256Hex } from "../../lib/text/sha256.ts";
 import type { ReconcileTicket } from "../../lib/types.ts";
 import { cleanupTemps, CountingShell, localShell, makeTree, noLeftoversAfterEach, P, plan, shellCases } from "../support/local_trees.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 
 const c = shellCases()[0]!;

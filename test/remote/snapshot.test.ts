@@ -13,7 +13,7 @@ import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { asUser, busyboxBinary, cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 import { shQuote } from "../../lib/remote/shell.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 
 for (const c of shellCases()) {

@@ -22,7 +22,7 @@ import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shel
 import type { FailureCode } from "../../lib/types.ts";
 import { cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "../support/local_trees.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 const read = (root: string, path: string): string => readFileSync(join(root, path), "utf8");
 

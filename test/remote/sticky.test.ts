@@ -16,7 +16,7 @@ import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { asUser, cleanupTemps, leftovers, makeTree, noLeftoversAfterEach, rootTest, shellCases } from "../support/local_trees.ts";
 import { ensureTestUsers } from "../support/sshd.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 
 const idOf = (flag: string, user: string): number => Number(Bun.spawnSync(["id", flag, user]).stdout.toString().trim());

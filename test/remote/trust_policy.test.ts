@@ -21,7 +21,7 @@ import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, P, plan, rootTest, setPosixAcl, shellCases, tempDir } from "../support/local_trees.ts";
 import { ensureTestUsers } from "../support/sshd.ts";
 
-afterAll(cleanupTemps);
+afterAll(cleanupTemps, 30_000);
 noLeftoversAfterEach();
 
 const idOf = (flag: string, user: string): number => Number(Bun.spawnSync(["id", flag, user]).stdout.toString().trim());

@@ -143,7 +143,7 @@ describe("runtime matrix: Node and Deno from the npm registry", () => {
     await sshd?.stop();
     for (const root of roots) rmSync(root, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   for (const runtime of RUNTIMES) {
     test(`${runtime.name}: installed by npm (node_modules/.bin/${runtime.name}) at version >= ${runtime.minimum.join(".")}`, () => {

@@ -21,11 +21,11 @@ describe.skipIf(!ready)("ssh_config aliases and ProxyJump against real sshds", (
     pair = await startJumpPair();
     ({ jump, target } = pair);
     knownHosts = writeKnownHosts(work, pair.knownHostsLines);
-  });
+  }, 30_000);
   afterAll(async () => {
     await pair?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   function config(name: string, body: string): string {
     const path = join(work, name);

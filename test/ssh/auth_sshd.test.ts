@@ -83,7 +83,7 @@ describe.skipIf(!ready)("authentication like OpenSSH, against real sshds and a r
     await agent?.stop();
     await broken?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   let n = 0;
   /** An ssh_config with `Host box` for `server`, plus `lines`. */

@@ -27,11 +27,11 @@ describe.skipIf(!ready)("ssh_config end to end against a real sshd and the real 
     work = mkdtempSync(join(tmpdir(), "sap-config-e2e-"));
     sshd = await startSshd();
     knownHosts = writeKnownHosts(work, [sshd.hostKeyLine]);
-  });
+  }, 30_000);
   afterAll(async () => {
     await sshd?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   let n = 0;
   function config(lines: string[]): string {

@@ -25,12 +25,12 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     sshd = await startSshd({ maxSessions: 3 });
     knownHosts = writeKnownHosts(work, [sshd.hostKeyLine]);
     shell = await connectSsh(sshOptions(sshd, knownHosts, { maxChannels: 2 }));
-  });
+  }, 30_000);
   afterAll(async () => {
     await shell?.close();
     await sshd?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   test("stdout, stderr, exit code; label", async () => {
     const result = await shell.exec("echo out; echo err >&2; exit 3");
@@ -270,11 +270,11 @@ describe.skipIf(!ready)("dropped connections (TCP proxy)", () => {
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "sap-drop-"));
     sshd = await startSshd();
-  });
+  }, 30_000);
   afterAll(async () => {
     await sshd?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   async function throughProxy(): Promise<{ shell: SshShell; proxy: Awaited<ReturnType<typeof startTcpProxy>> }> {
     const proxy = await startTcpProxy({ targetPort: sshd.port });

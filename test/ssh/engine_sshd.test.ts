@@ -49,12 +49,12 @@ describe.skipIf(!ready)("the remote engine over a real sshd with sudo", () => {
     knownHosts = writeKnownHosts(work, [sshd.hostKeyLine]);
     root = mkdtempSync(join(tmpdir(), "sap-root-"));
     chmodSync(root, 0o755);
-  });
+  }, 30_000);
   afterAll(async () => {
     await sshd?.stop();
     rmSync(work, { recursive: true, force: true });
     rmSync(root, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   function rootOwnedFile(): string {
     const file = join(root, "app.conf");

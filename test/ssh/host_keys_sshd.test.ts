@@ -26,11 +26,11 @@ describe.skipIf(!ready)("host keys against a real sshd", () => {
     const token = `[127.0.0.1]:${sshd.port}`;
     ecdsaLine = `${token} ${readFileSync(join(work, "host_ecdsa.pub"), "utf8").trim().split(/\s+/).slice(0, 2).join(" ")}`;
     otherKeyLine = `${token} ${readFileSync(join(work, "other.pub"), "utf8").trim().split(/\s+/).slice(0, 2).join(" ")}`;
-  });
+  }, 30_000);
   afterAll(async () => {
     await sshd?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   test("unknown host key: refused before authentication, with fingerprint and the line to add", async () => {
     const knownHosts = writeKnownHosts(work, [], "empty");

@@ -38,7 +38,7 @@ beforeAll(() => {
   keys.a = keygen("a", "ed25519");
   keys.b = keygen("b", "ed25519");
   keys.ecdsa = keygen("c", "ecdsa");
-});
+}, 30_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("verifyHostKey on plain entries", () => {

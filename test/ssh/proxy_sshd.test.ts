@@ -40,7 +40,7 @@ describe.skipIf(!ready)("ProxyCommand and jump chains against real sshds", () =>
   afterAll(async () => {
     await Promise.all([target, j0, j1].map((s) => s?.stop()));
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   let n = 0;
   function config(lines: string[]): string {

@@ -37,7 +37,7 @@ beforeAll(() => {
       "",
     ].join("\n"),
   );
-});
+}, 30_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("resolveSshTarget", () => {

@@ -21,11 +21,11 @@ describe.skipIf(!ready)("sudo elevation against a real sshd", () => {
     sshd = await startSshd();
     users = ensureTestUsers();
     knownHosts = writeKnownHosts(work, [sshd.hostKeyLine]);
-  });
+  }, 30_000);
   afterAll(async () => {
     await sshd?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   test("sudo: true with a NOPASSWD rule runs programs as root and reports elevated", async () => {
     const shell = await connectSsh(sshOptions(sshd, knownHosts, { username: users.nopasswdUser, sudo: true }));

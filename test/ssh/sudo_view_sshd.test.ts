@@ -34,7 +34,7 @@ describe.skipIf(!ready)("withSudo: views of one SSH connection, against a real s
   afterAll(async () => {
     await sshd?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   /** A shell (no sudo) connected through a fresh TCP proxy, which counts the SSH connections. */
   async function throughProxy(extra: Partial<SshOptions>): Promise<{ shell: SshShell; proxy: TcpProxy }> {

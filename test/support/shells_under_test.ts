@@ -125,7 +125,7 @@ export function shellsUnderTest(options: ShellsUnderTestOptions): ShellUnderTest
   const sshNames = ["ssh-root", "ssh-sudo"].filter(wanted);
   if (sshNames.length > 0 && sshdReady(`${options.suite} over SSH (ssh-root, ssh-sudo)`, true)) {
     const harness = new SshHarness();
-    afterAll(() => harness.stop());
+    afterAll(() => harness.stop(), 30_000);
     if (sshNames.includes("ssh-root")) cases.push(sshCase(harness, "ssh-root", "root", false));
     if (sshNames.includes("ssh-sudo")) cases.push(sshCase(harness, "ssh-sudo", "sapuser", true));
   }
