@@ -14,6 +14,9 @@ import { afterCommit } from "./plan/after_commit.ts";
 import { RemoteShellError } from "./remote/shell.ts";
 import type { RemoteShell } from "./remote/shell.ts";
 import { readSnapshots, snapshotRootId } from "./remote/snapshot.ts";
+import type { CompressMode } from "./remote/host_wire.ts";
+import type { SnapshotCache } from "./remote/snapshot_cache.ts";
+import { cacheScope, rememberCommitted } from "./remote/snapshot_wire.ts";
 import type { ApplyReport, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
 
 /** One `applyPatch` request. Only `root` and `patch` are required. */
@@ -56,6 +59,19 @@ export interface ApplyRequest {
    * `directory_trust`).
    */
   sharedDirectories?: SharedDirectories;
+  /**
+   * Contents seen before (SPEC §11.1): a file whose content the cache holds
+   * is not downloaded again — the host only proves its SHA-256 — and after
+   * a successful commit the new contents go into the cache, so the next
+   * patch of the same files downloads nothing. Each file's report says
+   * where its snapshot came from (`snapshot`). Share one per session.
+   */
+  cache?: SnapshotCache;
+  /**
+   * Compress large snapshots on the host and send the programs packed:
+   * `"auto"` (default: when `shell.link` is `"network"`), `true`, `false`.
+   */
+  compress?: CompressMode;
 }
 
 /**
@@ -105,6 +121,8 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
       timeoutMs: request.timeoutMs,
       maxFileBytes: limits.maxFileBytes,
       sharedDirectories: request.sharedDirectories,
+      cache: request.cache,
+      compress: request.compress,
     });
   } catch (error) {
     if (error instanceof RemoteShellError) return failed([{ ...error.failure, operation_id: operationId }], warnings);
@@ -139,12 +157,21 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     delta: request.delta,
     sharedDirectories: request.sharedDirectories,
     expectRootId: snapshotRootId(snapshots),
+    compress: request.compress,
   });
+  if (committed.ok && request.cache !== undefined) rememberCommitted(request.cache, cacheScope(shell, request.root), plan);
   // A failed commit has no per-file reports, so the plan's per-file warnings
   // (fuzzy matches, …) move up rather than vanish.
   const outcome = (committed.errors ?? []).some((e) => e.code === "outcome_unknown" || e.code === "partial_apply") ? "unknown" : "not_committed";
   const fileWarnings = committed.ok ? [] : plan.files.flatMap((f) => afterCommit(f.warnings, outcome));
-  return { ...committed, dry_run: false, warnings: [...warnings, ...fileWarnings, ...committed.warnings] };
+  const files = committed.files.map((f) => withTransfer(f, snapshots));
+  return { ...committed, files, dry_run: false, warnings: [...warnings, ...fileWarnings, ...committed.warnings] };
+}
+
+/** A file report with how its source's snapshot reached the client (none for an Add). */
+function withTransfer(file: FileReport, snapshots: Snapshots): FileReport {
+  const transfer = file.op === "add" ? undefined : snapshots.get(file.path)?.transfer;
+  return transfer === undefined ? file : { ...file, snapshot: transfer };
 }
 
 /**
@@ -158,7 +185,14 @@ async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, err
   let snapshots: Snapshots | undefined;
   if (paths.length > 0 && !request.signal?.aborted) {
     try {
-      snapshots = await readSnapshots(shell, request.root, paths, { signal: request.signal, timeoutMs: request.timeoutMs, maxFileBytes: limits.maxFileBytes });
+      snapshots = await readSnapshots(shell, request.root, paths, {
+        signal: request.signal,
+        timeoutMs: request.timeoutMs,
+        maxFileBytes: limits.maxFileBytes,
+        sharedDirectories: request.sharedDirectories,
+        cache: request.cache,
+        compress: request.compress,
+      });
     } catch (error) {
       if (!(error instanceof RemoteShellError)) throw error;
     }
@@ -179,7 +213,7 @@ export function patchPaths(patch: Patch): string[] {
 /** The per-file report of a dry run: what would change, nothing written. */
 function dryRunFiles(plan: Plan, snapshots: Snapshots): FileReport[] {
   const shared = (path: string | undefined): boolean => path !== undefined && snapshots.get(path)?.directoryTrust === "shared";
-  return plan.files.map((file) => ({
+  return plan.files.map((file) => withTransfer({
     op: file.op,
     path: file.path,
     ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
@@ -190,7 +224,7 @@ function dryRunFiles(plan: Plan, snapshots: Snapshots): FileReport[] {
     diff: file.diff,
     warnings: file.warnings,
     directory_trust: shared(file.path) || shared(file.moveTo) ? "shared" as const : "trusted" as const,
-  }));
+  }, snapshots));
 }
 
 function cancelledBeforeCommit(operationId: string): PatchFailure {

@@ -418,12 +418,23 @@ export interface FileSnapshot {
    */
   directoryTrust?: DirectoryTrust;
   /**
+   * How the bytes reached the client (readSnapshots): `"cached"` — the
+   * host proved by SHA-256 that the file holds content this client already
+   * had (a `SnapshotCache`), nothing was sent; `"downloaded"` — sent as
+   * they are; `"compressed"` — sent compressed, then decompressed and
+   * checked against the host's SHA-256. Absent when no bytes were read.
+   */
+  transfer?: SnapshotTransfer;
+  /**
    * Set when the remote side refused the path (§6): a symlinked component,
    * a parent resolving outside the root, a non-directory component, no
    * permission. planPatch turns it into this failure for any op on the path.
    */
   rejected?: PatchFailure;
 }
+
+/** How a snapshot's bytes reached the client (see `FileSnapshot.transfer`). */
+export type SnapshotTransfer = "cached" | "downloaded" | "compressed";
 
 /** All snapshots of a patch, keyed by root-relative path. */
 export type Snapshots = ReadonlyMap<string, FileSnapshot>;
@@ -602,6 +613,13 @@ export interface FileReport {
    * `CommitOptions.delta`). Absent in dry-run and reconcile reports.
    */
   bytes_uploaded?: number;
+  /**
+   * How the content this change was planned on reached the client
+   * (`FileSnapshot.transfer` of its source): from the `SnapshotCache` after
+   * the host proved its SHA-256, downloaded, or downloaded compressed.
+   * Absent for an Add (nothing was read) and in reconcile reports.
+   */
+  snapshot?: SnapshotTransfer;
   diff: string;
   warnings: Warning[];
   /**

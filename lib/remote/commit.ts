@@ -18,6 +18,8 @@ import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteErro
 import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
 import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_refusals.ts";
 import type { WriteRefusalContext } from "./host_refusals.ts";
+import { execProgram } from "./host_wire.ts";
+import type { CompressMode } from "./host_wire.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
@@ -70,6 +72,14 @@ export interface CommitOptions {
    * applyPatch passes it.
    */
   expectRootId?: string;
+  /**
+   * Send the program's text packed (gzip + base64, unpacked on the host)
+   * once a snapshot of this shell has shown the host can unpack it:
+   * `"auto"` (default: when `shell.link` is `"network"`), `true`, `false`
+   * (lib/remote/host_wire.ts). The content itself is sent as it is (a
+   * delta upload already sends only what changed).
+   */
+  compress?: CompressMode;
 }
 
 /** From this many bytes of new content on, the host hashes with OpenSSL where it can (lib/remote/programs/sh_common.ts). */
@@ -162,14 +172,14 @@ export async function commitRemote(
   const stdin = transactionInput(plan, layout, "SAP-COMMIT-2", true, randomBytes(16).toString("hex"));
   const tooLarge = (): CommitReport => fail([replyTooLarge("commit", MAX_REPLY_BYTES, { ticket: reconcileTicket(plan, operationId) })]);
   try {
-    result = await shell.exec(command, {
+    result = await execProgram(shell, command, {
       stdin,
       signal: options.signal,
       timeoutMs: options.timeoutMs ?? writeTimeoutMs(stdin.length, lockWaitMs),
       onStdinProgress: options.onProgress ? reportedProgress(plan, layout, options.onProgress) : undefined,
       maxStdoutBytes: MAX_REPLY_BYTES,
       maxStderrBytes: MAX_STDERR_BYTES,
-    });
+    }, options.compress);
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
     if (stdoutOverflow(error)) return tooLarge();

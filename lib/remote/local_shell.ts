@@ -70,6 +70,8 @@ export class LocalShell implements RemoteShell {
   readonly label: string = "local";
   /** The local shell never elevates. */
   readonly elevated: boolean = false;
+  /** A pipe, not a network: compression would cost more than it saves. */
+  readonly link: "local" = "local";
   readonly #shell: string[];
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
   readonly #cwd: string | undefined;

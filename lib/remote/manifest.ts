@@ -237,18 +237,38 @@ function suffixLockHashes(path: string): string[] {
   return out;
 }
 
+/** What the snapshot request offers for compressed sends (lib/remote/host_wire.ts). */
+export interface SnapshotOffer {
+  /** Codecs this client can decompress, best first; empty: send everything as it is. */
+  codecs: readonly ("zstd" | "gzip")[];
+  /** Smallest file worth compressing. */
+  minBytes: number;
+}
+
 /**
- * The snapshot program's stdin: header, count, one path per line.
+ * The snapshot program's stdin: header, secret, nonce, compression offer,
+ * count, then per path its hint line (`<sha256|-> <size|->`: a content
+ * this client holds for it) and the path.
  *
  * @example
  * ```ts
- * snapshotInput(["a.txt", "b/c.txt"], "00112233445566778899aabbccddeeff", "ffeeddccbbaa99887766554433221100");
+ * snapshotInput([{ path: "a.txt" }, { path: "b/c.txt", hint: { sha256: "ab…", size: 12 } }], secret, nonce, { codecs: [], minBytes: 0 });
  * ```
  */
-export function snapshotInput(paths: readonly string[], secret: string, nonce: string): Uint8Array {
+export function snapshotInput(
+  entries: readonly { path: string; hint?: { sha256: string; size: number } }[],
+  secret: string,
+  nonce: string,
+  offer: SnapshotOffer = { codecs: [], minBytes: 0 },
+): Uint8Array {
   checkToken(secret, "secret");
   checkToken(nonce, "nonce");
-  return encoder.encode(["SAP-SNAPSHOT-2", `K ${secret}`, `N ${nonce}`, String(paths.length), ...paths].join("\n") + "\n");
+  const lines = ["SAP-SNAPSHOT-3", `K ${secret}`, `N ${nonce}`, `Z ${offer.codecs.length ? offer.codecs.join(",") : "-"} ${offer.minBytes}`, String(entries.length)];
+  for (const { path, hint } of entries) {
+    if (hint !== undefined && (!SHA.test(hint.sha256) || !Number.isSafeInteger(hint.size) || hint.size < 0)) throw new TypeError("snapshotInput: a hint is a SHA-256 and a size");
+    lines.push(hint ? `${hint.sha256} ${hint.size}` : "- -", path);
+  }
+  return encoder.encode(lines.join("\n") + "\n");
 }
 
 function checkToken(value: string, name: string): void {

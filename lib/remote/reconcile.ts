@@ -17,6 +17,8 @@ import { locked, remoteError, remoteWarning, rootFailure, unsafeDirectory, unsup
 import { randomBytes } from "node:crypto";
 import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
 import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_refusals.ts";
+import { execProgram } from "./host_wire.ts";
+import type { CompressMode } from "./host_wire.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
@@ -33,6 +35,8 @@ export interface ReconcileOptions {
   timeoutMs?: number;
   /** As for the commit: `"allow"` to work in directories others can write (the commit must have been allowed too). Default `"refuse"`. */
   sharedDirectories?: SharedDirectories;
+  /** As for the commit: send the program packed when the host can unpack it (lib/remote/host_wire.ts). Default `"auto"`. */
+  compress?: CompressMode;
 }
 
 /**
@@ -121,13 +125,13 @@ export async function reconcile(
   const stdin = transactionInput(plan, layout, "SAP-RECONCILE-2", false, randomBytes(16).toString("hex"));
   const tooLarge = (): CommitReport => fail([replyTooLarge("reconcile", MAX_REPLY_BYTES, { again: operationId })]);
   try {
-    result = await shell.exec(command, {
+    result = await execProgram(shell, command, {
       stdin,
       signal: options.signal,
       timeoutMs: options.timeoutMs ?? writeTimeoutMs(stdin.length, lockWaitMs),
       maxStdoutBytes: MAX_REPLY_BYTES,
       maxStderrBytes: MAX_STDERR_BYTES,
-    });
+    }, options.compress);
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
     if (stdoutOverflow(error)) return tooLarge();

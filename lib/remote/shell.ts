@@ -99,6 +99,13 @@ export interface RemoteShell {
   readonly elevated?: boolean;
   /** A short label for messages, e.g. `local` or `deploy@web1:22`. */
   readonly label?: string;
+  /**
+   * What the programs cross: `"network"` (SshShell) or `"local"` (LocalShell).
+   * With the default `compress: "auto"`, only a `"network"` shell gets
+   * compressed snapshots and packed programs; an adapter that does not say
+   * is treated as local. A wrapper around another shell should forward it.
+   */
+  readonly link?: "local" | "network";
 }
 
 /** Options of {@linkcode RemoteShellError}. */

@@ -14,8 +14,14 @@ import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, replyTooLarge, snapshotReplyBytes, stdoutOverflow } from "./exec_bounds.ts";
+import { COMPRESS_MIN_BYTES, execProgram, noteBrokenCodec, noteHostTools, offeredCodecs } from "./host_wire.ts";
+import type { CompressMode } from "./host_wire.ts";
+import type { Codec } from "./inflate.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { RemoteShell } from "./shell.ts";
+import type { SnapshotCache } from "./snapshot_cache.ts";
+import { cacheScope, compressedBound, FrameReader, heldContents, rememberSnapshots, unpackFile } from "./snapshot_wire.ts";
+import type { CompressedFile } from "./snapshot_wire.ts";
 import type { FileKind, FileSnapshot, PatchFailure, SharedDirectories, Snapshots } from "../types.ts";
 
 /** Options of {@linkcode readSnapshots}. */
@@ -33,6 +39,20 @@ export interface ReadSnapshotsOptions {
    * "shared"`.
    */
   sharedDirectories?: SharedDirectories;
+  /**
+   * Contents this client has seen (SPEC §11.1). For each path whose last
+   * seen content the cache holds, the request names its SHA-256; the host
+   * hashes the file (the inode it verified inside the root) and, when
+   * equal, sends no bytes: the snapshot is the cached content
+   * (`transfer: "cached"`). Everything downloaded is added to the cache.
+   */
+  cache?: SnapshotCache;
+  /**
+   * Compress files of 64 KiB or more on the host (zstd, else gzip) and the
+   * programs' text: `"auto"` (default: only when `shell.link` is
+   * `"network"`), `true`, `false`. See lib/remote/host_wire.ts.
+   */
+  compress?: CompressMode;
 }
 
 const KINDS: ReadonlySet<string> = new Set(["missing", "file", "directory", "symlink", "other"]);
@@ -112,18 +132,23 @@ export async function readSnapshots(
   if (send.length === 0) return result;
 
   const host = shell.label ?? "the host";
-  const limit = snapshotReplyBytes(send.length, maxFileBytes);
+  const scope = cacheScope(shell, root);
+  const held = await heldContents(options.cache, scope, send);
+  const codecs = offeredCodecs(shell, options.compress);
+  // A compressed stream may be a little longer than its file (stored blocks).
+  const limit = snapshotReplyBytes(send.length, codecs.length > 0 ? compressedBound(maxFileBytes) : maxFileBytes);
   const violation = (): RemoteShellError => new RemoteShellError(replyTooLarge("snapshot", limit), { started: true });
   // The nonce closes each file's bytes; no file can contain it on purpose:
   // it exists only here and on the program's stdin.
   const nonce = randomBytes(16).toString("hex");
-  const { stdout, stderr, exitCode, signal } = await shell.exec(command, {
-    stdin: snapshotInput(send, randomBytes(16).toString("hex"), nonce),
+  const entries = send.map((path, k) => ({ path, ...(held.has(k) ? { hint: held.get(k)!.hint } : {}) }));
+  const { stdout, stderr, exitCode, signal } = await execProgram(shell, command, {
+    stdin: snapshotInput(entries, randomBytes(16).toString("hex"), nonce, { codecs, minBytes: COMPRESS_MIN_BYTES }),
     signal: options.signal,
     timeoutMs: options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
     maxStdoutBytes: limit,
     maxStderrBytes: MAX_STDERR_BYTES,
-  }).catch((error: unknown) => {
+  }, options.compress).catch((error: unknown) => {
     if (stdoutOverflow(error)) throw violation();
     return readFailure(error, host);
   });
@@ -144,6 +169,11 @@ export async function readSnapshots(
   const seen = new Set<number>();
   const changed = new Set<number>();
   const shared = new Set<number>();
+  /** `H k` / `Z k …` lines: how the next S line's bytes travel. */
+  const proved = new Set<number>();
+  const announced = new Map<number, { codec: Codec; sha256: string }>();
+  const compressed = new Map<number, CompressedFile>();
+  const endMarker = new TextEncoder().encode(`\nE ${nonce}\n`);
   let rootId: string | undefined;
   const unsafeLines: UnsafeLine[] = [];
   for (;;) {
@@ -165,6 +195,10 @@ export async function readSnapshots(
       for (const path of send) result.set(path, { path, kind: "other", rejected: { ...rejected, path } });
       return result;
     }
+    if (f[0] === "HAVE") {
+      noteHostTools(shell, f.slice(1));
+      continue;
+    }
     if (f[0] === "ROOTID" && f.length === 2 && /^[0-9]{1,20}:[0-9]{1,20}$/.test(f[1]!) && rootId === undefined) {
       rootId = f[1]!;
       continue;
@@ -183,6 +217,13 @@ export async function readSnapshots(
     const path = send[k]!;
     if (f[0] === "TRUST" && f.length === 3 && f[2] === "shared") {
       shared.add(k);
+    } else if (f[0] === "H" && f.length === 2 && held.has(k) && !proved.has(k) && !seen.has(k)) {
+      proved.add(k);
+    } else if (f[0] === "Z" && f.length === 4 && codecs.includes(f[2] as Codec) && /^[0-9a-f]{64}$/.test(f[3]!) && !announced.has(k) && !seen.has(k)) {
+      announced.set(k, { codec: f[2] as Codec, sha256: f[3]! });
+    } else if (f[0] === "F" && f.length === 2 && compressed.has(k)) {
+      noteBrokenCodec(shell, compressed.get(k)!.codec);
+      throw problem(`the host's ${compressed.get(k)!.codec} failed while compressing ${path}; the next read sends it uncompressed`);
     } else if (f[0] === "C" && f.length === 2) {
       changed.add(k);
     } else if (f[0] === "S" && f.length === 9 && KINDS.has(f[2]!) && f.slice(3, 8).every((x) => FIELD.test(x)) && /^[01]$/.test(f[8]!)) {
@@ -199,7 +240,23 @@ export async function readSnapshots(
       }
       if (snap.kind === "missing") snap.parentExists = f[8] === "1";
       if (shared.has(k)) snap.directoryTrust = "shared";
-      if (size !== undefined) {
+      const how = announced.get(k);
+      if ((proved.has(k) || how !== undefined) && (size === undefined || snap.kind !== "file")) throw problem("a content announced for a path that is not a file");
+      if (size !== undefined && proved.has(k)) {
+        // The host hashed the file to exactly the content we hold: no bytes follow.
+        const mine = held.get(k)!;
+        if (size !== mine.bytes.length) throw problem(`the host proved a content of ${path} with another size`);
+        snap.bytes = mine.bytes;
+        snap.size = size;
+        snap.sha256 = mine.hint.sha256;
+        snap.transfer = "cached";
+      } else if (size !== undefined && how !== undefined) {
+        const data = reader.until(endMarker, compressedBound(size));
+        if (data === null) throw problem(`the compressed bytes of ${path} did not end within the bound of their size`);
+        compressed.set(k, { codec: how.codec, sha256: how.sha256, size, data });
+        snap.size = size;
+        snap.transfer = "compressed";
+      } else if (size !== undefined) {
         if (snap.kind !== "file") throw problem("bytes for a path that is not a file");
         const bytes = reader.bytes(size);
         if (bytes === null) throw problem(`the snapshot output ended inside the bytes of ${path} (it changed size while it was being read, or the output was cut)`);
@@ -207,6 +264,7 @@ export async function readSnapshots(
         snap.bytes = bytes;
         snap.size = size;
         snap.sha256 = sha256Hex(bytes);
+        snap.transfer = "downloaded";
       }
       result.set(path, snap);
     } else if (f[0] === "R" && f.length === 4 && /^[a-z_]+$/.test(f[2]!) && /^[0-9]{1,15}$/.test(f[3]!)) {
@@ -227,13 +285,25 @@ export async function readSnapshots(
     }
   }
   if (seen.size !== send.length) throw problem("the snapshot output missed some paths");
+  for (const [k, file] of compressed) {
+    if (changed.has(k)) continue; // refused below: what was read may be torn
+    const bytes = await unpackFile(file);
+    if (bytes === null) {
+      noteBrokenCodec(shell, file.codec);
+      throw problem(`the compressed bytes of ${send[k]!} did not decompress to the ${file.size} bytes with the SHA-256 the host reported; the next read sends them uncompressed`);
+    }
+    const snap = result.get(send[k]!)!;
+    snap.bytes = bytes;
+    snap.sha256 = file.sha256;
+  }
   for (const k of changed) {
     const path = send[k]!;
     const snap = result.get(path)!;
-    const { bytes: _bytes, sha256: _sha, size: _size, ...rest } = snap;
+    const { bytes: _bytes, sha256: _sha, size: _size, transfer: _transfer, ...rest } = snap;
     result.set(path, { ...rest, rejected: { ...pathRefusal("conflict", path, 0, root), path } });
   }
   if (rootId !== undefined) ROOT_IDS.set(result, rootId);
+  rememberSnapshots(options.cache, scope, send, result, held);
   return result;
 }
 
@@ -252,38 +322,4 @@ function readFailure(error: unknown, host: string): never {
     );
   }
   throw error;
-}
-
-const LATIN1 = new TextDecoder("latin1");
-
-/** Reads header lines and raw byte runs from one buffer. */
-class FrameReader {
-  #at = 0;
-  readonly #buf: Uint8Array;
-  constructor(buf: Uint8Array) {
-    this.#buf = buf;
-  }
-  /** The next line (ASCII, without `\n`), or null when there is no complete line. */
-  line(): string | null {
-    const end = this.#buf.indexOf(0x0a, this.#at);
-    if (end < 0) return null;
-    const bytes = this.#buf.subarray(this.#at, end);
-    this.#at = end + 1;
-    for (const b of bytes) if (b < 0x20 || b > 0x7e) return "\u0000invalid";
-    return LATIN1.decode(bytes);
-  }
-  /**
-   * Exactly `n` bytes, or null when fewer remain: a view of the reply, not a
-   * copy (the reply holds little but the files' bytes, so a copy would only
-   * add a third full-size buffer to the adapter's chunks and their join).
-   */
-  bytes(n: number): Uint8Array | null {
-    if (this.#at + n > this.#buf.length) return null;
-    const out = this.#buf.subarray(this.#at, this.#at + n);
-    this.#at += n;
-    return out;
-  }
-  atEnd(): boolean {
-    return this.#at === this.#buf.length;
-  }
 }

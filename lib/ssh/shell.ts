@@ -128,6 +128,8 @@ export class SshShell implements RemoteShell {
   readonly label: string;
   /** True when programs run through sudo. */
   readonly elevated: boolean;
+  /** Programs cross a network: `compress: "auto"` compresses large snapshots and packs the programs. */
+  readonly link: "network" = "network";
   /**
    * `insecure_host_key` (hostKeyPolicy "insecure-accept-any") and `agent_unavailable` warnings of the
    * connection (the same array in every view of it).

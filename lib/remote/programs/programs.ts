@@ -40,13 +40,14 @@ import { SH_TRUST } from "./sh_trust.ts";
 import { SH_LOCKS } from "./sh_locks.ts";
 import { SH_UNDO } from "./sh_undo.ts";
 import { SH_SNAPSHOT_MAIN } from "./snapshot_program.ts";
+import { SH_SNAPSHOT_WIRE } from "./sh_snapshot_wire.ts";
 import { SH_COMMIT } from "./commit_program.ts";
 import { SH_RECONCILE } from "./reconcile_program.ts";
 
 export { HOOK_DEFINITION };
 
 const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
-const SNAPSHOT_BODY = COMMON + SH_TRUST + SH_PRIVATE + SH_SNAPSHOT_MAIN;
+const SNAPSHOT_BODY = COMMON + SH_TRUST + SH_PRIVATE + SH_SNAPSHOT_WIRE + SH_SNAPSHOT_MAIN;
 const COMMIT_BODY = COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_UNDO + SH_COMMIT;
 const RECONCILE_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_UNDO + SH_RECONCILE;
 

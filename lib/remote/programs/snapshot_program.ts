@@ -2,8 +2,10 @@
  * The snapshot program: one exec reads every path of a patch.
  *
  * Arguments: `<root> <max file bytes> <refuse|allow>`. Stdin:
- * `SAP-SNAPSHOT-2`, `K <secret>`, `N <nonce>`, the number of paths, then
- * one path per line. Stdout:
+ * `SAP-SNAPSHOT-3`, `K <secret>`, `N <nonce>`, `Z <codecs|-> <min bytes>`,
+ * the number of paths, then per path two lines: `<sha256|-> <size|->` (the
+ * content the client already holds, if any) and the path. Stdout:
+ * - `HAVE <tools>`: which of base64, gzip, zstd the host has;
  * - `ROOTID <device>:<inode>` of the root (the commit checks it is the
  *   same directory, so a root swapped between the calls is refused);
  * - the trust lines of sh_trust.ts: `UNSAFE k …` (policy refuse: the path
@@ -11,7 +13,11 @@
  * - per path index k:
  *   `S k <kind> <size|-> <mode|-> <uid|-> <gid|-> <nlink|-> <parent exists 0|1>`
  *   followed, when size is not `-`, by exactly `size` raw bytes and the
- *   line `E <nonce>`; or `R k <code> <detail>` when the path is refused
+ *   line `E <nonce>` — unless a line before it said otherwise: `H k` (the
+ *   file hashes to the content the client named: no bytes follow) or
+ *   `Z k <codec> <sha256>` (a compressed stream follows, ended by
+ *   `\nE <nonce>`, then `F k` if the compressor failed; sh_snapshot_wire.ts);
+ *   or `R k <code> <detail>` when the path is refused
  *   (§6, permissions, limit, a shared directory where the file cannot be
  *   pinned); a component refusal has no `S` line;
  * - after all paths, `C k` for every file that changed while it was read;
@@ -172,10 +178,7 @@ sap_snap_one() {
     sap_out "R $1 permission_denied 0"
     return 0
   fi
-  sap_out "S $1 file $sap_sz $sap_meta"
-  sap_hook snapshot_read $1
-  sap_send "$sap_sf" "$sap_sz" 2>/dev/null
-  sap_out "E $SAP_NONCE"
+  sap_wire_send $1 "$sap_sf" "$sap_sz" "$sap_meta"
   sap_set READ_$1 1
 }
 sap_snap_changed() {
@@ -227,23 +230,26 @@ sap_snap_changed() {
 }
 sap_out "SAP-BEGIN snapshot"
 sap_probe stat id
+sap_wire_have
 SAP_MAX=$2 SAP_POLICY=$3
 sap_isnum "$SAP_MAX" || sap_bad_input max
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
 umask 077
 sap_read_line
-[ "$SAP_L" = SAP-SNAPSHOT-2 ] || sap_bad_input header
+[ "$SAP_L" = SAP-SNAPSHOT-3 ] || sap_bad_input header
 sap_read_line
 case $SAP_L in "K "????????????????*) SAP_SECRET=$\{SAP_L#K } ;; *) sap_bad_input secret ;; esac
 case $SAP_SECRET in *[!0-9a-f]*) sap_bad_input secret ;; esac
 sap_read_line
 case $SAP_L in "N "????????????????*) SAP_NONCE=$\{SAP_L#N } ;; *) sap_bad_input nonce ;; esac
 case $SAP_NONCE in *[!0-9a-f]*) sap_bad_input nonce ;; esac
+sap_wire_read_offer
 sap_read_count
 SAP_M=$SAP_L
 k=0
 while [ $k -lt $SAP_M ]; do
+  sap_wire_read_hint $k
   sap_read_line
   case $SAP_L in ''|/*) sap_bad_input path ;; esac
   sap_set P_$k "$SAP_L"
@@ -266,6 +272,7 @@ while [ $k -lt $SAP_M ]; do
   k=$((k + 1))
 done
 [ $SAP_BN -eq 0 ] || sap_batch_run stat
+sap_wire_hashes
 k=0
 while [ $k -lt $SAP_M ]; do
   sap_snap_one $k
