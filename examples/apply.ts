@@ -59,7 +59,7 @@
  * @module
  */
 import { readFileSync } from "node:fs";
-import { applyPatch, connectSsh, LocalShell, newOperationId, reconcile, reconcileTicketOf, RemoteShellError, shQuote } from "../mod.ts";
+import { applyPatch, connectSsh, LocalShell, newOperationId, reconcile, reconcileTicketOf, RemoteShellError, shQuote, SnapshotCache } from "../mod.ts";
 import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket, RemoteShell, SshOptions } from "../mod.ts";
 import { parseApplyArgs, USAGE } from "./cli/args.ts";
 import type { ApplyCliOptions } from "./cli/args.ts";
@@ -95,6 +95,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     return usageError(`cannot read the patch: ${(error as Error).message}`);
   }
 
+  let cache: SnapshotCache | undefined;
+  try {
+    cache = options.cacheDir === undefined ? undefined : new SnapshotCache({ dir: options.cacheDir });
+  } catch (error) {
+    return usageError(`--cache-dir ${options.cacheDir}: ${(error as Error).message}`);
+  }
+
   const operationId = newOperationId();
   let shell: RemoteShell;
   try {
@@ -120,8 +127,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       signal: interrupt.signal,
       // The first progress call means the commit program has started.
       onProgress: interrupt.commitStarted,
+      ...(cache !== undefined ? { cache } : {}),
+      ...(options.compress !== undefined ? { compress: options.compress } : {}),
     });
     interrupt.dispose();
+    // The cache's disk writes finish before the process may exit.
+    await cache?.flush();
     const where = `${shell.label ?? "local"} ${options.root}`;
     // Only an unknown outcome is reconciled here. A commit that died before
     // changing anything (remote_error, exit 1) also carries a ticket, for its

@@ -36,6 +36,11 @@ Patch and checks:
   --shared-directories MODE   refuse (default) | allow: work in directories other users can
                               write (refused by default: unsafe_directory); see README
   --timeout-ms N              limit for each remote program (and the SSH handshake)
+  --cache-dir DIR             keep the contents read and written in DIR (private, created 0700):
+                              the next run on a file this run saw only has the host prove its
+                              SHA-256 instead of downloading it again
+  --compress MODE             auto (default: over SSH) | on | off: large reads travel compressed
+                              (zstd or gzip on the host) and programs packed
   --json                      print exactly the report as JSON on stdout
   --reconcile FILE            settle an operation whose outcome was unknown, from the ticket in FILE
                               (a saved --json report or the printed ticket line; - reads stdin)
@@ -82,6 +87,10 @@ export interface ApplyCliOptions {
   requireShaForDelete: boolean;
   /** `--shared-directories`: what to do with directories other users can write. */
   sharedDirectories?: SharedDirectories;
+  /** `--cache-dir DIR`: a SnapshotCache on disk. */
+  cacheDir?: string;
+  /** `--compress`: "auto" | true | false. */
+  compress?: "auto" | boolean;
   timeoutMs?: number;
   /** The `--ssh` destination as written and parsed; absent: LocalShell. */
   ssh?: { text: string; destination: SshDestination };
@@ -142,6 +151,13 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   if (shared !== undefined && shared !== "refuse" && shared !== "allow") {
     return usageError(`--shared-directories must be refuse or allow, not ${JSON.stringify(shared)}`);
   }
+  const compressFlag = values.compress;
+  if (compressFlag !== undefined && !["auto", "on", "off"].includes(compressFlag)) {
+    return usageError(`--compress must be auto, on or off, not ${JSON.stringify(compressFlag)}`);
+  }
+  const compress = compressFlag === undefined ? undefined : compressFlag === "auto" ? "auto" as const : compressFlag === "on";
+  const cacheDir = values["cache-dir"];
+  if (cacheDir === "") return usageError("--cache-dir needs a directory");
   const matching = values.matching as MatchingMode | undefined;
   if (matching !== undefined && !MATCHING.includes(matching)) {
     return usageError(`--matching must be one of ${MATCHING.join(", ")}, not ${JSON.stringify(matching)}`);
@@ -199,6 +215,8 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
       ...(matching !== undefined ? { matching } : {}),
       requireShaForDelete: values["require-sha-for-delete"] === true,
       ...(shared !== undefined ? { sharedDirectories: shared } : {}),
+      ...(cacheDir !== undefined ? { cacheDir: resolve(cacheDir) } : {}),
+      ...(compress !== undefined ? { compress } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(ssh ? { ssh } : {}),
       identityFiles,
@@ -228,6 +246,8 @@ function readFlags(argv: readonly string[]) {
       "require-sha-for-delete": { type: "boolean" },
       "shared-directories": { type: "string" },
       "timeout-ms": { type: "string" },
+      "cache-dir": { type: "string" },
+      compress: { type: "string" },
       ssh: { type: "string" },
       identity: { type: "string", multiple: true },
       "known-hosts": { type: "string" },

@@ -5,9 +5,12 @@
  *
  * One {@linkcode Connection} exists per MCP connection (the stdio client,
  * or one Streamable HTTP session); the shell pool is shared by all of them.
- * Per-connection state belongs here — e.g. the snapshot cache that
- * `read_file` fills (issue 17) is one more field of Connection, created in
- * its constructor and read by the handlers through `ctx.connection`.
+ * Per-connection state belongs here — e.g. the snapshot cache: what
+ * `read_file` read (and what `apply_patch` wrote) stays in
+ * `connection.snapshots`, so the next `apply_patch` on those files only has
+ * the host prove their SHA-256 instead of downloading them again. One cache
+ * per connection (not per server): one client's session never decides
+ * what another's reads cost, and it goes away with the connection.
  *
  * @module
  */
@@ -15,7 +18,7 @@ import type { ReadMemory } from "./read_memory.ts";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import { RemoteShellError, failure } from "../../mod.ts";
+import { RemoteShellError, SnapshotCache, failure } from "../../mod.ts";
 import type { PatchFailure, RemoteShell } from "../../mod.ts";
 import { escapeForLog } from "./log.ts";
 import type { LogEvent } from "./log.ts";
@@ -95,9 +98,16 @@ export class Connection {
   fetchRoots: ((extra: Extra) => Promise<void>) | null = null;
   /** The MCP server of this connection, once built (for log notifications). */
   server: McpServer | null = null;
+  /**
+   * File contents this connection has seen (read_file, apply_patch's
+   * snapshots and new contents), keyed by SHA-256: passed as `cache` to
+   * readSnapshots and applyPatch.
+   */
+  readonly snapshots: SnapshotCache;
   readonly #line: (line: string) => void;
 
-  constructor(roots: readonly RootConfig[], line: (line: string) => void) {
+  constructor(roots: readonly RootConfig[], line: (line: string) => void, snapshotCacheBytes?: number) {
+    this.snapshots = new SnapshotCache(snapshotCacheBytes === undefined ? {} : { maxBytes: snapshotCacheBytes });
     this.origin = roots.length > 0 ? "configured" : "client";
     this.roots = roots;
     this.#line = line;

@@ -156,6 +156,10 @@ export const warningSchema: z.ZodType<Warning> = z.looseObject({
   hints: z.array(hintSchema).optional(),
 });
 
+const snapshotTransfer = z.enum(["cached", "downloaded", "compressed"]).describe(
+  "how the content the change was planned on reached the server: cached (the host proved by SHA-256 it is what this connection already read; nothing was downloaded), downloaded, or compressed",
+);
+
 const fileReport = z.looseObject({
   op: z.enum(["add", "update", "delete", "move"]),
   path: z.string(),
@@ -164,6 +168,7 @@ const fileReport = z.looseObject({
   new_sha256: sha256.nullable().describe("null: deleted; otherwise the file_sha256 of the new version"),
   bytes_written: z.number(),
   bytes_uploaded: z.number().optional().describe("bytes of this file's content sent to the host (a delta upload sends only the changed stretches)"),
+  snapshot: snapshotTransfer.optional(),
   metadata_preserved: z.looseObject({ mode: z.boolean(), owner: z.boolean() }).nullable(),
   diff: z.string().describe("unified diff of the change (bounded: see diff_truncated)"),
   diff_truncated: z.literal(true).optional().describe("the diff is cut to the result's budget; diff_bytes is its full size"),
@@ -237,6 +242,7 @@ export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({
     to_column: z.number(),
     next_column: z.number().nullable().describe("read on with offset = line and column = next_column; null: the line ends here"),
   }).optional().describe("one line longer than the byte budget: only columns from_column..to_column are in text"),
+  snapshot: snapshotTransfer.optional(),
   errors: z.array(failureSchema).optional(),
 });
 
@@ -271,6 +277,8 @@ export type ApplyPatchOutput =
 export type ReadFileOutput = Partial<ReadWindowResult> & {
   ok: boolean;
   line_cut?: LineCut;
+  /** How the file reached the server (FileSnapshot.transfer). */
+  snapshot?: "cached" | "downloaded" | "compressed";
   root?: string;
   path: string;
   errors?: PatchFailure[];

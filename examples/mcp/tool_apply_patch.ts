@@ -64,6 +64,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
       timeoutMs: root.options.timeoutMs,
       signal: extra.signal,
       onProgress: progressReporter(extra),
+      cache: ctx.connection.snapshots,
     });
   } catch (error) {
     return failed(unexpected(error, ctx));

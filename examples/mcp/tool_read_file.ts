@@ -57,6 +57,7 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
       timeoutMs: root.options.timeoutMs,
       maxFileBytes: root.options.limits?.maxFileBytes,
       sharedDirectories: root.options.sharedDirectories,
+      cache: ctx.connection.snapshots,
     });
     snapshot = snapshots.get(args.path);
   } catch (error) {
@@ -80,7 +81,14 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
     `read_file ${root.name}:${args.path} lines ${shown.start_line}-${shown.end_line} of ${shown.total_lines}${cut.lineCut ? ` (line cut: columns ${cut.lineCut.from_column}-${cut.lineCut.to_column} of ${cut.lineCut.line_chars})` : ""}`,
   );
   ctx.reads?.remember(root.name, args.path, shown);
-  const out: ReadFileOutput = { ok: true, root: root.name, path: args.path, ...shown, ...(cut.lineCut ? { line_cut: cut.lineCut } : {}) };
+  const out: ReadFileOutput = {
+    ok: true,
+    root: root.name,
+    path: args.path,
+    ...shown,
+    ...(cut.lineCut ? { line_cut: cut.lineCut } : {}),
+    ...(snapshot!.transfer ? { snapshot: snapshot!.transfer } : {}),
+  };
   // readBlocks' "more lines follow" is about whole lines; the cut line gets its own note.
   const blocks = readBlocks(root.name, args.path, cut.lineCut ? { ...shown, truncated: shown.end_line < shown.total_lines } : shown, args.line_ids === true);
   if (cut.lineCut) blocks[0] = { type: "text", text: `${blocks[0]!.text}\n${lineCutNote(cut.lineCut, shown)}` };

@@ -35,6 +35,8 @@ export interface ServerOptions {
   readMaxBytes?: number;
   /** Most diff bytes in a result's text, and again in its structuredContent (default 256 KiB). */
   diffBudgetBytes?: number;
+  /** Most bytes of file contents each connection's snapshot cache keeps (default 128 MiB; 0: no cache). */
+  snapshotCacheBytes?: number;
 }
 
 /** A server and the state of its connection. */
@@ -59,7 +61,7 @@ export const TOOL_NAMES: ReadonlySet<string> = new Set(["read_file", "apply_patc
  * ```
  */
 export function createSession(options: ServerOptions): Session {
-  const connection = new Connection(options.roots, options.log ?? (() => {}));
+  const connection = new Connection(options.roots, options.log ?? (() => {}), options.snapshotCacheBytes);
   const server = new McpServer(
     { name: "ssh-apply-patch", version: "0.1.0" },
     { instructions: serverInstructions(), capabilities: { logging: {} } },

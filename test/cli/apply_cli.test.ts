@@ -73,6 +73,22 @@ describe("apply.ts on this machine (LocalShell)", () => {
     expect(report.operation_id).toMatch(/^[0-9a-f]{16}$/);
   });
 
+  test("--cache-dir: the next run on a file this one wrote has the host prove its hash instead of sending it; --compress is checked", async () => {
+    const root = siteCopy();
+    const cacheDir = join(tempDir(), "cache");
+    const first = await runApply(["--root", root, "--json", "--cache-dir", cacheDir], CONF_PATCH);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout).files[0].snapshot).toBe("downloaded");
+    expect(statSync(cacheDir).mode & 0o777).toBe(0o700);
+    const undo = CONF_PATCH.replace("-    server_name harbour.example;\n+    server_name harbour.example www.harbour.example;\n+    gzip on;", "-    server_name harbour.example www.harbour.example;\n-    gzip on;\n+    server_name harbour.example;");
+    const second = await runApply(["--root", root, "--json", "--cache-dir", cacheDir, "--compress", "on"], undo);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout).files[0].snapshot).toBe("cached");
+    const bad = await runApply(["--root", root, "--compress", "maybe"], CONF_PATCH);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--compress must be auto, on or off");
+  });
+
   test("--patch FILE reads the patch from a file instead of stdin", async () => {
     const root = siteCopy();
     const file = join(tempDir(), "p.patch");

@@ -59,6 +59,23 @@ describe("MCP server in-process: apply_patch", () => {
     expect(after.file_sha256).toBe(out.files[0]!.new_sha256!);
   });
 
+  test("the connection's snapshot cache: read_file fills it, apply_patch plans on it after a hash proof, a file changed meanwhile is downloaded", async () => {
+    await start({ "app.py": APP });
+    const first = (await call(session!, "read_file", { path: "app.py" })).structuredContent as ReadFileOutput;
+    expect(first.snapshot).toBe("downloaded");
+    const second = (await call(session!, "read_file", { path: "app.py" })).structuredContent as ReadFileOutput;
+    expect(second.snapshot).toBe("cached");
+    const { out } = await apply({ patch: FIX_DEBUG });
+    expect(out.files[0]!.snapshot).toBe("cached");
+    // Someone else edits the file: the hash differs, the new bytes are downloaded and planned on.
+    writeFileSync(join(dir, "app.py"), disk("app.py").replace("setup()", "init()"));
+    const back = "*** Begin Patch\n*** Update File: app.py\n@@ def main():\n     init()\n-    run(debug=False)\n+    run(debug=True)\n*** End Patch";
+    const { out: again } = await apply({ patch: back });
+    expect(again.ok).toBe(true);
+    expect(again.files[0]!.snapshot).toBe("downloaded");
+    expect(disk("app.py")).toBe(APP.replace("setup()", "init()"));
+  });
+
   test("dry run: the report and diff, nothing changed on disk", async () => {
     await start({ "app.py": APP });
     const { out, result } = await apply({ patch: FIX_DEBUG, dry_run: true });

@@ -56,7 +56,7 @@ describe.skipIf(!ready)("the example server over stdio with roots on a real sshd
 
   test("read → patch → read on a CRLF file over SSH: endings and mode kept; both roots share one connection", async () => {
     const before = (await session.call("read_file", { root: "conf", path: "site.conf" })).structuredContent as ReadFileOutput;
-    expect(before).toMatchObject({ ok: true, eol: "crlf", total_lines: 4, file_sha256: sha256(CONF) });
+    expect(before).toMatchObject({ ok: true, eol: "crlf", total_lines: 4, file_sha256: sha256(CONF), snapshot: "downloaded" });
 
     const patch = "*** Begin Patch\n*** Update File: site.conf\n@@ server {\n-    listen 80;\n+    listen 8080;\n*** End Patch";
     const applied = await session.call("apply_patch", { root: "conf", patch, expected_sha256: { "site.conf": before.file_sha256 } });
@@ -65,10 +65,11 @@ describe.skipIf(!ready)("the example server over stdio with roots on a real sshd
     const expected = CONF.replace("listen 80;", "listen 8080;");
     expect(readFileSync(join(tree, "etc", "site.conf"), "utf8")).toBe(expected);
     expect(statSync(join(tree, "etc", "site.conf")).mode & 0o7777).toBe(0o640);
-    expect(report.files[0]).toMatchObject({ new_sha256: sha256(expected), metadata_preserved: { mode: true, owner: true } });
+    // read_file filled the connection's cache: the host only proved the hash.
+    expect(report.files[0]).toMatchObject({ new_sha256: sha256(expected), metadata_preserved: { mode: true, owner: true }, snapshot: "cached" });
 
     const after = (await session.call("read_file", { root: "conf", path: "site.conf", offset: 2, limit: 1 })).structuredContent as ReadFileOutput;
-    expect(after).toMatchObject({ file_sha256: sha256(expected), text: "    listen 8080;\n", content_sha256: sha256("    listen 8080;\r\n") });
+    expect(after).toMatchObject({ file_sha256: sha256(expected), text: "    listen 8080;\n", content_sha256: sha256("    listen 8080;\r\n"), snapshot: "cached" });
 
     const add = await session.call("apply_patch", { root: "www", patch: "*** Begin Patch\n*** Add File: about.html\n+<h1>About</h1>\n*** End Patch" });
     expect(add.isError).toBeFalsy();

@@ -173,6 +173,10 @@ describe("runtime matrix: Node and Deno from the npm registry", () => {
       expectGroupGreen(outcomes.get(runtime.name), "ssh", 2);
     });
 
+    test(`${runtime.name}: compressed reads (zstd/gzip through this runtime's node:zlib) and the snapshot cache, locally${sshReady ? " and over the sshd" : ""}`, () => {
+      expectGroupGreen(outcomes.get(runtime.name), "wire", sshReady ? 4 : 2);
+    });
+
     test(`${runtime.name}: the example MCP server over stdio, driven by the MCP SDK client`, async () => {
       const site = mkdtempSync(join(work, "site-"));
       writeFileSync(join(site, "index.html"), "<h1>Hello</h1>\n<p>old</p>\n");

@@ -17,16 +17,21 @@
  * applyPatch and a real LocalShell), `ssh` (applyPatch over the sshd, and a
  * refused patch's typed failure), `local-user` (the passwd entry, whatever
  * `$USER`/`$HOME` say: the Bun side starts this with `$USER` unset and a
- * fake `$HOME`; the detail records what this runtime's os.userInfo() says).
+ * fake `$HOME`; the detail records what this runtime's os.userInfo() says),
+ * `wire` (compressed reads decompressed by this runtime's node:zlib — zstd
+ * and gzip —, the snapshot cache in memory and on disk, over LocalShell
+ * with `compress: true` and over the sshd with the default).
  *
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { userInfo } from "node:os";
-import { applyPatch, connectSsh, LocalShell, parsePatch, planPatch } from "../../mod.ts";
+import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
+import { applyPatch, connectSsh, LocalShell, parsePatch, planPatch, readSnapshots, SnapshotCache } from "../../mod.ts";
 import { localUser } from "../../lib/ssh/local_user.ts";
 import type { PatchFailure, Warning } from "../../mod.ts";
 import {
@@ -182,6 +187,12 @@ async function sshChecks(target: SshTarget): Promise<void> {
     }
     expectEqual(readFileSync(file, "utf8"), "listen 80\nworkers 8\n", "file after the patch");
   });
+  const wireShell = await connectSsh(options);
+  try {
+    await wireChecks(wireShell, target.root, undefined, "ssh");
+  } finally {
+    await wireShell.close();
+  }
   await check("ssh", "a stale patch over SSH is a typed context_mismatch and changes nothing", async () => {
     const shell = await connectSsh(options);
     try {
@@ -195,6 +206,42 @@ async function sshChecks(target: SshTarget): Promise<void> {
       await shell.close();
     }
     expectEqual(readFileSync(file, "utf8"), "listen 80\nworkers 8\n", "file after the refused patch");
+  });
+}
+
+/** Code-like text that compresses well, ~170 KiB. */
+function wireText(tag: string): string {
+  return Array.from({ length: 4000 }, (_, i) => `  let v${i} = f(${i}, "${tag}"); // ${i}`).join("\n") + "\n";
+}
+const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
+
+async function wireChecks(shell: LocalShell | Awaited<ReturnType<typeof connectSsh>>, root: string, compress: true | undefined, where: string): Promise<void> {
+  const text = wireText(where);
+  writeFileSync(join(root, "wire.ts"), text);
+  await check("wire", `${where}: a large read travels compressed and arrives exact`, async () => {
+    const snaps = await readSnapshots(shell, root, ["wire.ts"], { compress });
+    expectEqual(snaps.get("wire.ts")?.transfer, "compressed", "transfer");
+    expectEqual(snaps.get("wire.ts")?.sha256, sha256(text), "sha256");
+  });
+  await check("wire", `${where}: a cached content is proved by hash and patched; the disk cache is verified on load`, async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "sap-runtime-cache-")), "c");
+    try {
+      const cache = new SnapshotCache({ dir });
+      await readSnapshots(shell, root, ["wire.ts"], { cache, compress });
+      await cache.flush();
+      const fresh = new SnapshotCache({ dir });
+      const report = await applyPatch(shell, {
+        root,
+        cache: fresh,
+        compress,
+        patch: `*** Begin Patch\n*** Update File: wire.ts\n@@\n-  let v7 = f(7, "${where}"); // 7\n+  let v7 = 7;\n*** End Patch\n`,
+      });
+      if (!report.ok) throw new Error(JSON.stringify(report.errors));
+      expectEqual(report.files[0]?.snapshot, "cached", "snapshot");
+      expectEqual(readFileSync(join(root, "wire.ts"), "utf8"), text.replace(`  let v7 = f(7, "${where}"); // 7`, "  let v7 = 7;"), "file after the patch");
+    } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true });
+    }
   });
 }
 
@@ -218,6 +265,12 @@ await check("setup", `loaded ${scenarios.length} scenarios`, () => {
 for (const scenario of scenarios) await check("scenarios-plan", scenario.name, () => planScenario(scenario));
 const local = new LocalShell();
 for (const scenario of scenarios) await check("scenarios-local", scenario.name, () => applyScenarioLocally(scenario, local));
+const wireRoot = mkdtempSync(join(tmpdir(), "sap-runtime-wire-"));
+try {
+  await wireChecks(local, wireRoot, true, "local");
+} finally {
+  rmSync(wireRoot, { recursive: true, force: true });
+}
 const sshdFile = process.argv[2];
 if (sshdFile !== undefined) await sshChecks(JSON.parse(readFileSync(sshdFile, "utf8")) as SshTarget);
 process.stdout.write(JSON.stringify({ done: true, passed, failed, runtime, version: process.version }) + "\n");
