@@ -16,7 +16,9 @@
  *    (decides) and without (reported beside it);
  * 5. runs the whole-process comparison (`bench/peers_process.ts`: ours,
  *    GNU patch, git apply, Codex's native apply_patch, with peak RSS) and
- *    the remote figures (`bench/remote.ts`);
+ *    the remote figures (`bench/remote.ts`) and the wire bench over a
+ *    throttled link (`bench/wire.ts`: ours cold and cached against `ssh
+ *    host sed -i`, `scp` and `scp` down + edit + up, SPEC §11.1);
  * 6. prints the medians, every ratio and every target with PASS/FAIL, then
  *    the verdict: required targets and goals counted apart.
  *
@@ -24,7 +26,7 @@
  * (a missed goal is printed, not failed), 1 otherwise. `--quick` runs a
  * tenth of the sizes for a fast look (the targets are about the full sizes;
  * a quick run's verdict is indicative only); `--no-process` and
- * `--no-remote` skip step 5's parts (their targets then show as not
+ * `--no-remote`, `--no-wire` skip step 5's parts (their targets then show as not
  * measured → FAIL).
  *
  * @module
@@ -123,6 +125,23 @@ if (remoteTargets.length === 0) {
   remoteTargets.push({ label: "readSnapshots and commitRemote: one exec each (not measured)", kind: "required", pass: false });
 }
 
+let wireMarkdown = "## Wire (throttled link)\n\nskipped (--no-wire)";
+const wireTargets: TargetResult[] = [];
+if (!process.argv.includes("--no-wire")) {
+  try {
+    const { runWireBench } = await import("./wire.ts");
+    console.error("wire bench over a throttled link …");
+    const wire = await runWireBench({ quick });
+    wireMarkdown = `## Wire: time and bytes each way over a throttled link, against ssh, sed and scp\n\n${wire.markdown}`;
+    wireTargets.push(...wire.targets.map((t) => ({ ...t, kind: "required" as const })));
+  } catch (error) {
+    wireMarkdown = `## Wire (throttled link)\n\nnot measured: ${(error as Error).message}`;
+  }
+}
+if (wireTargets.length === 0) {
+  wireTargets.push({ label: "wire: cached 1-line change ≤ 64 KiB each way and ≤ 1.5× ssh sed -i (not measured)", kind: "required", pass: false });
+}
+
 const medians = new Map<string, number>();
 for (const trial of result.benchmarks) {
   for (const r of trial.runs) {
@@ -137,6 +156,7 @@ const targets: TargetResult[] = [
   ...processTargets,
   ...(processCorrect ? [] : [{ label: "whole process: an output differed from the oracle", kind: "required" as const, pass: false }]),
   ...remoteTargets,
+  ...wireTargets,
 ];
 
 console.log("");
@@ -153,6 +173,8 @@ console.log("");
 console.log(processMarkdown);
 console.log("");
 console.log(remoteMarkdown);
+console.log("");
+console.log(wireMarkdown);
 console.log("");
 console.log("## Every target");
 console.log("");
