@@ -24,8 +24,8 @@ import { shQuote } from "../../lib/remote/shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
 import { sha256Hex } from "../../lib/text/sha256.ts";
 import type { ApplyReport } from "../../lib/types.ts";
-import { asUser, busyboxUserland, cleanupTemps, leftovers, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
-import { asAttacker, attackBin, coTenantTree, digestChanges, filesContaining, loginAccount, treeDigest } from "./co_tenant_fixture.ts";
+import { asUser, busyboxUserland, cleanupTemps, HookedShell, leftovers, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
+import { asAttacker, attackBin, attackerPrefix, coTenantTree, digestChanges, filesContaining, loginAccount, treeDigest } from "./co_tenant_fixture.ts";
 import type { AttackRule, CoTenantOptions, CoTenantTree } from "./co_tenant_fixture.ts";
 
 afterAll(cleanupTemps, 30_000);
@@ -270,6 +270,26 @@ describe("co-tenant attacks, sharedDirectories: allow (the defence in depth)", (
     expect(treeDigest(t.outside).size).toBeGreaterThan(0);
   });
 
+  rootTest("a file swapped for a symlink to a root-only outside file just before the snapshot pins it (hook snapshot_pin), its length padded to the secret's size: the pin's refusal is reported, the name is never read (every shell)", async () => {
+    // Before the fix a failed pin fell through to the read by name: stat
+    // (lstat) measured the symlink, `head -c` followed it, and a target
+    // string as long as the secret returned the secret, silently, as root.
+    for (const c of shellCases()) {
+      const t = coTenantTree({ files: { "f.txt": "inside\n" } });
+      const f = join(t.work, "f.txt");
+      const size = lstatSync(join(t.outside, "secret.txt")).size;
+      const rel = "../../outside/secret.txt"; // from root/shared
+      const pad = size - rel.length;
+      const target = "./".repeat(Math.floor(pad / 2)) + (pad % 2 ? "..//../outside/secret.txt" : rel);
+      const swap = `${attackerPrefix(t).map(q).join(" ")} /bin/sh -c ${q(`mv ${q(f)} ${q(`${f}.held`)} && ln -s ${q(target)} ${q(f)}`)}`;
+      const shell = new HookedShell(new LocalShell({ ...c.options, cwd: tempDir("sap-cwd-") }), `case "$1:$2" in snapshot_pin:0) ${swap} ;; esac`);
+      const snap = (await readSnapshots(shell, t.root, ["shared/f.txt"], { sharedDirectories: "allow" })).get("shared/f.txt")!;
+      expect(lstatSync(f).isSymbolicLink()).toBe(true); // the swap happened
+      expect(new TextDecoder().decode(snap.bytes ?? new Uint8Array())).not.toContain(t.marker);
+      expect(snap.bytes, c.name).toBeUndefined();
+      expect(snap.rejected?.code, c.name).toBe("conflict");
+    }
+  });
   rootTest("a root whose parent the other user can write, swapped for a symlink to outside between the snapshot and the commit: the Add lands nowhere outside", async () => {
     const t = coTenantTree({ sharing: "parent" });
     const swapRoot = `mv ${q(t.root)} ${q(t.root + ".stolen")} && ln -s ${q(join(t.outside, "dir"))} ${q(t.root)}`;

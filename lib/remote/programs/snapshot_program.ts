@@ -107,6 +107,9 @@ sap_snap_prepare() {
       4) if [ -n "$SAP_PSWAP" ]; then sap_set SR_$1 private; else sap_set SR_$1 unpinnable; fi ;;
       *) sap_set SR_$1 conflict ;;
       esac
+      # Not pinned: refused (SR_k), never read or measured by name — the
+      # name may be a symlink to outside the root by now.
+      return 0
     fi
   fi
   sap_get DIR_$sap_sn
