@@ -25,11 +25,13 @@
  * trusted up to `/`, the source is read by name; in a shared directory the
  * commit is refused instead (`unsafe_directory`).
  *
- * Costs: per range of the old file `dd | tail | head` (one process when it
- * starts at 0, two when block aligned; a range of 1 MiB or more is copied
- * by one dd of whole blocks plus its two unaligned ends), per uploaded
- * stretch either the same from the blob or, for short ones, nothing
- * (`printf '%b'` is a builtin).
+ * Costs: per range of the old file one `dd iflag=skip_bytes,count_bytes`
+ * where dd has those flags (GNU coreutils, BusyBox ≥ 1.23; probed once,
+ * sap_dd_probe), else `dd | tail | head` (one process when it starts at 0,
+ * two when block aligned; a range of 1 MiB or more is copied by one dd of
+ * whole blocks plus its two unaligned ends); per uploaded stretch either
+ * the same from the blob or, for short ones, nothing (`printf '%b'` is a
+ * builtin).
  *
  * @module
  */
@@ -37,14 +39,32 @@ import { sh } from "./sh_text.ts";
 
 /** sap_extract (shared with whole uploads) and the delta functions. */
 export const SH_COMMIT_DELTA: string = sh`
+sap_dd_probe() {
+  # SAP_DDB=1 when dd copies an exact byte range by itself (iflag=
+  # skip_bytes,count_bytes) and status=none leaves its stderr to errors
+  # only (so a write error, "No space left on device", still reaches
+  # SAP_ERR): then every range is one process. Checked by its result, not
+  # its version: an unknown flag makes dd fail or print something else.
+  SAP_DDB=
+  sap_dp=$( { printf abcdefgh | dd bs=65536 iflag=skip_bytes,count_bytes skip=2 count=3 status=none; } 2>&1 )
+  [ "$sap_dp" = cde ] && SAP_DDB=1
+  return 0
+}
 sap_extract() {
-  # $3 bytes of the regular file $1 from byte $2. From 1 MiB on, the whole
+  # $3 bytes of the regular file $1 from byte $2. With SAP_DDB one dd for
+  # the whole range (a regular file's reads are only short at its end, so
+  # count_bytes is exact; a source that is shorter than planned gives a
+  # stage whose SHA-256 check fails). Otherwise: from 1 MiB on, the whole
   # 64 KiB blocks inside the range are copied by one dd straight from the
   # file (skip seeks; count is exact on a regular file, whose reads are
   # only short at its end), and only the unaligned ends go through the
   # pipes of sap_extract_part: a pipeline through tail and head costs about
   # 8 ms per MB here, and BusyBox's head -c copies byte by byte.
   [ "$3" -gt 0 ] || return 0
+  if [ -n "$SAP_DDB" ]; then
+    dd if="$1" bs=1048576 iflag=skip_bytes,count_bytes skip="$2" count="$3" status=none
+    return
+  fi
   if [ "$3" -lt 1048576 ]; then sap_extract_part "$@"; return; fi
   sap_xm=$(( ($2 + 65535) / 65536 * 65536 )) sap_xz=$(( ($2 + $3) / 65536 * 65536 ))
   sap_extract_part "$1" "$2" $(( sap_xm - $2 ))

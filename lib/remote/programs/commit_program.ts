@@ -125,7 +125,10 @@ sap_isnum "$SAP_WAIT_MS" && sap_isnum "$SAP_STALE" || sap_bad_input args
 case $SAP_OP in ''|*[!A-Za-z0-9_]*) sap_bad_input operation ;; esac
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 case $SAP_EXPECT_ROOT in -|*[0-9]:[0-9]*) ;; *) sap_bad_input root_id ;; esac
-sap_probe sha stat head tail dd date link mvt id
+sap_probe sha stat date link mvt id
+# a dd that copies byte ranges itself needs neither head nor tail
+sap_dd_probe
+[ -n "$SAP_DDB" ] || sap_probe head tail dd
 [ "$6" != 1 ] || sap_fast_sha
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
 SAP_UMASK=$(umask)
