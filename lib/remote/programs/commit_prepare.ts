@@ -422,19 +422,41 @@ sap_owner_mode() {
   chown "$2:$3" ./s$1 2>/dev/null || chgrp "$3" ./s$1 2>/dev/null
   chmod "$4" ./s$1 2>/dev/null
 }
+sap_mode_queue() {
+  # Stage $1 (entered and checked by sap_stage_enter) gets mode $2 in
+  # sap_mode_flush: one chmod per distinct mode, not one per file.
+  sap_set QM_$1 "$2"
+  case " $SAP_QMODES " in *" $2 "*) ;; *) SAP_QMODES="$SAP_QMODES $2" ;; esac
+}
+sap_mode_flush() {
+  # Runs its own batches: only where no other batch is being built.
+  for SAP_BMODE in $SAP_QMODES; do
+    SAP_BN=0 sap_mf_i=0
+    while [ $sap_mf_i -lt $SAP_N ]; do
+      sap_get QM_$sap_mf_i
+      if [ "$SAP_V" = "$SAP_BMODE" ]; then sap_get S_d_$sap_mf_i; sap_batch_add $SAP_V s$sap_mf_i 0; fi
+      sap_mf_i=$((sap_mf_i + 1))
+    done
+    sap_batch_run chmod
+  done
+  SAP_QMODES=
+}
 sap_commit_meta() {
-  # Step 4, batched: one stat for all sources (their pins), one for all stages.
+  # Step 4, batched: one stat for all sources (their pins), one chmod per
+  # distinct mode, one stat for all stages. (A stage whose owner must be
+  # changed gets chown and chmod of its own, sap_owner_mode: chown clears
+  # the setuid bits, so the mode must follow it.)
   SAP_PHASE=4
   sap_out "STEP 4"
   sap_octal $(( 0666 & ~0$SAP_UMASK ))
-  SAP_ADDMODE=$SAP_OCT
+  SAP_ADDMODE=$SAP_OCT SAP_QMODES=
   SAP_BN=0
   i=0
   while [ $i -lt $SAP_N ]; do
     sap_get F_op_$i
     sap_cx_op=$SAP_V
     if [ "$sap_cx_op" = add ]; then
-      sap_stage_enter $i && chmod "$SAP_ADDMODE" ./s$i 2>/dev/null
+      sap_stage_enter $i && sap_mode_queue $i "$SAP_ADDMODE"
     elif [ "$sap_cx_op" != delete ]; then
       sap_get F_src_$i
       sap_cx_k=$SAP_V
@@ -454,7 +476,7 @@ sap_commit_meta() {
     fi
     i=$((i + 1))
   done
-  [ $SAP_BN -gt 0 ] || { sap_commit_meta_verdict; return 0; }
+  [ $SAP_BN -gt 0 ] || { sap_mode_flush; sap_commit_meta_verdict; return 0; }
   sap_cx_n=$SAP_BN
   sap_acl_scan
   sap_batch_run stat
@@ -483,11 +505,12 @@ sap_commit_meta() {
         sap_set WT_$sap_cx_i 1
         sap_owner_mode $sap_cx_i "$sap_cx_u" "$sap_cx_g" "$sap_cx_o"
       else
-        sap_stage_enter $sap_cx_i && chmod "$sap_cx_o" ./s$sap_cx_i 2>/dev/null
+        sap_stage_enter $sap_cx_i && sap_mode_queue $sap_cx_i "$sap_cx_o"
       fi
     fi
     sap_cx_j=$((sap_cx_j + 1))
   done
+  sap_mode_flush
   # the stages as they are now
   sap_cx_j=0
   while [ $sap_cx_j -lt $sap_cx_n ]; do

@@ -45,7 +45,7 @@
  * released, `X<n>` a stale lock being broken; in the snapshot `p<k>` the
  * pin of path k.
  *
- * Batches. A tool run over several files (sha256sum, stat, ls) takes
+ * Batches. A tool run over several files (sha256sum, stat, ls, chmod) takes
  * absolute paths when every directory involved is trusted up to `/` (no
  * one else can rename anything on those paths), else runs once per private
  * directory, inside it, with `./x` names.
@@ -256,6 +256,11 @@ sap_batch_part() {
     sap_sync "$@"
     return 0 ;;
   sha) sap_sha_list "$@" || sap_sha_each "$@" ;;
+  chmod)
+    # one mode for all (SAP_BMODE); only ever stages inside our private
+    # directories, where nobody else can put a symlink for chmod to follow
+    chmod "$SAP_BMODE" "$@" 2>/dev/null
+    return 0 ;;
   ls)
     sap_bp_l=$(ls -ld "$@" 2>/dev/null)
     sap_bp_ifs=$IFS
@@ -286,6 +291,7 @@ sap_batch_part() {
 sap_batch_none() {
   case $1 in
   sync) SAP_DURABLE=0 ;;
+  chmod) ;;
   sha) sap_set BS_$2 "" ;;
   *) for sap_bn_f in M U G L Z T O Y; do sap_set B$\{sap_bn_f}_$2 ""; done ;;
   esac
