@@ -214,6 +214,9 @@ sap_lock_acquire() {
     sap_pcd $1 || { SAP_PSWAP=1; return 2; }
     if [ ! -d "./L$3" ]; then
       { mkdir "./L$3" && printf '%s\n' "$SAP_OWNER" > "./L$3/owner"; } 2>/dev/null || return 2
+    elif [ ! -s "./L$3/owner" ]; then
+      # built by sap_lock_prebuild, whose owner line could not be written
+      { printf '%s\n' "$SAP_OWNER" > "./L$3/owner"; } 2>/dev/null || return 2
     fi
     sap_hook lock_built $3
     if $SAP_MV "./L$3" "../$2" 2>/dev/null; then
@@ -354,7 +357,34 @@ sap_op_lock() {
   esac
   return 0
 }
+sap_lock_prebuild() {
+  # The path locks of a commit built ahead in one mkdir per private
+  # directory (L<k> with its owner line; the owner is written by printf, a
+  # builtin), so that taking them is one rename each. Best effort:
+  # whatever is missing or failed here, sap_lock_acquire builds (or
+  # reports) itself. Until renamed to their names they are temporaries in
+  # the private directory, removed with it.
+  sap_lq_d=0
+  while [ $sap_lq_d -lt $SAP_DN ]; do
+    set --
+    k=0
+    while [ $k -lt $SAP_M ]; do
+      sap_get PD_$k
+      [ "$SAP_V" = $sap_lq_d ] && set -- "$@" "./L$k"
+      k=$((k + 1))
+    done
+    if [ $# -gt 0 ] && sap_pmake $sap_lq_d 2>/dev/null && sap_pcd $sap_lq_d; then
+      mkdir "$@" 2>/dev/null
+      for sap_lq_l in "$@"; do
+        [ -d "$sap_lq_l" ] && [ ! -L "$sap_lq_l" ] && { printf '%s\n' "$SAP_OWNER" > "$sap_lq_l/owner"; } 2>/dev/null
+      done
+    fi
+    sap_lq_d=$((sap_lq_d + 1))
+  done
+  SAP_ERR=
+}
 sap_lock_all() {
+  [ -n "$SAP_LOCK_SKIP_REFUSED" ] || sap_lock_prebuild
   k=0
   while [ $k -lt $SAP_M ]; do
     sap_get PD_$k
