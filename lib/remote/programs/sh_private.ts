@@ -34,7 +34,8 @@
  * name, never into it), link(2) (fails when the name exists) and stat.
  *
  * Names inside P (no secrecy needed: nobody else can reach them):
- * `id`; `b` the uploaded contents; `j` the finalize journal; per planned
+ * `id`; `b` the uploaded contents; `e` what the command cutting a stage
+ * from it said (its stderr, for sh_faults.ts); `j` the finalize journal; per planned
  * file i: `s<i>` its new content (stage), `r<i>` a second link of the stage
  * (after the rename, `../name -ef ./r<i>` proves the name holds it), `o<i>`
  * a hard link of its source (the pin: read for delta uploads and hashed by
