@@ -28,7 +28,7 @@
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
 import type { RemoteShell } from "../../lib/remote/shell.ts";
@@ -366,12 +366,19 @@ export async function runCoTenantCampaign(options: CoTenantOptions): Promise<CoT
   spawnSync("chown", [`${t.attacker.uid}:${t.attacker.gid}`, dirname(den), control]);
   const stop = join(control, "stop");
   const log = join(control, "log.json");
+  // The attacker runs from a copy in its own control directory, with that
+  // directory as its cwd: the checkout may sit under a directory only root
+  // can enter (a clean clone in `mktemp -d`), which the other uid can
+  // neither read the script from nor start in.
+  const script = join(control, "co_tenant_attacker.mjs");
+  copyFileSync(join(import.meta.dir, "co_tenant_attacker.mjs"), script);
+  chmodSync(script, 0o644);
   const attacker = spawn("setpriv", [
     `--reuid=${t.attacker.uid}`, `--regid=${t.attacker.gid}`, "--clear-groups",
     process.execPath, // the runtime running the tests (bun), executable by every user
-    join(import.meta.dir, "co_tenant_attacker.mjs"),
+    script,
     t.work, t.outside, den, String(options.seed), stop, log, String(options.swapProbability ?? 0.85),
-  ], { stdio: ["ignore", "ignore", "pipe"] });
+  ], { stdio: ["ignore", "ignore", "pipe"], cwd: control });
   let attackerErr = "";
   attacker.stderr!.on("data", (d: Buffer) => void (attackerErr += d.toString()));
   // An attacker that dies mid-campaign leaves the remaining commits
