@@ -227,7 +227,17 @@ export function conflict(
   sha: string | null,
   operationId: string,
 ): PatchFailure {
-  const now = kind === "file" ? `a file with sha256 ${short(sha)}` : kind === "missing" ? "nothing (missing)" : `a ${kind}`;
+  // a file without a hash: not read by name (its directory is shared), or
+  // it kept being renamed or replaced while the commit pinned it
+  const now = kind === "file"
+    ? sha !== null
+      ? `a file with sha256 ${short(sha)}`
+      : expected.state === "missing"
+      ? "a file"
+      : "a file that was renamed, replaced or changed while it was being checked (its content could not be read safely)"
+    : kind === "missing"
+    ? "nothing (missing)"
+    : `a ${kind}`;
   const was = expected.state === "missing" ? "missing" : `sha256 ${short(expected.sha256)}`;
   return failure(
     "conflict",

@@ -34,8 +34,10 @@
  * name, never into it), link(2) (fails when the name exists) and stat.
  *
  * Names inside P (no secrecy needed: nobody else can reach them):
- * `id`; `b` the uploaded contents; `e` what the command cutting a stage
- * from it said (its stderr, for sh_faults.ts); `j` the finalize journal; per planned
+ * `id`; `b` the uploaded contents; `e` what the last command whose
+ * failure needs telling apart said (its stderr: the command cutting a
+ * stage from the blob, for sh_faults.ts; link in sap_pin); `j` the
+ * finalize journal; per planned
  * file i: `s<i>` its new content (stage), `r<i>` a second link of the stage
  * (after the rename, `../name -ef ./r<i>` proves the name holds it), `o<i>`
  * a hard link of its source (the pin: read for delta uploads and hashed by
@@ -46,7 +48,7 @@
  * released, `X<n>` a stale lock being broken; in the snapshot `p<k>` the
  * pin of path k.
  *
- * Batches. A tool run over several files (sha256sum, stat, ls, chmod) takes
+ * Batches. A tool run over several files (sha256sum, stat, ls, chmod, sync) takes
  * absolute paths when every directory involved is trusted up to `/` (no
  * one else can rename anything on those paths), else runs once per private
  * directory, inside it, with `./x` names.
@@ -179,12 +181,33 @@ sap_pin() {
   # and, on Linux, does not follow a symlink) and check the pin is a
   # regular file that the name still is. 0 pinned; 1 cannot pin (no hard
   # link allowed, another file system); 2 the name is not (any more) a
-  # regular file: a conflict; 4 no private directory there (no write
-  # permission, or it was swapped: SAP_PSWAP).
+  # regular file, or kept changing while it was linked: a conflict; 4 no
+  # private directory there (no write permission, or it was swapped:
+  # SAP_PSWAP).
+  # A failed link is not yet a refusal: someone who can write the directory
+  # may have renamed the name away while link(2) ran and back right after,
+  # so that it is a regular file again by the time we look. link's stderr
+  # (LC_ALL=C, sh_common.ts) then says ENOENT, which a real refusal never
+  # does (EPERM: fs.protected_hardlinks or a file system without hard
+  # links; EXDEV; EMLINK). The link is tried up to 3 times while the name
+  # is a regular file; a name still missing under link(2) at the last try
+  # is a conflict (retryable: it changed while being read), any other
+  # failure the refusal (1). Its stderr goes to ./e in the private
+  # directory (no subshell, no fork), read back with a builtin.
   [ -n "$SAP_LINK" ] || sap_probe link
   sap_pmake $1 || return 4
   sap_pcd $1 || return 4
-  sap_link "../$2" "./$3" 2>/dev/null || { [ -L "../$2" ] && return 2; [ -f "../$2" ] || return 2; return 1; }
+  sap_pn_try=1
+  while :; do
+    sap_link "../$2" "./$3" 2>|./e && break
+    [ -L "../$2" ] && return 2
+    [ -f "../$2" ] || return 2
+    sap_pn_e=
+    { IFS= read -r sap_pn_e < ./e; } 2>/dev/null
+    [ $sap_pn_try -lt 3 ] || { case $sap_pn_e in *"No such file or directory"*) return 2 ;; esac; return 1; }
+    sap_pn_try=$((sap_pn_try + 1))
+    sap_hook pin_retry $3
+  done
   [ -f "./$3" ] && [ ! -L "./$3" ] && [ ! -L "../$2" ] && [ "../$2" -ef "./$3" ] && return 0
   return 2
 }
