@@ -14,7 +14,7 @@ import type { TransactionLayout } from "./manifest.ts";
 import { parseProgramOutput } from "./protocol.ts";
 import { reconcileTicket, shasOf } from "./plan_shas.ts";
 import type { ProgramOutput } from "./protocol.ts";
-import { conflict, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
+import { conflict, defaultAcl, locked, outcomeUnknown, partialApply, pathRefusal, remoteError, remoteWarning, rootFailure, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
 import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, writeTimeoutMs } from "./exec_bounds.ts";
 import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_refusals.ts";
 import type { WriteRefusalContext } from "./host_refusals.ts";
@@ -300,6 +300,10 @@ function programFailures(ctx: Context, fallback = true): PatchFailure[] {
   const errors = out.fails.map((f) => {
     const path = f.k === null ? undefined : layout.paths[f.k];
     const where = path ? ` for ${path}` : "";
+    if (f.code === "unsafe_directory" && path && f.detail === "acl") {
+      const u = out.unsafe.find((x) => x.k === f.k);
+      if (u) return { ...defaultAcl(path, u.dir, u.ownerName, u.groupName), operation_id: operationId };
+    }
     if (f.code === "unsafe_directory" && path) return { ...unpinnable(path), operation_id: operationId };
     if (f.detail === "private") {
       return remoteError(

@@ -179,6 +179,30 @@ export function unsafeDirectory(path: string | undefined, dir: UnsafeDirectory, 
 }
 
 /**
+ * The directory of an existing file that an update or move would replace
+ * has a default ACL naming users or groups: the new version, made there,
+ * would inherit it (chmod only masks such entries) and so grant access the
+ * current file does not (SPEC §6.1: never more access for the new version
+ * than the old one had, under either policy). Nothing was changed.
+ * `dir` is the directory as the program described it (`reason: "acl"`).
+ *
+ * @example
+ * ```ts
+ * defaultAcl("up/a.txt", { path: "/srv/app/up", mode: "0755", uid: 1001, gid: 1001, reason: "acl", writers: "-" }, "alice", "alice");
+ * ```
+ */
+export function defaultAcl(path: string, dir: UnsafeDirectory, ownerName: string, groupName: string): PatchFailure {
+  const owner = ownerName === "-" || ownerName === "?" ? `uid ${dir.uid}` : `${ownerName} (uid ${dir.uid})`;
+  const group = groupName === "-" || groupName === "?" ? `gid ${dir.gid}` : `${groupName} (gid ${dir.gid})`;
+  const details: UnsafeDirectory = { ...dir, reason: "acl", writers: "users and groups named in its default ACL" };
+  return failure(
+    "unsafe_directory",
+    `the directory ${dir.path} (mode ${dir.mode}, owner ${owner}, group ${group}) has a default ACL: every file made there inherits its entries, so the new version of ${path} would give the users or groups it names access that the current file does not grant (changing the mode cannot take it away); nothing was changed. Next step: the directory's owner removes the default ACL (\`setfacl -k ${dir.path}\`), or edit the file another way.`,
+    { path, unsafe_directory: details, retryable: false },
+  );
+}
+
+/**
  * A file in a shared directory (accepted with `sharedDirectories:
  * "allow"`) that cannot be pinned for a safe read or commit.
  *

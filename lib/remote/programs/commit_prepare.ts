@@ -402,6 +402,8 @@ sap_acl_scan() {
   while [ $sap_ac_j -lt $SAP_BN ]; do
     sap_batch_entry $sap_ac_j
     sap_ac_l=$(ls -ld "$SAP_BE" 2>/dev/null)
+    # SAA_i: file i's source has an ACL of its own (sap_stage_acl)
+    case $sap_ac_l in ??????????+*) sap_get MI_$sap_ac_j; sap_set SAA_$SAP_V 1 ;; esac
     case $sap_ac_l in ??????????[+@]*) sap_get MK_$sap_ac_j; sap_out "WARN acl_or_xattr_not_preserved $SAP_V -"; sap_ac_j=$((sap_ac_j + 1)); continue ;; esac
     if command -v getfattr >/dev/null 2>&1; then
       sap_ac_l=$(getfattr -d -m - "$SAP_BE" 2>/dev/null | grep -v -e '^#' -e '^$' -e '^security\.selinux=' 2>/dev/null)
@@ -576,6 +578,60 @@ sap_commit_meta() {
     sap_cx_j=$((sap_cx_j + 1))
   done
   sap_commit_meta_verdict
+  sap_stage_acl $sap_cx_n
+}
+sap_stage_acl() {
+  # The new version of an existing file never grants more than the old one
+  # did (under either policy). A stage is made in the private directory,
+  # which inherited the directory's default ACL when mktemp made it, so the
+  # stage inherits it too: named users and groups get entries that chmod
+  # only masks (with the group bits), never removes. So for every update
+  # and move ($1 of them queued as MI_j) whose source showed no ACL, one
+  # ls -ld of the stages (per private directory, or for all): a stage that
+  # shows one (+) fails the commit here, before anything is renamed. (The
+  # private directory itself is 0700: the mask of its inherited ACL is
+  # empty, so nobody named there can enter it meanwhile. Pins and the
+  # backups d<i> are hard links or renames of the user's file: same inode,
+  # no new ACL. A copy c<i> is made only where the stage would be refused
+  # here too: same private directory.) An add gets the directory's default
+  # ACL, as any file created there does.
+  SAP_BN=0 sap_sa_j=0
+  while [ $sap_sa_j -lt $1 ]; do
+    sap_get MI_$sap_sa_j
+    sap_sa_i=$SAP_V
+    sap_get SAA_$sap_sa_i
+    if [ -z "$SAP_V" ]; then
+      sap_set SQA_$SAP_BN $sap_sa_i
+      sap_get S_d_$sap_sa_i
+      sap_batch_add $SAP_V s$sap_sa_i 0
+    fi
+    sap_sa_j=$((sap_sa_j + 1))
+  done
+  [ $SAP_BN -gt 0 ] || return 0
+  SAP_BFLAG=
+  sap_batch_run acl keep
+  [ -n "$SAP_BFLAG" ] || { SAP_BN=0; return 0; }
+  sap_sa_n=$SAP_BN sap_sa_bad= sap_sa_j=0
+  while [ $sap_sa_j -lt $sap_sa_n ]; do
+    sap_get SQA_$sap_sa_j
+    sap_sa_i=$SAP_V
+    if sap_stage_enter $sap_sa_i; then
+      sap_sa_l=$(ls -ld ./s$sap_sa_i 2>/dev/null)
+      case $sap_sa_l in
+      ??????????+*)
+        sap_get S_k_$sap_sa_i
+        sap_sa_k=$SAP_V
+        sap_get S_d_$sap_sa_i
+        sap_unsafe_line $sap_sa_k D $SAP_V acl
+        sap_out "FAIL unsafe_directory $sap_sa_k acl"
+        sap_sa_bad=1 ;;
+      esac
+    fi
+    sap_sa_j=$((sap_sa_j + 1))
+  done
+  SAP_BN=0
+  sap_commit_meta_verdict
+  [ -z "$sap_sa_bad" ] || { SAP_STATUS=failed; exit 0; }
 }
 sap_commit_meta_verdict() {
   [ -z "$SAP_STAGE_BAD" ] && return 0

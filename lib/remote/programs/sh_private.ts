@@ -220,10 +220,10 @@ sap_batch_add() {
   SAP_BN=$((SAP_BN + 1))
 }
 sap_batch_run() {
-  # Run "$1" (sha, stat, ls or sync) over the queue: BS_j (sha) or BM_j BU_j BG_j
+  # Run "$1" (sha, stat, ls, acl or sync) over the queue: BS_j (sha) or BM_j BU_j BG_j
   # BL_j BZ_j BT_j BO_j BY_j (stat), j = 0..SAP_BN-1, or SAP_BFLAG=1 when
-  # ls -ld or getfattr shows an ACL or extended attribute on any (ls); then
-  # empty the queue, unless $2 is "keep".
+  # ls -ld or getfattr shows an ACL or extended attribute on any (ls), when
+  # ls -ld shows an ACL on any (acl); then empty the queue, unless $2 is "keep".
   sap_br_t=1 sap_br_j=0
   while [ $sap_br_j -lt $SAP_BN ]; do
     sap_get BA_$sap_br_j
@@ -284,6 +284,16 @@ sap_batch_part() {
     # one mode for all (SAP_BMODE); only ever stages inside our private
     # directories, where nobody else can put a symlink for chmod to follow
     chmod "$SAP_BMODE" "$@" 2>/dev/null
+    return 0 ;;
+  acl)
+    # only an ACL (+), not other extended attributes: SAP_BFLAG=1
+    sap_bp_l=$(ls -ld "$@" 2>/dev/null)
+    sap_bp_ifs=$IFS
+    IFS=$SAP_NL
+    for sap_bp_x in $sap_bp_l; do
+      case $sap_bp_x in ??????????+*) SAP_BFLAG=1 ;; esac
+    done
+    IFS=$sap_bp_ifs
     return 0 ;;
   ls)
     sap_bp_l=$(ls -ld "$@" 2>/dev/null)

@@ -259,8 +259,9 @@ sap_hex() {
 }
 sap_unsafe_line() {
   # $1 path index, $2 A|D, $3 index: the UNSAFE line for that directory
+  # ($4: the reason, when not its trust verdict)
   sap_get $2R_$3
-  sap_ul_r=$SAP_V
+  sap_ul_r=$\{4:-$SAP_V}
   sap_get $2M_$3
   sap_octal "$SAP_V"
   sap_ul_mo=$SAP_OCT
