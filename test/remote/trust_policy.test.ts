@@ -175,5 +175,24 @@ for (const c of GNU) {
       expect(report.errors![0]!.unsafe_directory).toMatchObject({ reason: "acl" });
       expect(readFileSync(join(root, "d/f.txt"), "utf8")).toBe("v1\n");
     });
+
+    // ls sorts its operands: the verdict of each directory must be its own,
+    // whatever order the directories are checked in (the ACL on the one that
+    // sorts first, then on the one that sorts last; the patch names them in
+    // the other order).
+    for (const [withAcl, without] of [["a", "z"], ["z", "a"]] as const) {
+      rootTest(`two group-writable directories, the ACL on ${withAcl}/ only: ${withAcl}/ is the one refused (acl), ${without}/ is trusted`, async () => {
+        const root = makeTree({ "a/f.txt": "v1\n", "z/f.txt": "v1\n" });
+        chmodSync(root, 0o755);
+        for (const d of ["a", "z"]) chmodSync(join(root, d), 0o775);
+        setPosixAcl(join(root, withAcl), idOf("-u", ensureTestUsers().passwordUser));
+        const patch = ["*** Begin Patch", "*** Update File: z/f.txt", "@@", "-v1", "+v2", "*** Update File: a/f.txt", "@@", "-v1", "+v2", "*** End Patch"].join("\n");
+        const report = await applyPatch(new LocalShell({ ...c.options, cwd: tempDir("sap-cwd-") }), { root, patch });
+        const refused = (report.errors ?? []).filter((e) => e.code === "unsafe_directory");
+        expect(refused.map((e) => e.unsafe_directory!.reason)).toContain("acl");
+        expect(refused.map((e) => e.path)).toEqual([`${withAcl}/f.txt`]);
+        for (const d of ["a", "z"]) expect(readFileSync(join(root, d, "f.txt"), "utf8")).toBe("v1\n");
+      });
+    }
   });
 }

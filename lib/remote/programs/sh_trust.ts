@@ -235,20 +235,15 @@ sap_trust_check() {
   done
 }
 sap_trust_acl() {
-  # group-writable by a trusted group: refuse when ls shows an ACL
-  set --
+  # group-writable by a trusted group: refuse when ls shows an ACL. One ls
+  # per directory: ls sorts its operands, so the lines of one ls over all
+  # of them cannot be matched to the queue by position (rare: only
+  # group-writable directories of a trusted group get here). A directory
+  # ls cannot show any more (it just vanished) is not trusted either.
   for sap_ta_q in $SAP_ACLQ; do
     case $sap_ta_q in A*) sap_get AN_$\{sap_ta_q#A} ;; *) sap_get DIR_$\{sap_ta_q#D} ;; esac
-    set -- "$@" "$SAP_V"
-  done
-  sap_ta_all=$(ls -ld "$@" 2>/dev/null)
-  sap_ta_ifs=$IFS
-  IFS=$SAP_NL
-  set -- $sap_ta_all
-  IFS=$sap_ta_ifs
-  for sap_ta_q in $SAP_ACLQ; do
-    case $1 in ??????????[+]*) sap_set $\{sap_ta_q%%[0-9]*}R_$\{sap_ta_q#?} acl ;; esac
-    [ $# -gt 0 ] && shift
+    sap_ta_l=$(ls -ld "$SAP_V" 2>/dev/null)
+    case $sap_ta_l in ??????????[+]*|'') sap_set $\{sap_ta_q%%[0-9]*}R_$\{sap_ta_q#?} acl ;; esac
   done
 }
 sap_hex() {
