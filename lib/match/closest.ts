@@ -225,8 +225,12 @@ function align(a: readonly string[], b: readonly string[], similar: Uint8Array |
   // Similar pairs weigh a little less than their similarity, so that the
   // alignment prefers lines equal but for whitespace.
   const weightOf = (i: number, j: number): number => (a[i] === b[j] ? 1000 : similar ? 9 * similar[i * w + j]! : 0);
-  const lo = Math.max(-m, -BAND);
   const hi = Math.min(w, w - m + BAND);
+  // A window much shorter than the chunk (a file shorter than it, a start
+  // near the end) leaves no diagonal between "starts together" and "ends
+  // together": the band is then the one around the chunk's end aligned
+  // with the window's, as wide as usual.
+  const lo = hi >= Math.max(-m, -BAND) ? Math.max(-m, -BAND) : Math.max(-m, hi - 2 * BAND);
   const width = hi - lo + 1;
   const table = new Uint32Array((m + 1) * width);
   // Past the end of either list, or outside the band: nothing more aligns.

@@ -178,3 +178,16 @@ describe("every excerpt is bounded", () => {
     expect(e.message).toMatch(/… \(\d+ more lines\)/);
   });
 });
+
+describe("a chunk far longer than the file", () => {
+  // Fuzzing found it: the alignment's band of diagonals was empty when the
+  // window (the whole 5-line file) was shorter than the chunk by more than
+  // the band, and the failure became a RangeError thrown out of the pure core.
+  test("fails with a value (no close region: 5 of its 100 lines are there)", () => {
+    const file = ["alpha one", "beta two", "gamma three", "delta four", "epsilon five"];
+    const old = [...Array.from({ length: 95 }, (_, i) => `other line ${i}`), ...file];
+    const e = failureOf(file, [chunk(old.map((l) => " " + l))]);
+    expect(e.code).toBe("context_mismatch");
+    expect(e.closest).toBeUndefined();
+  });
+});
