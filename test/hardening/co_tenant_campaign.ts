@@ -196,8 +196,11 @@ function stolenHolding(t: CoTenantTree, path: string, text: string): boolean {
     }
     return names.filter((n) => n === head || n.startsWith(`${head}.stolen.`)).flatMap((n) => variants(join(dir, n), tail));
   };
+  // The name itself is looked at again too: the attacker keeps running
+  // while this checks, and may have put the stolen file back under its name
+  // between the caller's read of the name and this readdir (a false "LIE"
+  // in one long run: the name read as its symlink, the copy already gone).
   return variants(t.work, parts).some((p) => {
-    if (p === join(t.work, path)) return false;
     try {
       const st = lstatSync(p);
       return st.isFile() && readFileSync(p, "utf8") === text;
