@@ -14,6 +14,7 @@ import { afterCommit } from "./plan/after_commit.ts";
 import { RemoteShellError } from "./remote/shell.ts";
 import type { RemoteShell } from "./remote/shell.ts";
 import { readSnapshots, snapshotRootId } from "./remote/snapshot.ts";
+import type { ReadSnapshotsOptions } from "./remote/snapshot.ts";
 import type { CompressMode } from "./remote/host_wire.ts";
 import type { SnapshotCache } from "./remote/snapshot_cache.ts";
 import { cacheScope, rememberCommitted } from "./remote/snapshot_wire.ts";
@@ -116,14 +117,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], warnings);
   let snapshots: Snapshots;
   try {
-    snapshots = await readSnapshots(shell, request.root, patchPaths(parsed.patch), {
-      signal: request.signal,
-      timeoutMs: request.timeoutMs,
-      maxFileBytes: limits.maxFileBytes,
-      sharedDirectories: request.sharedDirectories,
-      cache: request.cache,
-      compress: request.compress,
-    });
+    snapshots = await readSnapshots(shell, request.root, patchPaths(parsed.patch), snapshotOptions(request, limits));
   } catch (error) {
     if (error instanceof RemoteShellError) return failed([{ ...error.failure, operation_id: operationId }], warnings);
     throw error;
@@ -174,6 +168,18 @@ function withTransfer(file: FileReport, snapshots: Snapshots): FileReport {
   return transfer === undefined ? file : { ...file, snapshot: transfer };
 }
 
+/** The snapshot options of a request: both reads (the plan's and a failed parse's) are the same read. */
+function snapshotOptions(request: ApplyRequest, limits: Limits): ReadSnapshotsOptions {
+  return {
+    signal: request.signal,
+    timeoutMs: request.timeoutMs,
+    maxFileBytes: limits.maxFileBytes,
+    sharedDirectories: request.sharedDirectories,
+    cache: request.cache,
+    compress: request.compress,
+  };
+}
+
 /**
  * Parse failures made precise with the root and, when a failure can use
  * them (chunk lines without a marker), the files they name: one snapshot
@@ -185,14 +191,7 @@ async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, err
   let snapshots: Snapshots | undefined;
   if (paths.length > 0 && !request.signal?.aborted) {
     try {
-      snapshots = await readSnapshots(shell, request.root, paths, {
-        signal: request.signal,
-        timeoutMs: request.timeoutMs,
-        maxFileBytes: limits.maxFileBytes,
-        sharedDirectories: request.sharedDirectories,
-        cache: request.cache,
-        compress: request.compress,
-      });
+      snapshots = await readSnapshots(shell, request.root, paths, snapshotOptions(request, limits));
     } catch (error) {
       if (!(error instanceof RemoteShellError)) throw error;
     }
