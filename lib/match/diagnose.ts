@@ -13,7 +13,7 @@ import type { ChunkVariant, IndentDelta } from "./chunk_variants.ts";
 import { describeWhitespace, hasTextInserts } from "./chunk_variants.ts";
 import { castVotes, type Closest, closestAt, PAIR_SCORE, type VoteSource, VoteScratch } from "./closest.ts";
 import { boundedBlock, type ExcerptLimits, formatRef, type LineSource, lineRange, refsOf } from "../text/excerpt.ts";
-import { SimilarLines } from "./similar.ts";
+import { type LineSpan, SimilarLines, similarityWindows } from "./similar.ts";
 import type { FlatLines } from "./tier_pass.ts";
 import { failure, optionHint, readHint } from "../failure.ts";
 import type { MatchIndex } from "./index.ts";
@@ -89,6 +89,20 @@ export interface FileDiagnosis {
   mismatches: PatchFailure[];
   /** Per missing anchor, in order: the most similar lines (0-based), best first. */
   similarToAnchors: number[][];
+  /**
+   * When the similarity pass stopped at its budget (`SIMILAR_CHAR_BUDGET`):
+   * words saying which lines it read, for the messages that list similar
+   * lines or say none was found.
+   */
+  similarityStopped?: string;
+}
+
+/** "the similarity search stopped at its budget and read only lines 1–52000 of 250000", or undefined when it read every line. */
+function stoppedWords(spans: readonly LineSpan[], n: number): string | undefined {
+  if (spans.length === 1 && spans[0]!.from === 0 && spans[0]!.to >= n) return undefined;
+  const shown = spans.slice(0, 4).map((s) => lineRange(s.from, s.to).replace(/^lines? /, ""));
+  const more = spans.length > 4 ? ` and ${spans.length - 4} more stretches` : "";
+  return `the similarity search stopped at its budget and read only line${spans.length === 1 && spans[0]!.to - spans[0]!.from === 1 ? "" : "s"} ${shown.join(", ")}${more} of ${n}`;
 }
 
 /**
@@ -139,7 +153,11 @@ export function diagnoseFile(env: DiagnoseEnv, cases: readonly MismatchCase[], a
     return lines.map((l) => ({ k: l.k, q: queries.push(l.text) - 1 }));
   });
   const anchorQueries = anchors.map((a) => queries.push(a.anchor) - 1);
-  const similar = queries.length > 0 && n > 0 ? new SimilarLines(env.flat, queries, env.stats, env.asciiBytes) : undefined;
+  // A large file is read near where each search started, within a budget.
+  const spans = queries.length > 0 && n > 0 ? similarityWindows(env.flat, [...weak.map((c) => c.start.from), ...anchors.map((a) => a.start.from)]) : [];
+  const similar = spans.length > 0 ? new SimilarLines(env.flat, queries, env.stats, env.asciiBytes, spans) : undefined;
+  const stopped = stoppedWords(spans, n);
+  const weakSet = new Set(weak);
   weak.forEach((c, w) => {
     if (similar === undefined) return;
     // Each similar line p of chunk line k votes for start p − k, by similarity.
@@ -152,14 +170,14 @@ export function diagnoseFile(env: DiagnoseEnv, cases: readonly MismatchCase[], a
     const previous = closest.get(c);
     if (best && (!previous || best.region.score > previous.region.score)) closest.set(c, best);
   });
-  for (const c of pending) out.set(c, mismatchFailure(env, c, closest.get(c)));
+  for (const c of pending) out.set(c, mismatchFailure(env, c, closest.get(c), weakSet.has(c) ? stopped : undefined));
   const similarToAnchors = anchors.map((a, i) => {
     const lines = similar === undefined ? [] : similar.best(anchorQueries[i]!, 2 * ANCHOR_CANDIDATES, ANCHOR_SCORE);
     // The most similar first; among equals, the nearest to where the search started.
     lines.sort((x, y) => y.score - x.score || Math.abs(x.line - a.start.from) - Math.abs(y.line - a.start.from));
     return lines.slice(0, ANCHOR_CANDIDATES).map((l) => l.line);
   });
-  return { mismatches: cases.map((c) => out.get(c)!), similarToAnchors };
+  return { mismatches: cases.map((c) => out.get(c)!), similarToAnchors, ...(stopped !== undefined ? { similarityStopped: stopped } : {}) };
 }
 
 /** The best region at `starts` and where the search started (the right place when the anchor or the previous chunk was right but the context is not). */
@@ -247,7 +265,7 @@ const DIFFERENCE_WORDS = {
   content: "the text differs",
 } as const;
 
-function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | undefined): PatchFailure {
+function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | undefined, stopped?: string): PatchFailure {
   const n = env.lines.length;
   const m = c.variant.oldTexts.length;
   const parts: string[] = [];
@@ -264,7 +282,7 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
     }
   }
   if (closest === undefined) {
-    parts.push(`Nothing similar was found in the file. The chunk expected:`);
+    parts.push(stopped === undefined ? `Nothing similar was found in the file. The chunk expected:` : `Nothing similar was found (${stopped}). The chunk expected:`);
     parts.push(boundedBlock(c.variant.oldTexts, env.limits));
     const read = readHint(env.path);
     parts.push(`Next step: ${read.says} (it may have changed, or this may be the wrong file) and rebuild the chunk from its current text.`);

@@ -188,6 +188,7 @@ export function anchorNotFoundFailure(
   start: SearchStart,
   before: number | undefined,
   similar: readonly number[],
+  stopped?: string,
 ): PatchFailure {
   const candidates: LineRef[] = similar.map((i) => lineRef(env.lines, i));
   const parts = [
@@ -197,13 +198,13 @@ export function anchorNotFoundFailure(
     parts.push(`It is at line ${before + 1}, before that. Chunks of one file, and consecutive @@ lines, must follow file order: move this chunk before the chunk that covers or follows line ${before + 1}, or put the @@ lines in file order.`);
   }
   if (candidates.length > 0) {
-    parts.push(`Lines that look similar:`);
+    parts.push(stopped === undefined ? `Lines that look similar:` : `Lines that look similar (${stopped}):`);
     parts.push(boundedBlock(candidates.map(formatRef), env.limits));
     parts.push(`Next step: put one of these lines after @@ exactly as shown (without the N:hh id), or drop the @@ line and give three lines of exact context instead.`);
   }
   const read = candidates.length > 0 ? undefined : readHint(env.path);
   if (read) {
-    parts.push(`No similar line was found. Next step: ${read.says} and use an existing line as the anchor, or drop the @@ line and give three lines of exact context instead.`);
+    parts.push(`No similar line was found${stopped === undefined ? "" : ` (${stopped})`}. Next step: ${read.says} and use an existing line as the anchor, or drop the @@ line and give three lines of exact context instead.`);
   }
   return failure("anchor_not_found", parts.join("\n"), {
     path: env.path,

@@ -210,7 +210,10 @@ export class MatchIndex {
       const n = flat.eols.length;
       const ascii = this.#hints.ascii === true;
       const keyers = ([2, 3, 4] as const).map((t) => new TierKeyer(t, selected, n, ascii));
-      passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2]);
+      // Lines tier 1 keyed take their selector ids from their key (tierMap)
+      // without being read again: in a file made of the chunks' own lines
+      // (thousands of failing chunks) that is most lines.
+      passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2], tier1);
       this.#selectorTiers = new Map(keyers.map((k) => [k.tier, k.finish()]));
       this.stats.indexBuilds++;
       this.stats.linesScanned += n;

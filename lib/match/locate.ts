@@ -88,6 +88,15 @@ export interface LocateResult {
   /** Failures past `options.detail`, compact, by chunk (empty without a budget). */
   undiagnosed: PatchFailure[];
   warnings: Warning[];
+  /**
+   * Failed chunks (1-based) that provably match nowhere in the file even
+   * ignoring leading and trailing whitespace: an `@@` anchor found nowhere,
+   * or an old side found at no tier ≥ 3 before or after the cursor. No
+   * re-reading that only moves whitespace at the start of lines (the
+   * lost-marker diagnosis, lib/plan/chunk_diagnoses.ts) can place them, so
+   * it need not search the file again for them.
+   */
+  absent: Set<number>;
 }
 
 /** Stop collecting matches here: enough to say "more than 20". */
@@ -159,6 +168,9 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
   const warnings: Warning[] = [];
   const mismatches: MismatchCase[] = [];
   const missingAnchors: AnchorCase[] = [];
+  const absent = new Set<number>();
+  // Tier 3 (both ends trimmed) searched: a chunk found at no tier is found nowhere ignoring those ends.
+  const trimsBothEnds = tiers.includes(3);
   // Failures are counted in chunk order (each chunk fails at most once).
   let detailLeft = options.detail ?? Infinity;
   const inFull = (): boolean => detailLeft-- > 0;
@@ -180,7 +192,9 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
       const found = findAnchor(index, tiers, form.anchors[a]!, form.escapedAnchors[a], from);
       if (found === undefined) {
         const anchorRef = { hunk, patchLine: chunk.patchLine + a };
-        if (inFull()) missingAnchors.push({ ref: anchorRef, anchor: form.anchors[a]!, start, before: findAnchorAnywhere(index, tiers, form, a, from) });
+        const before = findAnchorAnywhere(index, tiers, form, a, from);
+        if (before === undefined) absent.add(hunk);
+        if (inFull()) missingAnchors.push({ ref: anchorRef, anchor: form.anchors[a]!, start, before });
         else undiagnosed.push(briefFailure("anchor_not_found", options.path, anchorRef));
         anchorsOk = false;
         break;
@@ -246,6 +260,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     if (hit === undefined) {
       const before: Finder = (t, texts) => index.search(t).before(texts, from, MATCH_CAP);
       const earlier = chunk.endOfFile ? undefined : searchForms(index, tiers, form, before);
+      if (earlier === undefined && !chunk.endOfFile && trimsBothEnds) absent.add(hunk);
       if (earlier !== undefined) {
         outOfOrder(earlier);
       } else if (!inFull()) {
@@ -301,10 +316,10 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
   if (mismatches.length > 0 || missingAnchors.length > 0) {
     const found = diagnoseFile(env, mismatches, missingAnchors);
     errors.push(...found.mismatches);
-    missingAnchors.forEach((a, i) => errors.push(anchorNotFoundFailure(env, a.ref, a.anchor, a.start, a.before, found.similarToAnchors[i]!)));
+    missingAnchors.forEach((a, i) => errors.push(anchorNotFoundFailure(env, a.ref, a.anchor, a.start, a.before, found.similarToAnchors[i]!, found.similarityStopped)));
   }
   errors.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0));
-  return { placements, errors, undiagnosed, warnings };
+  return { placements, errors, undiagnosed, warnings, absent };
 }
 
 function registerQueries(index: MatchIndex, form: ChunkForms): void {

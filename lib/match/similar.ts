@@ -38,6 +38,65 @@ const CANDIDATES = 24;
 /** Characters of a line scored at most (a longer line is cut). */
 const SCORED_CHARS = 2000;
 
+/**
+ * Characters the similarity pass reads at most per file (about 50,000 lines
+ * of code, a few milliseconds): the pass is a diagnosis, and on a larger
+ * file it reads the stretches nearest where each failing search started
+ * ({@linkcode similarityWindows}) and the failure says which lines it read.
+ */
+export const SIMILAR_CHAR_BUDGET: number = 1 << 21;
+
+/** Lines `[from, to)` (0-based) of a file. */
+export interface LineSpan {
+  from: number;
+  to: number;
+}
+
+/** The first line whose start offset is at least `offset` (`starts` ascending, one entry per line and a last one). */
+function lineAtOffset(starts: Int32Array, n: number, offset: number): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (starts[mid]! < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The lines the similarity pass reads: the whole file when it has at most
+ * `budget` characters, else for each search start (0-based lines) an equal
+ * share of the budget — an eighth of it before the start, the rest after
+ * (the line looked for usually follows where the search started), moved
+ * back from the end of the file — merged where they overlap. The spans
+ * hold at most `budget` characters plus one line per start.
+ *
+ * @example
+ * ```ts
+ * similarityWindows(flatLinesOf(["a", "b"]), [0], 100); // [{ from: 0, to: 2 }]
+ * ```
+ */
+export function similarityWindows(flat: FlatLines, searchStarts: readonly number[], budget: number = SIMILAR_CHAR_BUDGET): LineSpan[] {
+  const n = flat.eols.length;
+  const { starts } = flat;
+  const total = starts[n]!;
+  if (total <= budget || searchStarts.length === 0) return n > 0 ? [{ from: 0, to: n }] : [];
+  const distinct = [...new Set(searchStarts.map((s) => Math.min(Math.max(0, s), n - 1)))].sort((a, b) => a - b);
+  const share = Math.max(1, Math.floor(budget / distinct.length));
+  const spans: LineSpan[] = [];
+  for (const s of distinct) {
+    let begin = Math.max(0, starts[s]! - (share >> 3));
+    if (begin + share > total) begin = Math.max(0, total - share);
+    const from = lineAtOffset(starts, n, begin);
+    const to = Math.max(from + 1, Math.min(n, lineAtOffset(starts, n, begin + share)));
+    const last = spans[spans.length - 1];
+    if (last !== undefined && from <= last.to) last.to = Math.max(last.to, to);
+    else spans.push({ from, to });
+  }
+  return spans;
+}
+
 /** One query's result: file lines (0-based) with their similarity in (0, 1], best first. */
 export interface SimilarLine {
   line: number;
@@ -55,15 +114,20 @@ function unit(c: number): number {
   return f < 0x80 ? f : (f ^ (f >>> 7) ^ (f >>> 14)) & 0x7f;
 }
 
-/** The text as 7-bit units: ASCII kept, other characters folded ({@linkcode unit}), whitespace as a space. */
-function unitsOf(text: string): Uint8Array {
+/** A 7-bit unit as the pass reads it: 0 for whitespace and controls (skipped), ASCII letters lowercased. */
+const UNIT_OF: Uint8Array = Uint8Array.from({ length: 256 }, (_, c) => (c <= 0x20 ? 0 : c >= 0x41 && c <= 0x5a ? c | 0x20 : c));
+
+/** The text's characters in `ranges` (offsets) as 7-bit units: ASCII kept, other characters folded ({@linkcode unit}), whitespace as a space. */
+function unitsOf(text: string, ranges: readonly (readonly [number, number])[]): Uint8Array {
   const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) out[i] = c;
-    else {
-      const u = unit(c);
-      out[i] = u < 0 ? 0x20 : u;
+  for (const [from, to] of ranges) {
+    for (let i = from; i < to; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x80) out[i] = c;
+      else {
+        const u = unit(c);
+        out[i] = u < 0 ? 0x20 : u;
+      }
     }
   }
   return out;
@@ -132,14 +196,14 @@ export class SimilarLines {
    * is ASCII (then byte offsets are character offsets): the pass reads them
    * instead of the string, which is faster.
    */
-  constructor(flat: FlatLines, queries: readonly string[], stats: MatchStats, ascii?: Uint8Array) {
+  constructor(flat: FlatLines, queries: readonly string[], stats: MatchStats, ascii?: Uint8Array, spans?: readonly LineSpan[]) {
     this.#flat = flat;
     this.#queries = queries.map((q) => trigramsOf(q, 0, q.length, Infinity));
     for (const grams of this.#queries) for (const g of grams) if (!this.#slotOf.has(g)) this.#slotOf.set(g, this.#slotOf.size);
     const slots = this.#slotOf.size;
     const cap = (this.#cap = Math.min(4096, Math.max(32, Math.floor(RECORD_BUDGET / Math.max(1, slots)))));
-    const lines = (this.#lines = new Int32Array(slots * cap));
-    const count = (this.#count = new Int32Array(slots));
+    this.#lines = new Int32Array(slots * cap);
+    this.#count = new Int32Array(slots);
     if (slots === 0) return;
     // 2^16 bits (8 KiB, in the first-level cache): a hit is then looked up exactly.
     const filter = new Uint32Array(1 << (FILTER_BITS - 5));
@@ -149,35 +213,62 @@ export class SimilarLines {
       filter[f >>> 5]! |= 1 << (f & 31);
       refs[f]!++;
     }
-    const slotAt = this.#slotOf;
     const { text, starts, eols } = flat;
     const n = eols.length;
+    const read = (spans ?? [{ from: 0, to: n }]).map((span) => ({ from: Math.max(0, span.from), to: Math.min(n, span.to) }));
     // One code unit per character, 7 bits: an ASCII file's own bytes, else
-    // the text mapped once (the loop below then reads one kind of array).
-    const units = ascii !== undefined && ascii.length === text.length ? ascii : unitsOf(text);
-    // The inner loop only filters; the few hits of a line are handled after it.
+    // the text read mapped once (the loop below then reads one kind of array).
+    const units = ascii !== undefined && ascii.length === text.length ? ascii : unitsOf(text, read.map((r) => [starts[r.from]!, starts[r.to]!]));
+    for (const span of read) {
+      this.#scan(span.from, span.to, units, filter, refs);
+      stats.diagnosticLines += span.to - span.from;
+    }
+  }
+
+  /** Record the query trigrams of lines `[from, to)`. */
+  #scan(from: number, to: number, units: Uint8Array, filter: Uint32Array, refs: Uint16Array): void {
+    const { starts, eols } = this.#flat;
+    const table = this.#codeTable();
+    const tableMask = table.length / 2 - 1;
+    const lines = this.#lines;
+    const count = this.#count;
+    const cap = this.#cap;
+    let kept = new Uint8Array(256);
     let hits = new Int32Array(256);
-    for (let line = 0; line < n; line++) {
+    for (let line = from; line < to; line++) {
       const first = starts[line]!;
       const end = starts[line + 1]! - EOL_CHARS[eols[line] as EolCode];
-      if (end - first > hits.length) hits = new Int32Array(2 * (end - first));
-      let code = 0;
-      let have = 0;
-      let found = 0;
+      if (end - first > hits.length) {
+        hits = new Int32Array(2 * (end - first));
+        kept = new Uint8Array(2 * (end - first));
+      }
+      // Two loops without unpredictable branches (about twice as fast as
+      // one that skips whitespace as it rolls): the line's units without
+      // whitespace, lowercased; then its trigrams, each written to `hits`
+      // and kept there only when the filter has it.
+      let m = 0;
       for (let i = first; i < end; i++) {
-        let c = units[i]!;
-        // Whitespace (and controls) skipped, letters lowercased.
-        if (c <= 0x20) continue;
-        if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-        code = ((code << 7) | c) & CODE_MASK;
-        if (++have < 3) continue;
-        const f = (code ^ (code >>> FILTER_BITS)) & FILTER_MASK;
-        if ((filter[f >>> 5]! & (1 << (f & 31))) !== 0) hits[found++] = code;
+        const u = UNIT_OF[units[i]!]!;
+        kept[m] = u;
+        m += u === 0 ? 0 : 1;
+      }
+      let found = 0;
+      if (m >= 3) {
+        let code = (kept[0]! << 7) | kept[1]!;
+        for (let j = 2; j < m; j++) {
+          code = ((code << 7) | kept[j]!) & CODE_MASK;
+          const f = (code ^ (code >>> FILTER_BITS)) & FILTER_MASK;
+          hits[found] = code;
+          found += (filter[f >>> 5]! >>> (f & 31)) & 1;
+        }
       }
       for (let h = 0; h < found; h++) {
         const code = hits[h]!;
-        const slot = slotAt.get(code);
-        if (slot === undefined) continue;
+        // The slot of `code` in the open-addressing table (code + 1, slot + 1 pairs; 0: empty).
+        let at = Math.imul(code, 0x9e3779b1) >>> 0 & tableMask;
+        while (table[2 * at] !== 0 && table[2 * at] !== code + 1) at = (at + 1) & tableMask;
+        if (table[2 * at] === 0) continue;
+        const slot = table[2 * at + 1]! - 1;
         const k = count[slot]!;
         if (k < 0 || (k > 0 && lines[slot * cap + k - 1] === line)) continue;
         if (k === cap) {
@@ -191,7 +282,21 @@ export class SimilarLines {
         count[slot] = k + 1;
       }
     }
-    stats.diagnosticLines += n;
+  }
+
+  /** The query trigrams' slots as an open-addressing table of (code + 1, slot + 1) pairs: a hit is looked up without a Map. */
+  #codeTable(): Int32Array {
+    let size = 16;
+    while (size < 2 * this.#slotOf.size) size *= 2;
+    const table = new Int32Array(2 * size);
+    const mask = size - 1;
+    for (const [code, slot] of this.#slotOf) {
+      let at = Math.imul(code, 0x9e3779b1) >>> 0 & mask;
+      while (table[2 * at] !== 0) at = (at + 1) & mask;
+      table[2 * at] = code + 1;
+      table[2 * at + 1] = slot + 1;
+    }
+    return table;
   }
 
   /**

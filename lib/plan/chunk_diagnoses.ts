@@ -35,19 +35,24 @@ export interface ChunkDiagnosisEnv {
 /**
  * Replace the failures of chunks that match a recognisable mistake by
  * their diagnosis (others are returned unchanged). The lost-marker readings
- * of all failing chunks are located together, in one pass over the file.
+ * of all failing chunks are located together, in one pass over the file —
+ * except those of the chunks in `absent` (locate's `absent`: found nowhere
+ * even ignoring leading and trailing whitespace, so a reading that only
+ * adds a space at the start of lines cannot match either); when every
+ * reading is such, the file is not searched again at all.
  *
  * @example
  * ```ts
- * const errors = diagnoseChunkFailures(env, located.errors);
+ * const errors = diagnoseChunkFailures(env, located.errors, located.absent);
  * ```
  */
-export function diagnoseChunkFailures(env: ChunkDiagnosisEnv, errors: readonly PatchFailure[]): PatchFailure[] {
+export function diagnoseChunkFailures(env: ChunkDiagnosisEnv, errors: readonly PatchFailure[], absent: ReadonlySet<number> = new Set()): PatchFailure[] {
   const candidates = errors.map((e) => {
     if (e.hunk === undefined || e.already_applied_at !== undefined) return undefined;
     if (e.code !== "context_mismatch" && e.code !== "ambiguous_hunk" && e.code !== "anchor_not_found") return undefined;
     const chunk = env.op.chunks[e.hunk - 1];
-    return chunk === undefined ? undefined : { e, chunk, hunk: e.hunk, alternative: withMarkersAsContent(chunk) };
+    const alternative = chunk === undefined || absent.has(e.hunk) ? undefined : withMarkersAsContent(chunk);
+    return chunk === undefined ? undefined : { e, chunk, hunk: e.hunk, alternative };
   });
   const readings = candidates.filter((c) => c?.alternative !== undefined);
   const found = readings.length === 0 ? new Map<number, { start: number; end: number }>() : exactPlacements(env, readings.map((c) => c!.alternative!.chunk));

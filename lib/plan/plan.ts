@@ -236,7 +236,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   // Recognisable mistakes are said as such (chunk_diagnoses.ts), also
   // where the matcher would have guessed an indentation.
   const diagnosis = { file, op, locate };
-  const failed = [...diagnoseChunkFailures(diagnosis, located.errors), ...located.undiagnosed];
+  const failed = [...diagnoseChunkFailures(diagnosis, located.errors, located.absent), ...located.undiagnosed];
   failed.push(...guessedIndentation(diagnosis, located.warnings, located.placements));
   if (failed.length > 0) return { ok: false, errors: failed.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0)) };
 

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { locateChunks } from "../../../lib/match/locate.ts";
-import { dice, SimilarLines, trigramsOf } from "../../../lib/match/similar.ts";
+import { dice, SIMILAR_CHAR_BUDGET, SimilarLines, similarityWindows, trigramsOf } from "../../../lib/match/similar.ts";
 import { newMatchStats } from "../../../lib/match/tier_index.ts";
 import { flatLinesOf } from "../../../lib/match/tier_pass.ts";
 import { parsePatch } from "../../../lib/patch/parse.ts";
@@ -150,4 +150,47 @@ describe("the similarity pass", () => {
     expect(r.undiagnosed.every((e) => e.code === "anchor_not_found" && e.candidates === undefined)).toBe(true);
     expect(stats.diagnosticLines).toBeLessThanOrEqual(lines.length);
   });
+
+  test("windows: the whole file within the budget, else a share per search start, merged, within the budget", () => {
+    const flat = flatLinesOf(Array.from({ length: 1000 }, (_, i) => `line ${String(i).padStart(4, "0")}`)); // 10 characters a line
+    expect(similarityWindows(flat, [500], 20_000)).toEqual([{ from: 0, to: 1000 }]);
+    // 1000 characters: 100 lines, an eighth of them before the start.
+    expect(similarityWindows(flat, [500], 1000)).toEqual([{ from: 488, to: 588 }]);
+    // Near the end: moved back so the share is used.
+    expect(similarityWindows(flat, [995], 1000)).toEqual([{ from: 900, to: 1000 }]);
+    // Two starts: half each; close ones merge.
+    expect(similarityWindows(flat, [100, 700], 1000)).toEqual([{ from: 94, to: 144 }, { from: 694, to: 744 }]);
+    expect(similarityWindows(flat, [100, 120], 1000)).toEqual([{ from: 94, to: 164 }]);
+  });
+
+  test("anchors found nowhere in a file past the budget: the pass reads a bounded stretch whatever the file size, and says so (counted)", () => {
+    const read = (functions: number): { lines: number; chars: number; scanned: number; message: string; candidates: string[] } => {
+      const lines: string[] = [];
+      for (let f = 0; f < functions; f++) {
+        lines.push(`function handler${f}(request) {`, `  const id = request.id + ${f};`, "  if (!id) return null;", `  return lookup(id, ${f});`, "}");
+        for (let k = 0; k < 5; k++) lines.push(`  // filler ${f} ${k}`);
+      }
+      const decoded = decodeText(new TextEncoder().encode(lines.join("\n") + "\n"));
+      if (!decoded.ok) throw new Error("not text");
+      const chunks = Array.from({ length: 50 }, (_, k) => chunk(["+x"], { anchors: [`function hnadler${k * 10}(request) {`], patchLine: 10 + 3 * k }));
+      const stats = newMatchStats();
+      const r = locateChunks(decoded.file, chunks, { ...options(), stats, detail: 20 });
+      expect(r.errors.map((e) => e.code)).toEqual(new Array(20).fill("anchor_not_found"));
+      return { lines: lines.length, chars: decoded.file.text.length, scanned: stats.diagnosticLines, message: r.errors[3]!.message, candidates: r.errors[3]!.candidates!.map((c) => c.text) };
+    };
+    const small = read(12_000); // 120,000 lines, 2.6 M characters
+    const large = read(24_000);
+    expect(small.chars).toBeGreaterThan(SIMILAR_CHAR_BUDGET);
+    for (const r of [small, large]) {
+      // Every anchor's search started at line 1: one stretch from there, about the budget's worth of lines.
+      expect(r.scanned).toBeLessThan(r.lines);
+      expect(r.scanned * (r.chars / r.lines)).toBeLessThanOrEqual(SIMILAR_CHAR_BUDGET * 1.05);
+      expect(r.message).toContain(`Lines that look similar (the similarity search stopped at its budget and read only lines 1–${r.scanned} of ${r.lines}):`);
+      // Within the stretch read, the right line is still found.
+      expect(r.candidates[0]).toBe("function handler30(request) {");
+    }
+    // Doubling the file does not change what the pass reads.
+    expect(large.scanned).toBe(small.scanned);
+  });
 });
+
