@@ -94,9 +94,11 @@ export function isWriteRefusal(code: string): code is WriteRefusal {
 /** What a write refusal is about. */
 export interface WriteRefusalContext {
   root: string;
+  /** The directory the write was refused in, when it is not the path's own (a program's temporary directory). */
+  directory?: string;
   /** The patched path it happened for, if known. */
   path?: string;
-  /** What could not be written: lock, stage, blob, backup, journal, rename, link, mkdir, … */
+  /** What could not be written: lock, stage, blob, backup, journal, rename, link, mkdir, pin, tmp, … */
   what: string;
   /** Bytes this commit writes at once (uploaded contents and new files); null: not known (reconcile writes only locks). */
   bytesNeeded: number | null;
@@ -124,6 +126,9 @@ const WHAT: Record<string, string> = {
   rename: "the renamed file",
   link: "the new file",
   mkdir: "a missing parent directory",
+  // the read-only programs write only these (snapshot_program.ts, search_program.ts)
+  pin: "the private hard link through which a file in a directory other users can write is read",
+  tmp: "the search's temporary files for its pattern and grep's output",
 };
 
 function mib(bytes: number): string {
@@ -141,7 +146,7 @@ function mib(bytes: number): string {
  */
 export function writeRefused(code: WriteRefusal, ctx: WriteRefusalContext): PatchFailure {
   const dirPart = ctx.path !== undefined && ctx.path.includes("/") ? ctx.path.slice(0, ctx.path.lastIndexOf("/")) : "";
-  const directory = dirPart === "" ? ctx.root : `${ctx.root.replace(/\/+$/, "")}/${dirPart}`;
+  const directory = ctx.directory ?? (dirPart === "" ? ctx.root : `${ctx.root.replace(/\/+$/, "")}/${dirPart}`);
   const what = WHAT[ctx.what] ?? "temporary files";
   const nothing = ctx.undone ?? "nothing was changed";
   const again = ctx.again ?? "send the same request again";

@@ -10,8 +10,9 @@ import { formatLineId } from "../text/line_id.ts";
 import type { PatchFailure } from "../types.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { searchProgram } from "./programs/search_program.ts";
+import { isWriteRefusal, writeRefused } from "./host_refusals.ts";
 import { RecordReader } from "./records.ts";
-import type { RemoteShell } from "./shell.ts";
+import type { ExecResult, RemoteShell } from "./shell.ts";
 
 /** Options of {@linkcode searchFiles}. */
 export interface SearchFilesOptions {
@@ -71,7 +72,7 @@ export interface SearchFilesResult {
 /** Most bytes of a pattern. */
 export const MAX_PATTERN_BYTES = 4096;
 
-const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["BADPATTERN", 0]]);
+const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["BADPATTERN", 0], ["TMPFAIL", 2]]);
 const NUM = /^[0-9]{1,15}$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const lossy = new TextDecoder("utf-8");
@@ -91,7 +92,10 @@ const REASONS: Record<string, SkipReason> = { B: "binary", U: "unreadable", X: "
  * Failures are values (`ok: false`): an empty or multi-line pattern, a
  * pattern grep rejects (`invalid_argument` with grep's message), a bad
  * path, a directory that is missing or not a directory, a missing `grep`
- * (`remote_unsupported`), the transport. Only wrong argument types throw.
+ * (`remote_unsupported`), a temporary directory on the host (`$TMPDIR` or
+ * `/tmp`) that is full, read-only or closed to the user (`no_space`,
+ * `read_only_filesystem`, `permission_denied`, naming it), the transport.
+ * Only wrong argument types throw.
  *
  * @example
  * ```ts
@@ -166,6 +170,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
           fixedString ? "" : "It is an extended regular expression (grep -E): escape ( ) [ ] { } . * + ? | ^ $ \\ to match them literally, or pass fixed_string: true. "
         }`.trim(),
       ));
+    } else if (record.type === "TMPFAIL" && f.length === 2 && /^[a-z_]{1,40}$/.test(f[0]!) && /^(-|[0-9]{1,18})$/.test(f[1]!)) {
+      return failed(tmpRefused(f[0]!, f[1] === "-" ? null : Number(f[1]), lossy.decode(record.raw!), root, result));
     } else if (record.type === "FULL" && f.length === 0) {
       out.truncated = true;
     } else if (record.type === "C" && f.length === 5 && f.every((x) => NUM.test(x))) {
@@ -187,6 +193,17 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
     out.truncated = true;
   }
   return out;
+}
+
+/**
+ * The search's temporaries (pattern, grep's output) could not be made or
+ * written in `directory` ($TMPDIR or /tmp on the host): no_space,
+ * read_only_filesystem or permission_denied told as such (sh_faults.ts),
+ * anything else a retryable remote_error quoting the program's stderr.
+ */
+function tmpRefused(code: string, free: number | null, directory: string, root: string, result: ExecResult): PatchFailure {
+  if (isWriteRefusal(code)) return writeRefused(code, { root, directory, what: "tmp", bytesNeeded: null, bytesFree: free, again: "send the same request again" });
+  return brokenOutput(`the search could not make or write its temporary files in ${directory} on the host`, result);
 }
 
 /** Why a pattern cannot be searched for, or null. */

@@ -9,6 +9,7 @@ import { resolveLimits } from "../patch/limits.ts";
 import { remotePathProblem, snapshotInput } from "./manifest.ts";
 import { randomBytes } from "node:crypto";
 import { pathRefusal, remoteError, rootFailure, tooLarge, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
+import { writeRefused } from "./host_refusals.ts";
 import { parseUnsafe } from "./protocol.ts";
 import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
@@ -87,7 +88,10 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
  * Refusals are values: a path that fails the lexical rules (not sent at
  * all), a symlink, a symlinked or non-directory component, a parent outside
  * the root, no permission, a file over `maxFileBytes`, a directory others
- * can write (unless `sharedDirectories: "allow"`), a file that changed
+ * can write (unless `sharedDirectories: "allow"`; with it, a file whose
+ * pin cannot be written there: `no_space`, `read_only_filesystem`,
+ * `permission_denied`, or `unsafe_directory` when the host refuses the
+ * hard link itself), a file that changed
  * while it was read (`conflict`) — each gets a snapshot with `rejected`
  * set. A root that does not exist rejects every path with the same
  * failure.
@@ -176,6 +180,8 @@ export async function readSnapshots(
   const endMarker = new TextEncoder().encode(`\nE ${nonce}\n`);
   let rootId: string | undefined;
   const unsafeLines: UnsafeLine[] = [];
+  /** `SPACE k <free|->`: free bytes where a pin ran out of space. */
+  const spaceFree = new Map<number, number | null>();
   for (;;) {
     const line = reader.line();
     if (line === null) {
@@ -226,6 +232,8 @@ export async function readSnapshots(
       throw problem(`the host's ${compressed.get(k)!.codec} failed while compressing ${path}; the next read sends it uncompressed`);
     } else if (f[0] === "C" && f.length === 2) {
       changed.add(k);
+    } else if (f[0] === "SPACE" && f.length === 3 && /^(-|[0-9]{1,18})$/.test(f[2]!) && !spaceFree.has(k)) {
+      spaceFree.set(k, f[2] === "-" ? null : Number(f[2]));
     } else if (f[0] === "S" && f.length === 9 && KINDS.has(f[2]!) && f.slice(3, 8).every((x) => FIELD.test(x)) && /^[01]$/.test(f[8]!)) {
       if (seen.has(k)) throw problem("a path was reported twice");
       seen.add(k);
@@ -274,6 +282,17 @@ export async function readSnapshots(
       if (code === "limit_exceeded") rejected = tooLarge(path, Number(f[3]), maxFileBytes);
       else if (code === "remote_error") rejected = remoteError(`the host could not read ${path}; retry`, "");
       else if (code === "unpinnable") rejected = unpinnable(path);
+      else if (code === "no_space" || code === "read_only_filesystem" || code === "pin_denied") {
+        // The pin a shared directory needs could not be written there (sh_faults.ts).
+        rejected = writeRefused(code === "pin_denied" ? "permission_denied" : code, {
+          root,
+          path,
+          what: "pin",
+          bytesNeeded: null,
+          bytesFree: spaceFree.get(k) ?? null,
+          again: "send the same request again",
+        });
+      }
       else if (code === "private") {
         rejected = remoteError(`the private directory this read had just made next to ${path} was renamed or replaced by someone else (another user can write that directory); nothing was changed: retry`, "");
       }

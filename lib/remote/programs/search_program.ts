@@ -12,8 +12,11 @@
  *
  * Stdout:
  * - `SAP-BEGIN search`; `ROOT`, `UNSUPPORTED`, `BAD_INPUT`, `REJECT`,
- *   `NOTDIR` (as the list program) or `BADPATTERN <grep's message>` NUL,
- *   newline end it early;
+ *   `NOTDIR` (as the list program), `BADPATTERN <grep's message>` NUL,
+ *   newline, or `TMPFAIL <class> <free bytes|-> <directory>` NUL, newline
+ *   (a temporary could not be made or written in $TMPDIR or /tmp; class
+ *   as in sh_faults.ts: no_space, read_only_filesystem, permission_denied,
+ *   else remote_error) end it early;
  * - `F <n> <path>` NUL, newline, then exactly n lines `N:text` (grep -n,
  *   each cut to `<line bytes> + 17` bytes — the text after a number of up to 15 digits and the colon keeps more than `<line bytes>` when it was cut, so the client sees the cut):
  *   the matching lines of one file, at most `<max lines>` in all;
@@ -48,6 +51,7 @@
 import { shQuote } from "../shell.ts";
 import { assertRoot } from "./programs.ts";
 import { SH_PATHS, SH_PRELUDE, SH_PROBE, SH_STAT_SHA } from "./sh_common.ts";
+import { SH_FAULTS } from "./sh_faults.ts";
 import { SH_MANIFEST } from "./sh_manifest.ts";
 import { sh } from "./sh_text.ts";
 import { SH_WALK } from "./sh_walk.ts";
@@ -77,6 +81,22 @@ sap_pin() {
   exec 3<&-
   return 1
 }
+sap_tmp_fail() {
+  # A temporary could not be made or written in SAP_TMPD (SAP_ERR: what
+  # mktemp said, if it was mktemp): the class of sh_faults.ts, the
+  # directory, free bytes for no_space; then the program ends. Matching
+  # lines are never lost silently to a full disk: grep's output is
+  # written to a temporary, and a failed write ends the search here.
+  [ -n "$SAP_GID" ] || SAP_GID=$(id -g 2>/dev/null)
+  SAP_FREE=
+  sap_diag "$SAP_TMPD"
+  case $SAP_EC in no_space|read_only_filesystem|permission_denied) ;; *) SAP_EC=remote_error ;; esac
+  [ "$SAP_EC" != no_space ] || [ -n "$SAP_FREE" ] || sap_free "$SAP_TMPD"
+  sap_rec "TMPFAIL $SAP_EC $\{SAP_FREE:--}" "$SAP_TMPD"
+  sap_err_keep tmp
+  SAP_STATUS=failed
+  exit 0
+}
 sap_has_nul() {
   # stdin holds a NUL byte
   sap_z=$(tr -dc '\000' | head -c 1 | wc -c)
@@ -99,11 +119,15 @@ sap_search_one() {
   [ "$SAP_GM" = 0 ] || sap_m="-m $SAP_LEFT"
   if [ "$3" = 1 ]; then
     sap_pin "$1" || { sap_note X "$2"; return 0; }
-    grep -n $sap_m $SAP_GI $SAP_GF -f "$SAP_PAT" <&3 2>/dev/null | cut -b "1-$SAP_CUT" > "$SAP_OUT"
+    SAP_ERR=$(grep -n $sap_m $SAP_GI $SAP_GF -f "$SAP_PAT" <&3 2>/dev/null | cut -b "1-$SAP_CUT" 2>&1 > "$SAP_OUT")
+    sap_rc=$?
     exec 3<&-
   else
-    grep -n $sap_m $SAP_GI $SAP_GF -f "$SAP_PAT" -- "$1" 2>/dev/null | cut -b "1-$SAP_CUT" > "$SAP_OUT"
+    SAP_ERR=$(grep -n $sap_m $SAP_GI $SAP_GF -f "$SAP_PAT" -- "$1" 2>/dev/null | cut -b "1-$SAP_CUT" 2>&1 > "$SAP_OUT")
+    sap_rc=$?
   fi
+  # cut's stderr is captured because BusyBox cut exits 0 after a failed write
+  [ $sap_rc = 0 ] && [ -z "$SAP_ERR" ] || sap_tmp_fail
   sap_c=$(wc -l < "$SAP_OUT")
   sap_c=$((sap_c))
   [ $sap_c -gt 0 ] || return 0
@@ -242,8 +266,14 @@ SAP_GM=0
 SAP_EUID=$(id -u 2>/dev/null)
 sap_isnum "$SAP_EUID" || SAP_EUID=
 umask 077
-SAP_PAT=$(mktemp 2>/dev/null) && SAP_OUT=$(mktemp 2>/dev/null) || { sap_out "FAIL remote_error - tmp"; SAP_STATUS=failed; exit 0; }
-printf '%s\n' "$SAP_PATTERN" > "$SAP_PAT"
+# The two temporaries go where mktemp puts them ($TMPDIR, else /tmp): the
+# search needs no write permission in the root. mktemp's stderr rides
+# along, so a refusal is told as what it is (sap_tmp_fail).
+SAP_TMPD=$\{TMPDIR:-/tmp}
+case $SAP_TMPD in /*) ;; *) SAP_TMPD=/tmp ;; esac
+SAP_PAT=$(mktemp "$SAP_TMPD/sap-search.XXXXXX" 2>&1) || { SAP_ERR=$SAP_PAT SAP_PAT=; sap_tmp_fail; }
+SAP_OUT=$(mktemp "$SAP_TMPD/sap-search.XXXXXX" 2>&1) || { SAP_ERR=$SAP_OUT SAP_OUT=; sap_tmp_fail; }
+{ printf '%s\n' "$SAP_PATTERN" > "$SAP_PAT"; } 2>/dev/null || sap_tmp_fail
 # One line of input: BusyBox compiles the pattern only when it reads a line.
 sap_e=$(printf 'x\n' | grep $SAP_GF -f "$SAP_PAT" 2>&1 >/dev/null)
 if [ $? -gt 1 ]; then sap_rec BADPATTERN "$sap_e"; SAP_STATUS=ok; exit 0; fi
@@ -264,7 +294,7 @@ SAP_STATUS=ok
 exit 0
 `;
 
-const SEARCH_BODY = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST + SH_WALK + SH_SEARCH_MAIN;
+const SEARCH_BODY = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST + SH_FAULTS + SH_WALK + SH_SEARCH_MAIN;
 
 /** Settings of one search program. */
 export interface SearchProgramSettings {

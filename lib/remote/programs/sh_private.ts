@@ -91,6 +91,7 @@ sap_pmake() {
   # made (no permission there, or it was swapped away before its id was in).
   sap_get DP_$1
   [ -z "$SAP_V" ] || return 0
+  SAP_ERR=
   sap_get DIR_$1
   sap_pm_pd=$SAP_V
   sap_cd "$sap_pm_pd" || return 1

@@ -19,7 +19,10 @@
  *   `\nE <nonce>`, then `F k` if the compressor failed; sh_snapshot_wire.ts);
  *   or `R k <code> <detail>` when the path is refused
  *   (§6, permissions, limit, a shared directory where the file cannot be
- *   pinned); a component refusal has no `S` line;
+ *   pinned: `unpinnable`, or, when the pin's write was refused,
+ *   `no_space` (after a `SPACE k <free bytes|->` line),
+ *   `read_only_filesystem` or `pin_denied`: sh_faults.ts); a component
+ *   refusal has no `S` line;
  * - after all paths, `C k` for every file that changed while it was read;
  * then `SAP-END ok`. `ROOT <reason>` and `UNSUPPORTED <tool>` end early.
  *
@@ -32,8 +35,9 @@
  * measured and read: the bytes are always those of the inode that was
  * inside the root, whatever the name is swapped for meanwhile. A file that
  * cannot be pinned there (fs.protected_hardlinks refuses a hard link to a
- * file of another user; no write permission in that directory) is refused
- * rather than read by name.
+ * file of another user; no write permission in that directory; a full or
+ * read-only file system, each told as what it is) is refused rather than
+ * read by name.
  *
  * No copy. The size is taken by one `stat` of all files (absolute paths
  * where trusted, the pins otherwise), exactly that many bytes are sent
@@ -103,8 +107,8 @@ sap_snap_prepare() {
       sap_pin $sap_sn "$SAP_V" p$1
       case $? in
       0) sap_set SQ_$1 $SAP_BN; sap_set PIN_$1 1; sap_batch_add $sap_sn p$1 0; return 0 ;;
-      1) sap_set SR_$1 unpinnable ;;
-      4) if [ -n "$SAP_PSWAP" ]; then sap_set SR_$1 private; else sap_set SR_$1 unpinnable; fi ;;
+      1) sap_snap_pin_refused $1 $sap_sn link ;;
+      4) if [ -n "$SAP_PSWAP" ]; then sap_set SR_$1 private; else sap_snap_pin_refused $1 $sap_sn private; fi ;;
       *) sap_set SR_$1 conflict ;;
       esac
       # Not pinned: refused (SR_k), never read or measured by name — the
@@ -119,6 +123,33 @@ sap_snap_prepare() {
   sap_set F_$1 "$SAP_J1"
   sap_set SQ_$1 $SAP_BN
   sap_batch_add $sap_sn "$SAP_J1" 1
+}
+sap_snap_pin_refused() {
+  # $1 path index, $2 directory index, $3 link|private (which part of the
+  # pin failed): SR_k. A write the file system refused is told as what it
+  # is (sh_faults.ts: no_space with a SPACE line, read_only_filesystem,
+  # pin_denied = no permission to write there); anything else — link(2)
+  # refused by fs.protected_hardlinks (EPERM, which is not a permission to
+  # ask an operator for), too many links — leaves the file unpinnable.
+  sap_get DIR_$2
+  sap_pr_d=$SAP_V SAP_FREE=
+  if [ "$3" = link ]; then
+    # link(2)'s own message (sap_pin read it from ./e)
+    SAP_ERR=$sap_pn_e
+    case $SAP_ERR in *"No space left"*|*"Disk quota exceeded"*) SAP_EC=no_space ;; *) SAP_EC= ;; esac
+  else
+    sap_diag "$sap_pr_d"
+  fi
+  case $SAP_EC in
+  no_space)
+    [ -n "$SAP_FREE" ] || sap_free "$sap_pr_d"
+    sap_out "SPACE $1 $\{SAP_FREE:--}"
+    sap_set SR_$1 no_space ;;
+  read_only_filesystem) sap_set SR_$1 read_only_filesystem ;;
+  permission_denied) sap_set SR_$1 pin_denied ;;
+  *) sap_set SR_$1 unpinnable ;;
+  esac
+  sap_err_keep pin
 }
 sap_snap_one() {
   sap_get RK_$1
