@@ -187,12 +187,13 @@ export class KeyGroups {
   readonly #fold: boolean;
   readonly #dict: ReadonlyMap<string, number>;
   // Groups (keys of one length sharing one signature) as flat arrays: a
-  // signature's groups are firstGroup[sig] .. firstGroup[sig] + groupCount[sig].
-  readonly #firstGroup: Int32Array;
-  readonly #groupCount: Uint16Array;
-  readonly #length: Int32Array;
-  /** The key id of a one-key group, else 0. */
-  readonly #single: Int32Array;
+  // signature's groups are first .. first + count, packed in one entry
+  // `bySig[sig] = first * 16 + min(count, 15)` (0: none), and each group's
+  // key length and single key id (0 when it has several) side by side in
+  // `info[2 * group]`, `info[2 * group + 1]`: a pass over a million lines
+  // resolves most of them, and each separate table is one more cache miss.
+  readonly #bySig: Int32Array;
+  readonly #info: Int32Array;
   /** Discriminating positions of a several-key group, or undefined: look the region up by text. */
   readonly #positions: (Int32Array | undefined)[];
   readonly #table: PackedTable;
@@ -205,8 +206,7 @@ export class KeyGroups {
    */
   constructor(keys: readonly string[], sigOf: readonly number[], bits: number, fold: boolean, dict: ReadonlyMap<string, number>) {
     const sigCount = 1 << bits;
-    this.#firstGroup = new Int32Array(sigCount);
-    this.#groupCount = new Uint16Array(sigCount);
+    const bySig = (this.#bySig = new Int32Array(sigCount));
     this.#keys = keys;
     this.#fold = fold;
     this.#dict = dict;
@@ -227,13 +227,13 @@ export class KeyGroups {
       const sig = sigOf[sorted[b]!]!;
       let e = b;
       while (e < sorted.length && sigOf[sorted[e]!] === sig) e++;
-      this.#firstGroup[sig] = lengths.length;
+      const firstGroup = lengths.length;
       if (e - b === 1) {
         // The usual bucket: one key.
         lengths.push(keys[sorted[b]!]!.length);
         singles.push(sorted[b]!);
         this.#positions.push(undefined);
-        this.#groupCount[sig] = 1;
+        bySig[sig] = firstGroup * 16 + 1;
         b = e;
         continue;
       }
@@ -257,11 +257,14 @@ export class KeyGroups {
         groups++;
         r = t;
       }
-      this.#groupCount[sig] = Math.min(groups, 0xffff);
+      bySig[sig] = firstGroup * 16 + Math.min(groups, 15);
       b = e;
     }
-    this.#length = Int32Array.from(lengths);
-    this.#single = Int32Array.from(singles);
+    const info = (this.#info = new Int32Array(2 * lengths.length));
+    for (let g = 0; g < lengths.length; g++) {
+      info[2 * g] = lengths[g]!;
+      info[2 * g + 1] = singles[g]!;
+    }
     this.#table = new PackedTable(entries);
     for (const { group, positions, ids } of packed) {
       for (const id of ids) {
@@ -276,14 +279,16 @@ export class KeyGroups {
    * with signature `sig`, or 0: at most one comparison or text lookup.
    */
   resolve(text: string, start: number, end: number, sig: number): number {
-    const count = this.#groupCount[sig]!;
-    if (count === 0) return 0;
+    const entry = this.#bySig[sig]!;
+    if (entry === 0) return 0;
+    const count = entry & 15;
     if (count > GROUP_LIMIT) return this.#byText(text, start, end);
     const length = end - start;
-    const first = this.#firstGroup[sig]!;
+    const first = entry >>> 4;
+    const info = this.#info;
     for (let group = first; group < first + count; group++) {
-      if (this.#length[group] !== length) continue;
-      let id = this.#single[group]!;
+      if (info[2 * group] !== length) continue;
+      let id = info[2 * group + 1]!;
       if (id === 0) {
         const positions = this.#positions[group];
         if (positions === undefined) return this.#byText(text, start, end);
