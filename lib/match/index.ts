@@ -65,12 +65,13 @@ const SELECTOR_QUERIES = 4096;
  * its rarest line at tier 1 (a line found nowhere as sent is the likeliest
  * to be found nowhere at all), the longest among equals.
  */
-function selectorOf(texts: readonly string[], tier1: TierIndex): string | undefined {
+function selectorOf(texts: readonly string[], ids: Int32Array, tier1: TierIndex): string | undefined {
   let best: string | undefined;
   let count = Infinity;
   let size = -1;
-  for (const t of texts) {
-    const c = tier1.count(tier1.idOf(t));
+  for (let j = 0; j < texts.length; j++) {
+    const t = texts[j]!;
+    const c = tier1.count(ids[j]!);
     const k = t.length;
     if (c < count || (c === count && k > size)) {
       count = c;
@@ -203,7 +204,9 @@ export class MatchIndex {
   #selectorTier(tier: LineTier): TierIndex {
     if (this.#selectorTiers === undefined) {
       const tier1 = this.tier(1);
-      this.#selectors = new Map(this.#patterns.map((texts) => [texts, selectorOf(texts, tier1)]));
+      // The patterns' tier-1 ids as the tier-1 search already mapped them (no text normalised again).
+      const search = this.search(tier1);
+      this.#selectors = new Map(this.#patterns.map((texts) => [texts, selectorOf(texts, search.ids(texts), tier1)]));
       const selected = new Set<string>();
       for (const s of this.#selectors.values()) if (s !== undefined) selected.add(s);
       const flat = this.#flatLines();
