@@ -22,9 +22,10 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { failure } from "../failure.ts";
+import { readVerifiedFile } from "./local_read.ts";
 import { OutputBuffer } from "./output_buffer.ts";
 import { RemoteShellError } from "./shell.ts";
-import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
+import type { ExecOptions, ExecResult, LocalFileAccess, RemoteShell } from "./shell.ts";
 
 /** Options of {@linkcode LocalShell}. */
 export interface LocalShellOptions {
@@ -48,6 +49,16 @@ export interface LocalShellOptions {
    * large files legitimately produces a lot.
    */
   maxOutputBytes?: number;
+  /**
+   * Let a snapshot read large files (64 KiB and more) from this process
+   * instead of through the program's stdout, where the program allows it
+   * (lib/remote/local_read.ts; default true). Turn it off when `shell`
+   * runs the programs where this process's files are not the same (a
+   * container, a chroot, another host): it would still be correct — every
+   * file is checked to be the inode the program measured, and read through
+   * the program otherwise — only slower.
+   */
+  localReads?: boolean;
 }
 
 const DEFAULT_MAX_OUTPUT = 1024 * 1024 * 1024;
@@ -72,6 +83,8 @@ export class LocalShell implements RemoteShell {
   readonly elevated: boolean = false;
   /** A pipe, not a network: compression would cost more than it saves. */
   readonly link: "local" = "local";
+  /** Direct reads of files the snapshot program measured (see {@linkcode LocalShellOptions.localReads}). */
+  readonly localFiles?: LocalFileAccess;
   readonly #shell: string[];
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
   readonly #cwd: string | undefined;
@@ -90,6 +103,8 @@ export class LocalShell implements RemoteShell {
     this.#env = options.env;
     this.#cwd = options.cwd;
     this.#maxOutput = max;
+    const euid = process.geteuid?.();
+    if (options.localReads !== false && euid !== undefined) this.localFiles = { euid, read: readVerifiedFile };
   }
 
   /** Run `command` with the configured shell (see {@linkcode RemoteShell.exec}). */

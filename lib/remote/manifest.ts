@@ -243,11 +243,19 @@ export interface SnapshotOffer {
   codecs: readonly ("zstd" | "gzip")[];
   /** Smallest file worth compressing. */
   minBytes: number;
+  /**
+   * This client can read the files itself (RemoteShell.localFiles) as this
+   * effective uid: the program may hand over, instead of sending, a file of
+   * at least `localMinBytes` that it would read by name in a trusted
+   * directory, when its own effective uid is this one (`L` line).
+   */
+  localEuid?: number;
+  localMinBytes?: number;
 }
 
 /**
  * The snapshot program's stdin: header, secret, nonce, compression offer,
- * count, then per path its hint line (`<sha256|-> <size|->`: a content
+ * local-read offer (`L <euid|-> <min bytes>`), count, then per path its hint line (`<sha256|-> <size|->`: a content
  * this client holds for it) and the path.
  *
  * @example
@@ -263,7 +271,18 @@ export function snapshotInput(
 ): Uint8Array {
   checkToken(secret, "secret");
   checkToken(nonce, "nonce");
-  const lines = ["SAP-SNAPSHOT-3", `K ${secret}`, `N ${nonce}`, `Z ${offer.codecs.length ? offer.codecs.join(",") : "-"} ${offer.minBytes}`, String(entries.length)];
+  const local = offer.localEuid;
+  if (local !== undefined && !(Number.isSafeInteger(local) && local >= 0 && Number.isSafeInteger(offer.localMinBytes ?? 0) && (offer.localMinBytes ?? 0) >= 0)) {
+    throw new TypeError("snapshotInput: a local-read offer is a uid and a size");
+  }
+  const lines = [
+    "SAP-SNAPSHOT-4",
+    `K ${secret}`,
+    `N ${nonce}`,
+    `Z ${offer.codecs.length ? offer.codecs.join(",") : "-"} ${offer.minBytes}`,
+    local === undefined ? "L - 0" : `L ${local} ${offer.localMinBytes ?? 0}`,
+    String(entries.length),
+  ];
   for (const { path, hint } of entries) {
     if (hint !== undefined && (!SHA.test(hint.sha256) || !Number.isSafeInteger(hint.size) || hint.size < 0)) throw new TypeError("snapshotInput: a hint is a SHA-256 and a size");
     lines.push(hint ? `${hint.sha256} ${hint.size}` : "- -", path);

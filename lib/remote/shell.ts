@@ -106,6 +106,51 @@ export interface RemoteShell {
    * is treated as local. A wrapper around another shell should forward it.
    */
   readonly link?: "local" | "network";
+  /**
+   * Only for an adapter whose programs run on this machine, under this
+   * process's view of the file system (LocalShell): lets the snapshot read
+   * a large file's bytes itself instead of receiving them through the
+   * program's stdout (SPEC §11.1). The program still resolves the path,
+   * checks every directory and measures the file; it hands over only a
+   * file read by name in a trusted directory, and only when its effective
+   * uid is `euid`. A wrapper around another shell must not forward it
+   * unless its programs see the same files as this process.
+   */
+  readonly localFiles?: LocalFileAccess;
+}
+
+/** The identity of a regular file as the snapshot program measured it (`stat`). */
+export interface LocalFileIdentity {
+  size: number;
+  inode: number;
+  /** Whole seconds. */
+  mtime: number;
+  /** Permission bits (`& 0o7777`). */
+  mode: number;
+  uid: number;
+  gid: number;
+  nlink: number;
+}
+
+/**
+ * Reading files of this machine directly (see {@linkcode RemoteShell.localFiles}).
+ *
+ * @example
+ * ```ts
+ * const access = new LocalShell().localFiles;
+ * access?.read("/srv/app/big.json", { size: 9, inode: 12, mtime: 1700000000, mode: 0o644, uid: 0, gid: 0, nlink: 1 });
+ * ```
+ */
+export interface LocalFileAccess {
+  /** The effective uid this process reads files as. */
+  readonly euid: number;
+  /**
+   * The bytes of the regular file at the absolute `path` — opened without
+   * following a final symlink, never blocking on a FIFO — if it is exactly
+   * the file `expect` describes and stays unchanged while it is read;
+   * `null` otherwise (the caller then reads it through the program).
+   */
+  read(path: string, expect: LocalFileIdentity): Uint8Array | null;
 }
 
 /** Options of {@linkcode RemoteShellError}. */

@@ -19,7 +19,7 @@ import { COMPRESS_MIN_BYTES, execProgram, noteBrokenCodec, noteHostTools, offere
 import type { CompressMode } from "./host_wire.ts";
 import type { Codec } from "./inflate.ts";
 import { RemoteShellError } from "./shell.ts";
-import type { RemoteShell } from "./shell.ts";
+import type { LocalFileIdentity, RemoteShell } from "./shell.ts";
 import type { SnapshotCache } from "./snapshot_cache.ts";
 import { cacheScope, compressedBound, FrameReader, heldContents, rememberSnapshots, unpackFile } from "./snapshot_wire.ts";
 import type { CompressedFile } from "./snapshot_wire.ts";
@@ -83,7 +83,11 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
  * Read the kind, bytes, SHA-256 (computed here, from the bytes received),
  * mode, uid, gid and nlink of every path below `root`, with the §6 checks
  * and the directory trust policy (§6.1) done on the remote side. One exec
- * whatever the number of paths.
+ * whatever the number of paths. Through a shell with `localFiles`
+ * (LocalShell) the program hands large files over instead of sending them
+ * and this process reads them, checked to be the inode the program
+ * measured; if one is not (it changed since), everything is read again
+ * through a second exec without the hand-over.
  *
  * Refusals are values: a path that fails the lexical rules (not sent at
  * all), a symlink, a symlinked or non-directory component, a parent outside
@@ -111,11 +115,35 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
  * snaps.get("src/a.ts")?.sha256;
  * ```
  */
-export async function readSnapshots(
+export function readSnapshots(
   shell: RemoteShell,
   root: string,
   paths: readonly string[],
   options: ReadSnapshotsOptions = {},
+): Promise<Snapshots> {
+  return readOnce(shell, root, paths, options, shell?.localFiles !== undefined);
+}
+
+/**
+ * Files of at least this size are offered to be read by the client itself
+ * when the shell can (RemoteShell.localFiles): below it the pipe costs less
+ * than it saves, and small files keep the one path every test exercises.
+ */
+export const LOCAL_READ_MIN_BYTES: number = 64 * 1024;
+
+/**
+ * One snapshot exec. `local`: offer the hand-over of large files; a file
+ * handed over that the client then cannot read as measured (changed, or
+ * the shell's programs do not see this process's files) makes the whole
+ * read run once more without the offer, so the result is always what one
+ * program run saw.
+ */
+async function readOnce(
+  shell: RemoteShell,
+  root: string,
+  paths: readonly string[],
+  options: ReadSnapshotsOptions,
+  local: boolean,
 ): Promise<Snapshots> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("readSnapshots: shell must be a RemoteShell");
   if (!Array.isArray(paths)) throw new TypeError("readSnapshots: paths must be an array of strings");
@@ -146,8 +174,12 @@ export async function readSnapshots(
   // it exists only here and on the program's stdin.
   const nonce = randomBytes(16).toString("hex");
   const entries = send.map((path, k) => ({ path, ...(held.has(k) ? { hint: held.get(k)!.hint } : {}) }));
+  // Not with compression on: that asks for the bytes to travel (a shell
+  // that is local only by name, or a test of the host's codecs).
+  const access = local && codecs.length === 0 ? shell.localFiles : undefined;
+  const offer = { codecs, minBytes: COMPRESS_MIN_BYTES, ...(access ? { localEuid: access.euid, localMinBytes: LOCAL_READ_MIN_BYTES } : {}) };
   const { stdout, stderr, exitCode, signal } = await execProgram(shell, command, {
-    stdin: snapshotInput(entries, randomBytes(16).toString("hex"), nonce, { codecs, minBytes: COMPRESS_MIN_BYTES }),
+    stdin: snapshotInput(entries, randomBytes(16).toString("hex"), nonce, offer),
     signal: options.signal,
     timeoutMs: options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
     maxStdoutBytes: limit,
@@ -177,6 +209,9 @@ export async function readSnapshots(
   const proved = new Set<number>();
   const announced = new Map<number, { codec: Codec; sha256: string }>();
   const compressed = new Map<number, CompressedFile>();
+  /** `L k …` lines: files handed over, read here after the program ended. */
+  const handed = new Map<number, { inode: number; mtime: number }>();
+  const toRead: { k: number; identity: LocalFileIdentity }[] = [];
   const endMarker = new TextEncoder().encode(`\nE ${nonce}\n`);
   let rootId: string | undefined;
   const unsafeLines: UnsafeLine[] = [];
@@ -225,6 +260,8 @@ export async function readSnapshots(
       shared.add(k);
     } else if (f[0] === "H" && f.length === 2 && held.has(k) && !proved.has(k) && !seen.has(k)) {
       proved.add(k);
+    } else if (f[0] === "L" && f.length === 4 && access !== undefined && FIELD.test(f[2]!) && f[2] !== "-" && FIELD.test(f[3]!) && f[3] !== "-" && !handed.has(k) && !proved.has(k) && !announced.has(k) && !seen.has(k) && !shared.has(k)) {
+      handed.set(k, { inode: Number(f[2]), mtime: Number(f[3]) });
     } else if (f[0] === "Z" && f.length === 4 && codecs.includes(f[2] as Codec) && /^[0-9a-f]{64}$/.test(f[3]!) && !announced.has(k) && !seen.has(k)) {
       announced.set(k, { codec: f[2] as Codec, sha256: f[3]! });
     } else if (f[0] === "F" && f.length === 2 && compressed.has(k)) {
@@ -249,7 +286,8 @@ export async function readSnapshots(
       if (snap.kind === "missing") snap.parentExists = f[8] === "1";
       if (shared.has(k)) snap.directoryTrust = "shared";
       const how = announced.get(k);
-      if ((proved.has(k) || how !== undefined) && (size === undefined || snap.kind !== "file")) throw problem("a content announced for a path that is not a file");
+      const hand = handed.get(k);
+      if ((proved.has(k) || how !== undefined || hand !== undefined) && (size === undefined || snap.kind !== "file")) throw problem("a content announced for a path that is not a file");
       if (size !== undefined && proved.has(k)) {
         // The host hashed the file to exactly the content we hold: no bytes follow.
         const mine = held.get(k)!;
@@ -258,6 +296,12 @@ export async function readSnapshots(
         snap.size = size;
         snap.sha256 = mine.hint.sha256;
         snap.transfer = "cached";
+      } else if (size !== undefined && hand !== undefined) {
+        // Handed over: this process reads it below, checked against this stat.
+        if (shared.has(k) || size > maxFileBytes || snap.mode === undefined) throw problem(`the host handed over ${path} where it may not`);
+        toRead.push({ k, identity: { size, inode: hand.inode, mtime: hand.mtime, mode: snap.mode, uid: snap.uid!, gid: snap.gid!, nlink: snap.nlink! } });
+        snap.size = size;
+        snap.transfer = "downloaded";
       } else if (size !== undefined && how !== undefined) {
         const data = reader.until(endMarker, compressedBound(size));
         if (data === null) throw problem(`the compressed bytes of ${path} did not end within the bound of their size`);
@@ -304,6 +348,16 @@ export async function readSnapshots(
     }
   }
   if (seen.size !== send.length) throw problem("the snapshot output missed some paths");
+  for (const { k, identity } of toRead) {
+    if (changed.has(k)) continue; // refused below
+    const bytes = access!.read(localPath(root, send[k]!), identity);
+    // Not the file the program measured (changed since, or not this
+    // process's file at all): read everything again the usual way.
+    if (bytes === null) return readOnce(shell, root, paths, options, false);
+    const snap = result.get(send[k]!)!;
+    snap.bytes = bytes;
+    snap.sha256 = sha256Hex(bytes);
+  }
   for (const [k, file] of compressed) {
     if (changed.has(k)) continue; // refused below: what was read may be torn
     const bytes = await unpackFile(file);
@@ -324,6 +378,11 @@ export async function readSnapshots(
   if (rootId !== undefined) ROOT_IDS.set(result, rootId);
   rememberSnapshots(options.cache, scope, send, result, held);
   return result;
+}
+
+/** The absolute name of a checked relative path under the (absolute) root. */
+function localPath(root: string, path: string): string {
+  return root.endsWith("/") ? root + path : `${root}/${path}`;
 }
 
 /**

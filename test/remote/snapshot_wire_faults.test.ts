@@ -53,8 +53,10 @@ class FakeHost implements RemoteShell {
     const lines = stdin.split("\n");
     const nonce = lines.find((l) => l.startsWith("N "))!.slice(2);
     const offer = lines.find((l) => l.startsWith("Z "))!;
-    const count = Number(lines[4]);
-    const hints = Array.from({ length: count }, (_, k) => lines[5 + 2 * k]!);
+    // after the header, K, N, Z and L lines: the count, then hint and path per file
+    const at = lines.findIndex((l) => l.startsWith("L ")) + 1;
+    const count = Number(lines[at]);
+    const hints = Array.from({ length: count }, (_, k) => lines[at + 1 + 2 * k]!);
     return Promise.resolve({ stdout: this.#reply(nonce, hints, offer), stderr: new Uint8Array(), exitCode: 0, signal: null });
   }
 }

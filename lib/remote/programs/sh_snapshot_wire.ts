@@ -27,6 +27,17 @@
  * program's stdin). A compressor that fails part-way adds `F k`; the client
  * then refuses the reply (retry) and stops offering that codec.
  *
+ * Hand-over. A client that can read this host's files itself (LocalShell:
+ * same machine) says so with `L <euid> <min bytes>`. When this program's
+ * effective uid is that one, a file of at least that size that it would
+ * read by name — every directory up to it trusted, so nobody else can
+ * swap a name there; never a pin — is not sent: the program prints
+ * `L k <inode> <mtime>` and the `S` line, and the client opens the name
+ * without following a symlink and reads it only if its fstat shows that
+ * inode, size, mtime, mode, owner and link count (lib/remote/local_read.ts),
+ * else it reads it again through a program run without the offer. The
+ * second `stat` (`C k`) still runs.
+ *
  * `HAVE <tools>` tells the client which of base64, gzip and zstd the host
  * has (`command -v`, no fork), so it can send later programs packed
  * (lib/remote/host_wire.ts).
@@ -37,7 +48,7 @@ import { sh } from "./sh_text.ts";
 
 /** Hints, hash proofs, codec choice and compressed sends (needs sh_common, sh_private). */
 export const SH_SNAPSHOT_WIRE: string = sh`
-SAP_ZC= SAP_ZOFFER= SAP_ZMIN=0
+SAP_ZC= SAP_ZOFFER= SAP_ZMIN=0 SAP_LOCAL= SAP_LMIN=0
 sap_wire_have() {
   sap_wh=
   for sap_c in base64 gzip zstd; do
@@ -54,6 +65,18 @@ sap_wire_read_offer() {
   case $2 in -|zstd|gzip|zstd,gzip|gzip,zstd) ;; *) sap_bad_input offer ;; esac
   SAP_ZOFFER=$2 SAP_ZMIN=$3
   [ "$SAP_ZOFFER" != - ] || SAP_ZOFFER=
+}
+sap_wire_read_local() {
+  # stdin: "L <euid|-> <min bytes>": the client reads files itself as euid
+  sap_read_line
+  case $SAP_L in "L "*) ;; *) sap_bad_input local ;; esac
+  set -- $SAP_L
+  [ $# -eq 3 ] && sap_isnum "$3" || sap_bad_input local
+  [ "$2" = - ] || sap_isnum "$2" || sap_bad_input local
+  SAP_LMIN=$3
+  # Only as the same user: a client with other rights than this program's
+  # must not read what the program was not meant to read, or the reverse.
+  [ "$2" != "$SAP_EUID" ] || SAP_LOCAL=1
 }
 sap_wire_read_hint() {
   # stdin: "<sha256|-> <size|->" for path $1
@@ -127,12 +150,20 @@ sap_wire_codec() {
 }
 sap_wire_send() {
   # $1 k, $2 the file (pin or trusted path), $3 its size, $4 the S line's
-  # metadata: a hash proof, a compressed stream, or the bytes as they are.
+  # metadata, $5 "<inode> <mtime>" when $2 is a name in a trusted directory
+  # (empty for a pin): a hash proof, a hand-over to the client, a
+  # compressed stream, or the bytes as they are.
   sap_get H_$1
   sap_wh=$SAP_V
   sap_get HS_$1
   if [ -n "$sap_wh" ] && [ "$SAP_V" = "$sap_wh" ]; then
     sap_out "H $1"
+    sap_out "S $1 file $3 $4"
+    sap_hook snapshot_read $1
+    return 0
+  fi
+  if [ -n "$SAP_LOCAL" ] && [ -n "$5" ] && [ "$3" -ge "$SAP_LMIN" ] && [ "$3" -gt 0 ]; then
+    sap_out "L $1 $5"
     sap_out "S $1 file $3 $4"
     sap_hook snapshot_read $1
     return 0

@@ -2,8 +2,8 @@
  * The snapshot program: one exec reads every path of a patch.
  *
  * Arguments: `<root> <max file bytes> <refuse|allow>`. Stdin:
- * `SAP-SNAPSHOT-3`, `K <secret>`, `N <nonce>`, `Z <codecs|-> <min bytes>`,
- * the number of paths, then per path two lines: `<sha256|-> <size|->` (the
+ * `SAP-SNAPSHOT-4`, `K <secret>`, `N <nonce>`, `Z <codecs|-> <min bytes>`,
+ * `L <euid|-> <min bytes>`, the number of paths, then per path two lines: `<sha256|-> <size|->` (the
  * content the client already holds, if any) and the path. Stdout:
  * - `HAVE <tools>`: which of base64, gzip, zstd the host has;
  * - `ROOTID <device>:<inode>` of the root (the commit checks it is the
@@ -16,7 +16,9 @@
  *   line `E <nonce>` — unless a line before it said otherwise: `H k` (the
  *   file hashes to the content the client named: no bytes follow) or
  *   `Z k <codec> <sha256>` (a compressed stream follows, ended by
- *   `\nE <nonce>`, then `F k` if the compressor failed; sh_snapshot_wire.ts);
+ *   `\nE <nonce>`, then `F k` if the compressor failed; sh_snapshot_wire.ts)
+ *   or `L k <inode> <mtime>` (handed over: the client reads the file
+ *   itself; sh_snapshot_wire.ts);
  *   or `R k <code> <detail>` when the path is refused
  *   (§6, permissions, limit, a shared directory where the file cannot be
  *   pinned: `unpinnable`, or, when the pin's write was refused,
@@ -164,6 +166,7 @@ sap_snap_one() {
   fi
   sap_get PD_$1
   sap_get DCT_$SAP_V
+  sap_strust=$SAP_V
   [ "$SAP_V" = 1 ] || [ "$SAP_POLICY" = allow ] || return 0
   if [ "$sap_sk" = missing ]; then sap_get RX_$1; sap_out "S $1 missing - - - - - $SAP_V"; return 0; fi
   sap_get SQ_$1
@@ -199,6 +202,7 @@ sap_snap_one() {
     sap_out "R $1 limit_exceeded $sap_sz"
     return 0
   fi
+  sap_sid=
   if [ -n "$sap_sp" ]; then
     sap_get PD_$1
     sap_pcd $SAP_V || { sap_out "S $1 file - $sap_meta"; sap_out "R $1 private 0"; return 0; }
@@ -206,13 +210,20 @@ sap_snap_one() {
   else
     sap_get F_$1
     sap_sf=$SAP_V
+    if [ "$sap_strust" = 1 ]; then
+      # read by name in a trusted directory: may be handed over (sh_snapshot_wire.ts)
+      sap_get BT_$sap_sq
+      sap_sid=$SAP_V
+      sap_get BO_$sap_sq
+      sap_sid="$SAP_V $sap_sid"
+    fi
   fi
   if [ ! -r "$sap_sf" ]; then
     sap_out "S $1 file - $sap_meta"
     sap_out "R $1 permission_denied 0"
     return 0
   fi
-  sap_wire_send $1 "$sap_sf" "$sap_sz" "$sap_meta"
+  sap_wire_send $1 "$sap_sf" "$sap_sz" "$sap_meta" "$sap_sid"
   sap_set READ_$1 1
 }
 sap_snap_changed() {
@@ -271,7 +282,7 @@ case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
 umask 077
 sap_read_line
-[ "$SAP_L" = SAP-SNAPSHOT-3 ] || sap_bad_input header
+[ "$SAP_L" = SAP-SNAPSHOT-4 ] || sap_bad_input header
 sap_read_line
 case $SAP_L in "K "????????????????*) SAP_SECRET=$\{SAP_L#K } ;; *) sap_bad_input secret ;; esac
 case $SAP_SECRET in *[!0-9a-f]*) sap_bad_input secret ;; esac
@@ -279,6 +290,7 @@ sap_read_line
 case $SAP_L in "N "????????????????*) SAP_NONCE=$\{SAP_L#N } ;; *) sap_bad_input nonce ;; esac
 case $SAP_NONCE in *[!0-9a-f]*) sap_bad_input nonce ;; esac
 sap_wire_read_offer
+sap_wire_read_local
 sap_read_count
 SAP_M=$SAP_L
 k=0
