@@ -60,7 +60,7 @@ export type { ReconcileOptions } from "./lib/remote/reconcile.ts";
 export { listFiles } from "./lib/remote/list_files.ts";
 export type { ListedEntry, ListedKind, ListFilesOptions, ListFilesResult } from "./lib/remote/list_files.ts";
 export { searchFiles } from "./lib/remote/search_files.ts";
-export type { SearchFilesOptions, SearchFilesResult, SearchMatch, SkipReason } from "./lib/remote/search_files.ts";
+export type { SearchFilesOptions, SearchFilesResult, SearchMatch, SkipCause, SkippedExample, SkipReason } from "./lib/remote/search_files.ts";
 export { applyPatch, patchPaths } from "./lib/apply.ts";
 export type { ApplyRequest } from "./lib/apply.ts";
 

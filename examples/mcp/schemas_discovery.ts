@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ListedEntry, PatchFailure, SearchMatch, SkipReason } from "../../mod.ts";
+import type { ListedEntry, PatchFailure, SearchMatch, SkipCause, SkipReason } from "../../mod.ts";
 import { failureSchema } from "./schemas.ts";
 
 /** list_files arguments. */
@@ -103,7 +103,7 @@ export type SearchOutput = {
   truncated: boolean;
   files_searched: number;
   directories_searched: number;
-  skipped: { binary: number; unreadable: number; changed: number; examples: { path: string; reason: SkipReason }[] };
+  skipped: { binary: number; unreadable: number; changed: number; unpinnable: number; examples: { path: string; reason: SkipReason; cause?: SkipCause }[] };
   errors?: PatchFailure[];
 };
 
@@ -121,7 +121,13 @@ export const searchOutput: z.ZodType<SearchOutput> = z.looseObject({
     binary: z.number(),
     unreadable: z.number(),
     changed: z.number().describe("files that changed or were swapped while being read (never followed)"),
-    examples: z.array(z.looseObject({ path: z.string(), reason: z.enum(["binary", "unreadable", "changed"]) })),
+    unpinnable: z.number().describe("files in a directory other users can write that could not be pinned there, so were not read (see the example's cause)"),
+    examples: z.array(z.looseObject({
+      path: z.string(),
+      reason: z.enum(["binary", "unreadable", "changed", "unpinnable"]),
+      cause: z.enum(["hard_link_refused", "no_space", "read_only_filesystem", "permission_denied", "private_failed"]).optional()
+        .describe("unpinnable: the host refused the hard link (another user's file, fs.protected_hardlinks), or the search's private directory could not be written there"),
+    })),
   }),
   errors: z.array(failureSchema).optional(),
 });

@@ -89,7 +89,7 @@ async function searchTool(ctx: ToolContext, args: SearchArgs, extra: Extra): Pro
     truncated: false,
     files_searched: 0,
     directories_searched: 0,
-    skipped: { binary: 0, unreadable: 0, changed: 0, examples: [] },
+    skipped: { binary: 0, unreadable: 0, changed: 0, unpinnable: 0, examples: [] },
   };
   const root = pickRoot(ctx, args.root);
   if ("code" in root) return failedResult(ctx, "search", root, empty);
@@ -109,6 +109,19 @@ async function searchTool(ctx: ToolContext, args: SearchArgs, extra: Extra): Pro
   ctx.connection.line(`search ${root.name}:${result.path || "."} ${matches.length} matches in ${result.files_searched} files${result.truncated ? " (truncated)" : ""}`);
   const out: SearchOutput = { ...result, matches, root: root.name };
   return guardResult({ content: [{ type: "text", text: searchText(root.name, out) }], structuredContent: out });
+}
+
+/** Why the unpinnable files were not read, from their examples' causes. */
+function unpinnableWhy(examples: SearchOutput["skipped"]["examples"]): string {
+  const words: Record<string, string> = {
+    hard_link_refused: "the host refuses this user a hard link to another user's file; search as its owner or with sudo",
+    no_space: "the file system there is full",
+    read_only_filesystem: "the file system there is read-only",
+    permission_denied: "this user may not write that directory; search as its owner or with sudo",
+    private_failed: "no private directory could be made there",
+  };
+  const causes = [...new Set(examples.filter((e) => e.reason === "unpinnable" && e.cause !== undefined).map((e) => e.cause!))];
+  return causes.length === 0 ? "they could not be pinned there" : causes.map((c) => words[c] ?? c).join("; ");
 }
 
 function shorten(text: string): string {
@@ -159,7 +172,12 @@ function searchText(root: string, r: SearchOutput): string {
   if (r.matches.length === 0) lines.push("(no match)");
   if (r.truncated) lines.push(`[more lines match: only the first ${r.matches.length} are shown. Narrow with path or glob, or a more specific pattern.]`);
   const s = r.skipped;
-  const skipped = [s.binary ? `${s.binary} binary` : "", s.unreadable ? `${s.unreadable} unreadable` : "", s.changed ? `${s.changed} changed while read` : ""].filter(Boolean);
+  const skipped = [
+    s.binary ? `${s.binary} binary` : "",
+    s.unreadable ? `${s.unreadable} unreadable` : "",
+    s.changed ? `${s.changed} changed while read` : "",
+    s.unpinnable ? `${s.unpinnable} not read safely in a directory other users can write (${unpinnableWhy(s.examples)})` : "",
+  ].filter(Boolean);
   if (skipped.length > 0) lines.push(`Skipped: ${skipped.join(", ")}${s.examples.length ? ` (e.g. ${s.examples.slice(0, 5).map((e) => shownPath(e.path, true)).join(", ")})` : ""}.`);
   lines.push('Each line is path:N:hh (line number and the line\'s id, as in read_file with line_ids). Read around a match with read_file {"path": …, "offset": N - 10, "limit": 30}.');
   return lines.join("\n");

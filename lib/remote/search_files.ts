@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { randomBytes } from "node:crypto";
 import { failure } from "../failure.ts";
 import { formatLineId } from "../text/line_id.ts";
 import type { PatchFailure } from "../types.ts";
@@ -49,8 +50,33 @@ export interface SearchMatch {
   addressable?: false;
 }
 
-/** Why a file was not searched. */
-export type SkipReason = "binary" | "unreadable" | "changed";
+/**
+ * Why a file was not searched: `binary` (it holds a NUL byte),
+ * `unreadable` (no read permission; a directory that could not be
+ * entered), `changed` (swapped or changed while it was being read),
+ * `unpinnable` (in a directory other users can write, and it could not be
+ * pinned there, so it is not read at all: see {@linkcode SkipCause}).
+ */
+export type SkipReason = "binary" | "unreadable" | "changed" | "unpinnable";
+
+/**
+ * Why an `unpinnable` file could not be pinned (hard-linked into the
+ * search's private directory next to it): `hard_link_refused` (the host
+ * refuses the link: fs.protected_hardlinks, for another user's file this
+ * user may not write), or the private directory could not be written
+ * there — `no_space`, `read_only_filesystem`, `permission_denied` (the
+ * directory is not writable by this user), `private_failed` (anything
+ * else).
+ */
+export type SkipCause = "hard_link_refused" | "no_space" | "read_only_filesystem" | "permission_denied" | "private_failed";
+
+/** A file (or directory) left out, named. */
+export interface SkippedExample {
+  path: string;
+  reason: SkipReason;
+  /** For `unpinnable`: why. */
+  cause?: SkipCause;
+}
 
 /** What {@linkcode searchFiles} returns. */
 export interface SearchFilesResult {
@@ -65,14 +91,15 @@ export interface SearchFilesResult {
   files_searched: number;
   directories_searched: number;
   /** Files (or directories) left out, by reason; `examples` names at most 20 per reason. */
-  skipped: { binary: number; unreadable: number; changed: number; examples: { path: string; reason: SkipReason }[] };
+  skipped: { binary: number; unreadable: number; changed: number; unpinnable: number; examples: SkippedExample[] };
   errors?: PatchFailure[];
 }
 
 /** Most bytes of a pattern. */
 export const MAX_PATTERN_BYTES = 4096;
 
-const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["BADPATTERN", 0], ["TMPFAIL", 2]]);
+const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["P", 1], ["BADPATTERN", 0], ["TMPFAIL", 2]]);
+const CAUSES: ReadonlySet<string> = new Set(["hard_link_refused", "no_space", "read_only_filesystem", "permission_denied", "private_failed"]);
 const NUM = /^[0-9]{1,15}$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const lossy = new TextDecoder("utf-8");
@@ -85,9 +112,12 @@ const REASONS: Record<string, SkipReason> = { B: "binary", U: "unreadable", X: "
  * number and `N:hh` line id, at most `maxResults`. Binary files are
  * skipped; symlinks are never followed (nor `.git`, `.hg`, `.svn`
  * directories entered); a file in a directory other users can write is
- * read through a verified pin, so a name swapped for a symlink cannot make
- * it read outside the root. The pattern is data: it reaches grep through a
- * private pattern file, never on a command line.
+ * first pinned — hard-linked into the search's private directory there —
+ * and read from the pin, so a name swapped for a symlink cannot make it
+ * read outside the root, nor one swapped for a FIFO make it wait; a file
+ * that cannot be pinned there is skipped (`unpinnable`, with its cause:
+ * the same files read_file refuses). The pattern is data: it reaches grep
+ * through a private pattern file, never on a command line.
  *
  * Failures are values (`ok: false`): an empty or multi-line pattern, a
  * pattern grep rejects (`invalid_argument` with grep's message), a bad
@@ -119,14 +149,15 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
     truncated: false,
     files_searched: 0,
     directories_searched: 0,
-    skipped: { binary: 0, unreadable: 0, changed: 0, examples: [] },
+    skipped: { binary: 0, unreadable: 0, changed: 0, unpinnable: 0, examples: [] },
   };
   const failed = (f: PatchFailure): SearchFilesResult => ({ ...out, ok: false, matches: [], errors: [f] });
   if (typeof dir !== "string") return failed(dir);
   const problem = patternProblem(pattern) ?? globProblem(options.glob ?? "");
   if (problem !== null) return failed(problem);
 
-  const stdin = encoder.encode(`SAP-SEARCH-1\n${dir}\n${options.glob ?? ""}\n${pattern}\n`);
+  // The secret marks the program's private directories (sh_private.ts); it travels only on stdin.
+  const stdin = encoder.encode(`SAP-SEARCH-2\nK ${randomBytes(16).toString("hex")}\n${dir}\n${options.glob ?? ""}\n${pattern}\n`);
   const result = await runDiscovery(shell, command, stdin, options);
   if ("code" in result) return failed(result);
   const host = shell.label ?? "the host";
@@ -162,6 +193,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
     } else if (REASONS[record.type] !== undefined && record.raw !== undefined) {
       const reason = REASONS[record.type]!;
       skip(out, reason, decodeName(record.raw).path, false);
+    } else if (record.type === "P" && CAUSES.has(f[0]!) && record.raw !== undefined) {
+      skip(out, "unpinnable", decodeName(record.raw).path, false, f[0] as SkipCause);
     } else if (record.type === "BADPATTERN") {
       const message = lossy.decode(record.raw!).trim().replace(/\s+/g, " ").slice(0, 300);
       return failed(failure(
@@ -174,9 +207,10 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
       return failed(tmpRefused(f[0]!, f[1] === "-" ? null : Number(f[1]), lossy.decode(record.raw!), root, result));
     } else if (record.type === "FULL" && f.length === 0) {
       out.truncated = true;
-    } else if (record.type === "C" && f.length === 5 && f.every((x) => NUM.test(x))) {
-      const [u, b, x, files, dirs] = f.map(Number) as [number, number, number, number, number];
+    } else if (record.type === "C" && f.length === 6 && f.every((x) => NUM.test(x))) {
+      const [u, b, x, files, dirs, p] = f.map(Number) as [number, number, number, number, number, number];
       out.skipped.unreadable = u;
+      out.skipped.unpinnable = p;
       out.skipped.binary += b;
       out.skipped.changed = x;
       out.files_searched = files;
@@ -216,9 +250,9 @@ function patternProblem(pattern: string): PatchFailure | null {
   return null;
 }
 
-function skip(out: SearchFilesResult, reason: SkipReason, path: string, count = true): void {
+function skip(out: SearchFilesResult, reason: SkipReason, path: string, count = true, cause?: SkipCause): void {
   if (count) out.skipped[reason]++;
-  if (out.skipped.examples.filter((e) => e.reason === reason).length < 20) out.skipped.examples.push({ path, reason });
+  if (out.skipped.examples.filter((e) => e.reason === reason).length < 20) out.skipped.examples.push({ path, reason, ...(cause !== undefined ? { cause } : {}) });
 }
 
 /** One `N:text` line as a match, or null when it is not one (or holds a NUL: binary). */

@@ -6,7 +6,7 @@
  * symlink while it is read.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { formatLineId } from "../../lib/text/line_id.ts";
@@ -113,27 +113,28 @@ for (const c of shells) {
       expect((await searchFiles(shell, root, "(unclosed", { fixedString: true })).ok).toBe(true);
     });
 
-    test("a file in a directory others can write is read through a pin: a swap for a symlink (FAULT INJECTION at the pin hooks) is skipped as changed", async () => {
+    test("a file in a directory others can write is read through a pin: a swap for a symlink before the pin is skipped as changed, one after it reads the pinned file (FAULT INJECTION at the pin hooks)", async () => {
       const outside = makeTree({ "secret.txt": "needle SECRET\n" });
       const root = makeTree({ "shared/a.txt": "needle a\n", "shared/b.txt": "needle b\n", "safe.txt": "needle safe\n" });
       chmodSync(join(root, "shared"), 0o777);
       const secret = join(outside, "secret.txt");
       const dir = join(root, "shared");
-      // Before the open: a.txt becomes a symlink (open follows it; the check after sees it).
-      // After the open: b.txt is swapped back and forth (the pinned inode is not the named one).
+      // Before the hard link: a.txt becomes a symlink (the pin is that symlink: refused).
+      // After the pin: b.txt becomes a symlink (the pin is the regular file that was there: read from it).
       const attack = `case "$1:$2" in
 search_pin_check:a.txt) mv ${shQuote(join(dir, "a.txt"))} ${shQuote(join(dir, "a.moved"))}; ln -s ${shQuote(secret)} ${shQuote(join(dir, "a.txt"))} ;;
-search_pin_check:b.txt) mv ${shQuote(join(dir, "b.txt"))} ${shQuote(join(dir, "b.moved"))}; ln -s ${shQuote(secret)} ${shQuote(join(dir, "b.txt"))} ;;
-search_pin_open:b.txt) rm -f ${shQuote(join(dir, "b.txt"))}; mv ${shQuote(join(dir, "b.moved"))} ${shQuote(join(dir, "b.txt"))} ;;
+search_pin_open:b.txt) mv ${shQuote(join(dir, "b.txt"))} ${shQuote(join(dir, "b.moved"))}; ln -s ${shQuote(secret)} ${shQuote(join(dir, "b.txt"))} ;;
 esac`;
       const r = await searchFiles(new HookedShell(await c.open(), attack), root, "needle");
-      expect(hits(r)).toEqual(["safe.txt:1"]);
+      expect(hits(r).sort()).toEqual(["safe.txt:1", "shared/b.txt:1"]);
+      expect(r.matches.find((m) => m.path === "shared/b.txt")!.text).toBe("needle b");
       expect(JSON.stringify(r)).not.toContain("SECRET");
-      expect(r.skipped).toMatchObject({ changed: 2 });
-      expect(r.skipped.examples.map((e) => `${e.reason}:${e.path}`).sort()).toEqual(["changed:shared/a.txt", "changed:shared/b.txt"]);
+      expect(r.skipped).toMatchObject({ changed: 1 });
+      expect(r.skipped.examples.map((e) => `${e.reason}:${e.path}`)).toEqual(["changed:shared/a.txt"]);
+      expect(readdirSync(dir).filter((n) => n.startsWith(".sap-"))).toEqual([]);
       // Without the attack the same shared directory is searched normally.
       const calm = await searchFiles(await c.open(), root, "needle");
-      expect(hits(calm).sort()).toEqual(["safe.txt:1", "shared/a.moved:1", "shared/b.txt:1"]);
+      expect(hits(calm).sort()).toEqual(["safe.txt:1", "shared/a.moved:1", "shared/b.moved:1"]);
     });
   });
 }

@@ -72,6 +72,23 @@ describe("MCP read-only tools on a full or read-only host file system", () => {
     }
   });
 
+  rootTest("search in a shared directory of a full disk: its file is skipped unpinnable (no_space) and the text says why", async () => {
+    const fs = smallTmpfs(512);
+    populate(fs.dir);
+    fs.fill(0);
+    const session = await connect({ roots: localRoots({ site: fs.dir }) });
+    try {
+      const found = await call(session, "search", { pattern: "needle" });
+      expect(found.isError).toBeFalsy();
+      const out = found.structuredContent as SearchOutput;
+      expectValid(searchOutput, out);
+      expect(out.skipped).toMatchObject({ unpinnable: 1, examples: [{ path: "up/a.txt", reason: "unpinnable", cause: "no_space" }] });
+      expect(textOf(found)).toContain("Skipped: 1 not read safely in a directory other users can write (the file system there is full) (e.g. up/a.txt).");
+    } finally {
+      await session.close();
+    }
+  });
+
   rootTest("search with a full and a read-only temporary directory on the host: no_space / read_only_filesystem naming it", async () => {
     const root = tempDir("sap-mcp-search-");
     populate(root);

@@ -8,7 +8,8 @@
  * - snapshot: nothing in a trusted directory; in a shared directory (policy
  *   allow) its private directory and the pin of each file (a hard link);
  * - search: two temporaries in $TMPDIR (else /tmp) — the pattern and grep's
- *   output, which a full disk must not cut silently;
+ *   output, which a full disk must not cut silently — and, in a shared
+ *   directory, its private directory there and a pin of each file;
  * - list: nothing at all, so a full or read-only file system changes
  *   nothing for it (tested too, so that stays true).
  *
@@ -85,6 +86,23 @@ for (const c of shells) {
       expect(e.retryable).toBe(false);
       expect(snaps.get("own/a.txt")!.rejected).toBeUndefined();
       expect(readdirSync(join(source, "up"))).toEqual(["a.txt"]);
+    });
+
+    rootTest("search, disk full and read-only: a shared directory's files cannot be pinned there, so they are skipped unpinnable with that cause (never read by name); trusted ones are searched", async () => {
+      const fs = smallTmpfs(512);
+      populate(fs.dir);
+      fs.fill(0);
+      const source = tempDir("sap-ro-search-");
+      populate(source);
+      const ro = readOnlyBind(source);
+      for (const [root, cause] of [[fs.dir, "no_space"], [ro, "read_only_filesystem"]] as const) {
+        const r = await searchFiles(await c.open(), root, "needle");
+        expect(r.errors).toBeUndefined();
+        expect(r.matches.map((m) => m.path)).toEqual(["own/a.txt"]);
+        expect(r.skipped.unpinnable).toBe(1);
+        expect(r.skipped.examples).toEqual([{ path: "up/a.txt", reason: "unpinnable", cause }]);
+        expect(leftovers(root)).toEqual([]);
+      }
     });
 
     rootTest("list: a full and a read-only file system change nothing (the list program writes nothing)", async () => {

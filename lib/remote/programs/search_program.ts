@@ -4,8 +4,9 @@
  * root (SPEC §9 round 2, §6.1).
  *
  * Arguments: `<root> <max lines> <line bytes> <E|F> <0|1 ignore case>`.
- * Stdin: `SAP-SEARCH-1`, the root-relative directory (empty line: the
- * root), the file glob (empty: every file), the pattern (one line). The
+ * Stdin: `SAP-SEARCH-2`, `K <secret>` (marks the private directories),
+ * the root-relative directory (empty line: the root), the file glob
+ * (empty: every file), the pattern (one line). The
  * pattern reaches grep only through `grep -f <private file>`: never as an
  * argument (no option injection, nothing in /proc/<pid>/cmdline), never as
  * code.
@@ -22,10 +23,12 @@
  *   the matching lines of one file, at most `<max lines>` in all;
  * - `B <path>` (skipped as binary: it holds a NUL byte), `U <path>` (not
  *   readable, or a directory that could not be entered), `X <path>`
- *   (changed or swapped while being read: skipped), each NUL, newline, at
- *   most 20 of each;
+ *   (changed or swapped while being read: skipped), `P <cause> <path>`
+ *   (in a shared directory and not pinnable there: hard_link_refused,
+ *   no_space, read_only_filesystem, permission_denied, private_failed),
+ *   each NUL, newline, at most 20 of each;
  * - `FULL` when `<max lines>` were found (the walk stops there);
- * - `C <unreadable> <binary> <changed> <files searched> <directories>`;
+ * - `C <unreadable> <binary> <changed> <files searched> <directories> <unpinnable>`;
  * - `SAP-END ok`.
  *
  * How files are read. The walk (sh_walk.ts) enters each directory through
@@ -36,13 +39,21 @@
  *   its files are grepped in batches (`grep -l`, then `grep -n` on the files
  *   that match).
  * - In any other directory a co-tenant could swap a name for a symlink
- *   between our check and grep's open. There each file is opened once on fd
- *   3, checked to still be a regular non-symlink whose inode is the one on
- *   fd 3 (`[ ./name -ef /dev/fd/3 ]`, or two `stat`s where `test -ef` is
- *   missing), and grep reads fd 3 — so the bytes always come from the file
- *   that was verified inside the root. Slower (one grep per file), but only
- *   for shared directories. A swap for a FIFO can still make the open wait:
- *   the exec's timeout ends it.
+ *   or a FIFO between our check and grep's open. There each file is first
+ *   pinned: hard-linked into the search's private directory in that
+ *   directory (sh_private.ts: `mktemp -d`, mode 0700, marked with the
+ *   stdin secret; one per directory, removed when the directory is done)
+ *   — link(2) opens nothing and does not follow a symlink — and the pin is
+ *   checked to be a regular file that the name still is. grep then reads
+ *   the pin, `./p<n>` inside the private directory, where nobody else can
+ *   rename, add or remove anything, and whose inode cannot turn into
+ *   anything else: the bytes are those of the regular file that was inside
+ *   the root, and no open can wait on a FIFO swapped in. Slower (a link
+ *   and a grep per file, a private directory per directory), but only for
+ *   shared directories. A file that cannot be pinned — another user's
+ *   file this user may not hard-link (fs.protected_hardlinks), a directory
+ *   this user may not write, a full or read-only file system — is not read
+ *   at all: `P <cause> <path>` (the same files the snapshot refuses).
  * Binary files are skipped with `grep -I` where grep has it (GNU, BSD);
  * elsewhere (BusyBox) a matching file is first checked for a NUL byte.
  *
@@ -53,33 +64,26 @@ import { assertRoot } from "./programs.ts";
 import { SH_PATHS, SH_PRELUDE, SH_PROBE, SH_STAT_SHA } from "./sh_common.ts";
 import { SH_FAULTS } from "./sh_faults.ts";
 import { SH_MANIFEST } from "./sh_manifest.ts";
+import { SH_PRIVATE } from "./sh_private.ts";
+import { SH_SEARCH_PIN } from "./sh_search_pin.ts";
 import { sh } from "./sh_text.ts";
 import { SH_WALK } from "./sh_walk.ts";
 
 const SH_SEARCH_MAIN: string = sh`
 SAP_STATUS= SAP_PAT= SAP_OUT=
-trap 'trap "" HUP INT TERM; [ -z "$SAP_PAT" ] || rm -f "$SAP_PAT"; [ -z "$SAP_OUT" ] || rm -f "$SAP_OUT"; [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted; sap_out "SAP-END $SAP_STATUS"' EXIT
+trap 'trap "" HUP INT TERM; sap_pclean_all; [ -z "$SAP_PAT" ] || rm -f "$SAP_PAT"; [ -z "$SAP_OUT" ] || rm -f "$SAP_OUT"; [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted; sap_out "SAP-END $SAP_STATUS"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
-SAP_NU=0 SAP_NB=0 SAP_NX=0 SAP_NF=0 SAP_ND=0 SAP_DONE=0 SAP_GBC=0
+SAP_NU=0 SAP_NB=0 SAP_NX=0 SAP_NP=0 SAP_NF=0 SAP_ND=0 SAP_DONE=0 SAP_GBC=0 SAP_OP=srch. SAP_PSWAP= SAP_PFAIL= SAP_PN=0 SAP_LOST=
 sap_note() {
-  # $1 U|B|X, $2 root-relative path: the first 20 of each kind are named
+  # $1 U|B|X|P, $2 root-relative path (P: $3 why): the first 20 of each kind are named
   case $1 in
   U) SAP_NU=$((SAP_NU + 1)); [ $SAP_NU -gt 20 ] || sap_rec U "$2" ;;
   B) SAP_NB=$((SAP_NB + 1)); [ $SAP_NB -gt 20 ] || sap_rec B "$2" ;;
   X) SAP_NX=$((SAP_NX + 1)); [ $SAP_NX -gt 20 ] || sap_rec X "$2" ;;
+  P) SAP_NP=$((SAP_NP + 1)); [ $SAP_NP -gt 20 ] || sap_rec "P $3" "$2" ;;
   esac
-}
-sap_pin() {
-  # Open $1 (./name) on fd 3 and check it is still the regular file named so.
-  [ -f "$1" ] && ! [ -L "$1" ] || return 1
-  sap_hook search_pin_check "$\{1#./}"
-  { command exec 3< "$1"; } 2>/dev/null || return 1
-  sap_hook search_pin_open "$\{1#./}"
-  if [ -f /dev/fd/3 ] && ! [ -L "$1" ] && [ "$1" -ef /dev/fd/3 ]; then return 0; fi
-  exec 3<&-
-  return 1
 }
 sap_tmp_fail() {
   # A temporary could not be made or written in SAP_TMPD (SAP_ERR: what
@@ -104,30 +108,31 @@ sap_has_nul() {
 }
 sap_search_one() {
   # $1 the file relative to the current directory (./…), $2 its
-  # root-relative path, $3 1 = read it through a pin
+  # root-relative path, $3 1 = read it through a pin (sap_search_pin)
+  sap_sf=$1
+  if [ "$3" = 1 ]; then
+    sap_search_pin "$\{1#./}"
+    case $? in
+    0) sap_sf=$SAP_PF ;;
+    3) sap_note P "$2" "$SAP_PC"; return 0 ;;
+    *) sap_note X "$2"; return 0 ;;
+    esac
+  fi
   if [ -z "$SAP_GI" ]; then
-    if [ "$3" = 1 ]; then
-      sap_pin "$1" || { sap_note X "$2"; return 0; }
-      sap_has_nul <&3; sap_bin=$?
-      exec 3<&-
-    else
-      sap_has_nul < "$1"; sap_bin=$?
+    sap_has_nul < "$sap_sf"; sap_bin=$?
+    if [ $sap_bin -eq 0 ]; then
+      sap_note B "$2"
+      [ "$3" != 1 ] || sap_search_back
+      return 0
     fi
-    [ $sap_bin -ne 0 ] || { sap_note B "$2"; return 0; }
   fi
   sap_m=
   [ "$SAP_GM" = 0 ] || sap_m="-m $SAP_LEFT"
-  if [ "$3" = 1 ]; then
-    sap_pin "$1" || { sap_note X "$2"; return 0; }
-    SAP_ERR=$(grep -n $sap_m $SAP_GI $SAP_GF -f "$SAP_PAT" <&3 2>/dev/null | cut -b "1-$SAP_CUT" 2>&1 > "$SAP_OUT")
-    sap_rc=$?
-    exec 3<&-
-  else
-    SAP_ERR=$(grep -n $sap_m $SAP_GI $SAP_GF -f "$SAP_PAT" -- "$1" 2>/dev/null | cut -b "1-$SAP_CUT" 2>&1 > "$SAP_OUT")
-    sap_rc=$?
-  fi
+  SAP_ERR=$(grep -n $sap_m $SAP_GI $SAP_GF -f "$SAP_PAT" -- "$sap_sf" 2>/dev/null | cut -b "1-$SAP_CUT" 2>&1 > "$SAP_OUT")
+  sap_rc=$?
   # cut's stderr is captured because BusyBox cut exits 0 after a failed write
   [ $sap_rc = 0 ] && [ -z "$SAP_ERR" ] || sap_tmp_fail
+  [ "$3" != 1 ] || sap_search_back
   sap_c=$(wc -l < "$SAP_OUT")
   sap_c=$((sap_c))
   [ $sap_c -gt 0 ] || return 0
@@ -194,7 +199,14 @@ sap_search_dir() {
   sap_stat . || :
   sap_trust
   if [ $SAP_TR = 0 ]; then WT=0; elif [ "$WT" != 2 ]; then WT=1; fi
-  SAP_ND=$((SAP_ND + 1))
+  SAP_ND=$((SAP_ND + 1)) SAP_LOST=
+  if [ $WT = 0 ]; then
+    # its pins go into a private directory of its own (index 0 of the
+    # directory table, sh_private.ts), made on the first file
+    sap_set DIR_0 "$WD"
+    sap_set DP_0 ""
+    SAP_DN=1 SAP_PFAIL= SAP_PN=0
+  fi
   sap_dir_names
   set --
   if [ -z "$SAP_REL" ]; then sap_sr=$WR; elif [ "$WR" = "$SAP_REL" ]; then sap_sr=; else sap_sr=$\{WR#"$SAP_REL"/}; fi
@@ -229,7 +241,10 @@ sap_search_dir() {
     if ! [ -r "./$sap_nm" ]; then sap_note U "$sap_rel"; continue; fi
     SAP_NF=$((SAP_NF + 1))
     case $WT$sap_nm in
-    *"$SAP_NL"*|0*) sap_search_one "./$sap_nm" "$sap_rel" $((WT == 0)) || return 1 ;;
+    *"$SAP_NL"*|0*)
+      sap_search_one "./$sap_nm" "$sap_rel" $((WT == 0)) || return 1
+      # $WD could not be entered again after a pin: the rest of it is not searched
+      if [ -n "$SAP_LOST" ]; then sap_note X "$WR"; return 0; fi ;;
     2*)
       sap_set GB_$SAP_GBC "./$sap_sr$sap_nm"
       SAP_GBC=$((SAP_GBC + 1)) ;;
@@ -253,7 +268,10 @@ case $4 in E) SAP_GF=-E ;; F) SAP_GF=-F ;; *) sap_bad_input mode ;; esac
 case $5 in 1) SAP_GF="$SAP_GF -i" ;; 0) ;; *) sap_bad_input case ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
 IFS= read -r SAP_L || sap_bad_input eof
-[ "$SAP_L" = SAP-SEARCH-1 ] || sap_bad_input header
+[ "$SAP_L" = SAP-SEARCH-2 ] || sap_bad_input header
+IFS= read -r SAP_L || sap_bad_input eof
+case $SAP_L in "K "????????????????*) SAP_SECRET=$\{SAP_L#K } ;; *) sap_bad_input secret ;; esac
+case $SAP_SECRET in *[!0-9a-f]*) sap_bad_input secret ;; esac
 IFS= read -r SAP_REL || sap_bad_input eof
 IFS= read -r SAP_GLOB || sap_bad_input eof
 IFS= read -r SAP_PATTERN || sap_bad_input eof
@@ -285,16 +303,19 @@ if { command exec 4< .; } 2>/dev/null && [ . -ef /dev/fd/4 ]; then sap_wt=2; els
 sap_walk_start "$SD" "$SAP_REL" $sap_wt
 while sap_walk_next; do
   if ! sap_walk_enter; then sap_note U "$WR"; continue; fi
-  sap_search_dir || break
+  sap_search_dir
+  sap_sd_rc=$?
+  sap_search_unpin
+  [ $sap_sd_rc = 0 ] || break
 done
 [ "$SAP_DONE" = 1 ] || sap_flush
 [ "$SAP_DONE" = 0 ] || sap_out FULL
-sap_out "C $SAP_NU $SAP_NB $SAP_NX $SAP_NF $SAP_ND"
+sap_out "C $SAP_NU $SAP_NB $SAP_NX $SAP_NF $SAP_ND $SAP_NP"
 SAP_STATUS=ok
 exit 0
 `;
 
-const SEARCH_BODY = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST + SH_FAULTS + SH_WALK + SH_SEARCH_MAIN;
+const SEARCH_BODY = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST + SH_FAULTS + SH_PRIVATE + SH_WALK + SH_SEARCH_PIN + SH_SEARCH_MAIN;
 
 /** Settings of one search program. */
 export interface SearchProgramSettings {
