@@ -28,8 +28,9 @@
  * -i`; cold: ≤ `scp` down + edit + up; on loopback, 50 files × 1 chunk ≤ 2×
  * one `ssh` session running the 50 `sed -i`.
  *
- * Usage: `bun bench/wire.ts [--quick] [--rounds=N]` (also run by
- * `bun bench/run.ts`). Needs sshd, ssh and scp (openssh-server,
+ * Usage: `bun bench/wire.ts [--quick] [--rounds=N] [--only=10mb|50files]`
+ * (also run by `bun bench/run.ts`; `--only` runs one scenario, and only its
+ * targets are judged). Needs sshd, ssh and scp (openssh-server,
  * openssh-client); prints why and fails the targets when they are absent.
  *
  * @module
@@ -433,7 +434,22 @@ function summary(row: WireResult["rows"][number]): { ms: number; up: number; dow
   };
 }
 
-function targetsOf(results: readonly WireResult[]): WireReport["targets"] {
+function targetsOf(results: readonly WireResult[], only?: "10mb" | "50files"): WireReport["targets"] {
+  const targets: WireReport["targets"] = [];
+  if (only !== "50files") targets.push(...bigFileTargets(results));
+  if (only !== "10mb") targets.push(manyFilesTarget(results));
+  for (const result of results) {
+    for (const row of result.rows) {
+      const s = summary(row);
+      if (!s.ok) targets.push({ label: `${result.scenario}: ${row.name} produced the right file (${s.note})`, pass: false });
+    }
+  }
+  return targets;
+}
+
+const ratio = (a: ReturnType<typeof summary> | null, b: ReturnType<typeof summary> | null): number | null => (a && b && a.ok && b.ok ? a.ms / b.ms : null);
+
+function bigFileTargets(results: readonly WireResult[]): WireReport["targets"] {
   const targets: WireReport["targets"] = [];
   const find = (scenario: string, name: string) => {
     const result = results.find((r) => r.scenario === scenario);
@@ -450,23 +466,19 @@ function targetsOf(results: readonly WireResult[]): WireReport["targets"] {
     label: `cached 1-line change, 10 MB, 4 MiB/s: ≤ 64 KiB on the wire each way (up ${cached ? formatBytes(cached.up) : "?"}, down ${cached ? formatBytes(cached.down) : "?"})`,
     pass: cached !== null && cached.ok && cached.up <= limit && cached.down <= limit,
   });
-  const ratio = (a: typeof cached, b: typeof cached): number | null => (a && b && a.ok && b.ok ? a.ms / b.ms : null);
   const r1 = ratio(cached, sed);
   targets.push({ label: `cached 1-line change, 10 MB, 4 MiB/s: ours ÷ ssh host sed -i ≤ 1.5× (${r1 === null ? "not measured" : `${r1.toFixed(2)}×`})`, pass: r1 !== null && r1 <= 1.5 });
   const r2 = ratio(cold, roundTrip);
   targets.push({ label: `cold 1-line change, 10 MB, 4 MiB/s: ours ÷ scp down + edit + up ≤ 1.0× (${r2 === null ? "not measured" : `${r2.toFixed(2)}×`})`, pass: r2 !== null && r2 <= 1.0 });
+  return targets;
+}
+
+function manyFilesTarget(results: readonly WireResult[]): WireReport["targets"][number] {
   const many = results.find((r) => r.scenario.startsWith("50 files"));
   const manyOurs = many ? summary(many.rows[0]!) : null;
   const manySed = many ? summary(many.rows.find((r) => r.name.startsWith("one ssh session"))!) : null;
   const r3 = ratio(manyOurs, manySed);
-  targets.push({ label: `50 files × 1 chunk, loopback: ours ÷ one ssh session of 50 sed -i ≤ 2.0× (${r3 === null ? "not measured" : `${r3.toFixed(2)}×`})`, pass: r3 !== null && r3 <= 2.0 });
-  for (const result of results) {
-    for (const row of result.rows) {
-      const s = summary(row);
-      if (!s.ok) targets.push({ label: `${result.scenario}: ${row.name} produced the right file (${s.note})`, pass: false });
-    }
-  }
-  return targets;
+  return { label: `50 files × 1 chunk, loopback: ours ÷ one ssh session of 50 sed -i ≤ 2.0× (${r3 === null ? "not measured" : `${r3.toFixed(2)}×`})`, pass: r3 !== null && r3 <= 2.0 };
 }
 
 function markdownOf(results: readonly WireResult[], targets: WireReport["targets"], rounds: number): string {
@@ -497,7 +509,7 @@ function markdownOf(results: readonly WireResult[], targets: WireReport["targets
  * console.log(report.markdown);
  * ```
  */
-export async function runWireBench(options: { rounds?: number; quick?: boolean } = {}): Promise<WireReport> {
+export async function runWireBench(options: { rounds?: number; quick?: boolean; only?: "10mb" | "50files" } = {}): Promise<WireReport> {
   const rounds = options.rounds ?? 3;
   const missing = ["ssh", "scp"].filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" }).status !== 0);
   if (!sshdAvailable() || missing.length > 0) {
@@ -527,11 +539,10 @@ export async function runWireBench(options: { rounds?: number; quick?: boolean }
       "50 files × 1 chunk",
       Array.from({ length: 50 }, (_, i) => ({ path: `src/m${i % 5}/file${i}.ts`, lines: 200, seed: 500 + i })),
     );
-    const results = [
-      await oneFileScenario(rig, throttled, `${LINK.rate / MiB} MiB/s, ${LINK.rttMs} ms RTT`, rounds, big),
-      await manyFilesScenario(rig, loopback, "loopback (127.0.0.1, unthrottled)", rounds, many),
-    ];
-    const targets = targetsOf(results);
+    const results: WireResult[] = [];
+    if (options.only !== "50files") results.push(await oneFileScenario(rig, throttled, `${LINK.rate / MiB} MiB/s, ${LINK.rttMs} ms RTT`, rounds, big));
+    if (options.only !== "10mb") results.push(await manyFilesScenario(rig, loopback, "loopback (127.0.0.1, unthrottled)", rounds, many));
+    const targets = targetsOf(results, options.only);
     return { results, targets, markdown: markdownOf(results, targets, rounds) };
   } finally {
     for (const link of links) await link.close();
@@ -541,7 +552,13 @@ export async function runWireBench(options: { rounds?: number; quick?: boolean }
 
 if (import.meta.main) {
   const roundsArg = process.argv.find((a) => a.startsWith("--rounds="));
-  const report = await runWireBench({ quick: process.argv.includes("--quick"), ...(roundsArg ? { rounds: Number(roundsArg.slice(9)) } : {}) });
+  const onlyArg = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
+  if (onlyArg !== undefined && onlyArg !== "10mb" && onlyArg !== "50files") throw new Error(`--only=${onlyArg}: expected 10mb or 50files`);
+  const report = await runWireBench({
+    quick: process.argv.includes("--quick"),
+    ...(roundsArg ? { rounds: Number(roundsArg.slice(9)) } : {}),
+    ...(onlyArg ? { only: onlyArg } : {}),
+  });
   console.log(report.markdown);
   process.exit(report.targets.every((t) => t.pass) ? 0 : 1);
 }
