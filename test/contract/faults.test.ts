@@ -78,8 +78,8 @@ for (const c of shells) {
       const op = "partial_1";
       const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
       const shell = await c.open();
-      // white box: file 1's stage s1 and file 0's backup (its pin o0), in the root's private directory
-      const hooked = new HookedShell(shell, at("before_finalize", "1", `sap_pcd 0 && rm -f ./s1 ./o0`));
+      // white box: file 1's stage s1 and file 0's backup (its pin p/a.txt), in the root's private directory
+      const hooked = new HookedShell(shell, at("before_finalize", "1", `sap_pcd 0 && rm -f ./s1 ./p/a.txt`));
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]);
       const report = await commitRemote(hooked, root, thePlan, { operationId: op });
       expect(report.ok).toBe(false);

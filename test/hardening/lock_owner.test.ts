@@ -1,9 +1,10 @@
 /**
  * Regression: a commit killed while taking a lock must not leave a lock
  * nobody can attribute (found by the random-kill campaign: ~5% of kills
- * left an ownerless lock that made reconcile report `locked`). Locks are
- * built as `L<k>` in the commit's private directory (`mkdir ./L<k>`, owner
- * written) and renamed onto their name (`mv -fT ./L<k> ../.sap-lock-…`).
+ * left an ownerless lock that made reconcile report `locked`). A commit's
+ * locks are built ahead as `k/<lock name>` in its private directory (one
+ * `mkdir ./k ./u ./k/.sap-lock-…`, owners written after it) and renamed
+ * onto their names (`mv -f ./k/.sap-lock-… ..`; one by one, `mv -fT`).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { commitRemote } from "../../lib/remote/commit.ts";
@@ -14,10 +15,10 @@ import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
 afterAll(cleanupTemps, 30_000);
 
 describe("locks are never visible without their owner", () => {
-  test("SIGKILL right after the mkdir of the first lock directory (wrapped mkdir): reconcile settles at once and leaves nothing", async () => {
+  test("SIGKILL right after the mkdir of the lock directories built ahead (wrapped mkdir): reconcile settles at once and leaves nothing", async () => {
     const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]);
-    const report = await commitRemote(killAfterTool("mkdir", "./L[0-9]*"), root, thePlan, { operationId: "own_1" });
+    const report = await commitRemote(killAfterTool("mkdir", "*./k/.sap-lock-*"), root, thePlan, { operationId: "own_1" });
     expect(report.ok).toBe(false);
     // Before the fix the lock directory existed without its owner file, so
     // not even this operation's reconcile could claim it: `locked` until
@@ -40,7 +41,7 @@ describe("locks are never visible without their owner", () => {
 
   test("another operation's commit is not blocked by a lock whose builder was killed (wrapped mkdir)", async () => {
     const root = makeTree({ "a.txt": "a1\n" });
-    await commitRemote(killAfterTool("mkdir", "./L[0-9]*"), root, plan([P.update("a.txt", "a1\n", "a2\n")]), { operationId: "own_3" });
+    await commitRemote(killAfterTool("mkdir", "*./k/.sap-lock-*"), root, plan([P.update("a.txt", "a1\n", "a2\n")]), { operationId: "own_3" });
     const next = await commitRemote(plain(), root, plan([P.update("a.txt", "a1\n", "a3\n")]), { lockWaitMs: 1000 });
     expect(next.errors).toBeUndefined();
     expect(next.ok).toBe(true);

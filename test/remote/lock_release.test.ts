@@ -48,7 +48,8 @@ for (const c of shellCases()) {
     test("a kill between the two unlinks of a lock's release (owner removed, directory not yet): the next commit goes through at once, reconcile leaves nothing", async () => {
       const root = makeTree({ "a.txt": "a1\n" });
       // FAULT INJECTION: the release has renamed the lock into the private directory; its owner file goes, then the group dies
-      const killer = new HookedShell(shell(), at("lock_released", "U1", `rm -f ./U1/owner; ${KILL}`));
+      const held = `u/${lockDirName("a.txt")}`;
+      const killer = new HookedShell(shell(), at("lock_released", held, `rm -f ./${held}/owner; ${KILL}`));
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       const killed = await commitRemote(killer, root, thePlan, { operationId: "dead_release" });
       expect(killed.ok).toBe(false);
@@ -64,7 +65,8 @@ for (const c of shellCases()) {
       const root = makeTree({ "a.txt": "a1\n" });
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       await commitRemote(new HookedShell(shell(), at("checked", "", KILL)), root, thePlan, { operationId: "twice" });
-      const first = await reconcile(new HookedShell(shell(), at("lock_released", "U0", `rm -f ./U0/owner; ${KILL}`)), root, thePlan, "twice");
+      const held = "u/.sap-lock-op-twice";
+      const first = await reconcile(new HookedShell(shell(), at("lock_released", held, `rm -f ./${held}/owner; ${KILL}`)), root, thePlan, "twice");
       expect(first.ok).toBe(false);
       const started = performance.now();
       const second = await reconcile(shell(), root, thePlan, "twice", { lockWaitMs: 5000 });

@@ -17,7 +17,7 @@
  * the step-3 re-check under the locks.
  *
  * Reading the source. The source is pinned first (sap_commit_pin: a hard
- * link `o<i>` in the private directory of its directory, checked to be a
+ * link `p/<name>` in the private directory of its directory, checked to be a
  * regular file the name still is) and every range is read from the pin,
  * which nobody else can swap. The same pin is the file's backup later.
  * Where no hard link may be made (another user's file under
@@ -88,7 +88,7 @@ sap_extract_part() {
 sap_delta_build() {
   # $1 file index: write its stage s<i> in its directory's private
   # directory from the pieces PC_<i>_<j>, in order, through fd 7: source
-  # ranges from the pin o<i> (in the source directory's private directory,
+  # ranges from the pin p/<name> (in the source directory's private directory,
   # the same one for an update) or, unpinned in a trusted directory, from
   # the source by name; uploaded ranges from this file's part of the blob,
   # first copied next to the stage as t<i> when the blob lives elsewhere.
@@ -105,7 +105,8 @@ sap_delta_build() {
   sap_db_bl=$SAP_V
   sap_get PIN_$sap_db_i
   sap_db_pin=$SAP_V
-  sap_db_src=./o$sap_db_i
+  sap_pin_name $sap_db_i
+  sap_db_src=./$SAP_PN
   if [ "$sap_db_pin" != o ]; then
     sap_get F_src_$sap_db_i
     sap_get R_dir_$SAP_V

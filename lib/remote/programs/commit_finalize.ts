@@ -12,7 +12,7 @@
  *   name is free (link(2) never follows, never replaces);
  * - `mv -T ../name ./d<i>`  delete, move source: the file leaves for the
  *   private directory, which is its backup.
- * Right before, the name must still be the pinned source (`-ef ./o<i>`,
+ * Right before, the name must still be the pinned source (`-ef ./p/name`,
  * not a symlink); right after, the name must be the new inode (`-ef`), or
  * the one moved aside must be the pinned one, and the private directory's
  * parent must still be the directory at its path. Otherwise the file
@@ -107,7 +107,7 @@ sap_src_still() {
   # $1 file index, $2 the source's name; inside its private directory:
   # the name is still the file the content check looked at
   sap_get PIN_$1
-  if [ "$SAP_V" = o ]; then [ ! -L "../$2" ] && [ "../$2" -ef ./o$1 ]
+  if [ "$SAP_V" = o ]; then [ ! -L "../$2" ] && [ "../$2" -ef "./p/$2" ]
   else [ -f "../$2" ] && [ ! -L "../$2" ]; fi
 }
 sap_place() {
@@ -206,7 +206,7 @@ sap_aside() {
   SAP_ERR=$($SAP_MV "../$sap_as_n" ./d$1 2>&1) || { SAP_FAIL_DETAIL=rename; return 1; }
   sap_set A_$1 1
   sap_get PIN_$1
-  if [ "$SAP_V" = o ]; then sap_as_ok=0; [ ! -L ./d$1 ] && [ ./d$1 -ef ./o$1 ] && sap_as_ok=1
+  if [ "$SAP_V" = o ]; then sap_as_ok=0; [ ! -L ./d$1 ] && [ ./d$1 -ef "./p/$sap_as_n" ] && sap_as_ok=1
   else sap_as_ok=0; [ -f ./d$1 ] && [ ! -L ./d$1 ] && sap_as_ok=1; fi
   if [ $sap_as_ok = 0 ]; then
     # swapped between the look and the rename: give it back, not ours
@@ -234,7 +234,7 @@ sap_finalize_one() {
     sap_src_still $1 "$sap_fo_n" || { SAP_FAIL_DETAIL=changed; return 1; }
     SAP_ERR=$($SAP_MV ./s$1 "../$sap_fo_n" 2>&1) || { SAP_FAIL_DETAIL=rename; return 1; }
     sap_set MV_$1 1
-    [ ! -L "../$sap_fo_n" ] && [ "../$sap_fo_n" -ef ./r$1 ] && sap_dir_still $sap_fo_d || { SAP_FAIL_DETAIL=replaced; return 1; } ;;
+    [ ! -L "../$sap_fo_n" ] && [ "../$sap_fo_n" -ef ./r/s$1 ] && sap_dir_still $sap_fo_d || { SAP_FAIL_DETAIL=replaced; return 1; } ;;
   add)
     sap_place $1 || return 1 ;;
   delete)

@@ -1,9 +1,10 @@
 /**
  * Steps 0–4 of the commit program (lib/remote/programs/commit_program.ts):
  * the §6 walk and the directory trust policy, stage upload and SHA check,
- * the §7 re-check of every expected state under the locks, the pins
- * (backups), copying mode / owner onto the stages. Nothing here changes a
- * user file; any refusal ends the program before step 5. The re-check is
+ * the §7 re-check of every expected state under the locks, copying mode
+ * / owner onto the stages (the pins, copies and second links are in
+ * commit_links.ts). Nothing here changes a user file; any refusal ends
+ * the program before step 5. The re-check is
  * split: kinds first, content last (after metadata and backups), so that
  * the unguarded window between the re-check and the renames holds no
  * per-file work.
@@ -77,31 +78,6 @@ sap_commit_resolve() {
     exit 0
   fi
   sap_trust_report "$SAP_POLICY" || { SAP_STATUS=unsafe; exit 0; }
-}
-sap_commit_pin() {
-  # Pin file $1's source (o<i>), once. 0 pinned or, where no hard link may
-  # be made in a trusted directory, unpinned (PIN_i = n); 2 the source is
-  # not a regular file any more (a conflict); 3 it cannot be pinned in a
-  # shared directory.
-  sap_get PIN_$1
-  [ -z "$SAP_V" ] || return 0
-  sap_get F_src_$1
-  sap_cp_k=$SAP_V
-  sap_get O_d_$1
-  sap_cp_d=$SAP_V
-  sap_pmake $sap_cp_d || sap_write_fail $sap_cp_k $sap_cp_d backup
-  sap_get R_name_$sap_cp_k
-  sap_hook pin $1
-  sap_pin $sap_cp_d "$SAP_V" o$1
-  case $? in
-  0) sap_set PIN_$1 o; return 0 ;;
-  2) return 2 ;;
-  4) sap_write_fail $sap_cp_k $sap_cp_d backup ;;
-  esac
-  sap_get DCT_$sap_cp_d
-  [ "$SAP_V" = 1 ] || return 3
-  sap_set PIN_$1 n
-  return 0
 }
 sap_commit_stage() {
   SAP_PHASE=1
@@ -289,57 +265,6 @@ sap_commit_check() {
     exit 0
   fi
 }
-sap_commit_pins() {
-  # Pin every source (update, delete, move), or copy it where no hard link
-  # may be made in a trusted directory (an update needs a backup). With
-  # "soft" (already refused), only what can be compared.
-  sap_ps_bad=0 i=0
-  while [ $i -lt $SAP_N ]; do
-    sap_get F_op_$i
-    sap_ps_op=$SAP_V
-    sap_get CX_$i
-    if [ "$sap_ps_op" != add ] && [ -z "$SAP_V" ]; then
-      sap_commit_pin $i
-      case $? in
-      0) ;;
-      2) sap_get F_src_$i; sap_out "CONFLICT $SAP_V file -"; sap_ps_bad=1; sap_set CX_$i 1 ;;
-      *) sap_get F_src_$i; sap_out "FAIL unsafe_directory $SAP_V unpinnable"; sap_ps_bad=2; sap_set CX_$i 1 ;;
-      esac
-    fi
-    i=$((i + 1))
-  done
-  [ "$1" = soft ] && return 0
-  [ $sap_ps_bad = 2 ] && { SAP_STATUS=failed; exit 0; }
-  [ $sap_ps_bad = 0 ] || { sap_commit_compare; SAP_STATUS=refused; exit 0; }
-}
-sap_commit_copies() {
-  # Updates whose source could not be pinned (trusted directory) keep a
-  # copy as their backup, with the source's mode.
-  i=0
-  while [ $i -lt $SAP_N ]; do
-    sap_get F_op_$i
-    sap_co_op=$SAP_V
-    sap_get PIN_$i
-    if [ "$sap_co_op" = update ] && [ "$SAP_V" = n ]; then
-      sap_get F_src_$i
-      sap_co_k=$SAP_V
-      sap_get O_d_$i
-      sap_co_d=$SAP_V
-      sap_get R_name_$sap_co_k
-      sap_co_n=$SAP_V
-      sap_pcd $sap_co_d || sap_write_fail $sap_co_k $sap_co_d backup
-      set -C
-      SAP_ERR=$( { cat "../$sap_co_n" > ./c$i; } 2>&1 )
-      sap_co_rc=$?
-      set +C
-      [ $sap_co_rc = 0 ] || sap_write_fail $sap_co_k $sap_co_d backup
-      sap_get WO_$i
-      [ -z "$SAP_V" ] || chmod "$SAP_V" ./c$i 2>/dev/null
-      sap_set PIN_$i c
-    fi
-    i=$((i + 1))
-  done
-}
 sap_commit_compare() {
   # Step 3, last part: every source still has the content the plan was
   # built on (one hashing run per directory, or for all). From here to
@@ -358,7 +283,7 @@ sap_commit_compare() {
       sap_cm_d=$SAP_V
       sap_get PIN_$i
       sap_set CQ_$SAP_BN $i
-      if [ "$SAP_V" = o ]; then sap_batch_add $sap_cm_d o$i 0
+      if [ "$SAP_V" = o ]; then sap_pin_name $i; sap_batch_add $sap_cm_d "$SAP_PN" 0
       else
         sap_get F_src_$i
         sap_get R_dir_$SAP_V
@@ -482,7 +407,7 @@ sap_commit_meta() {
       sap_set MI_$SAP_BN $i
       sap_set MK_$SAP_BN $sap_cx_k
       sap_get PIN_$i
-      if [ "$SAP_V" = o ]; then sap_batch_add $sap_cx_d o$i 0
+      if [ "$SAP_V" = o ]; then sap_pin_name $i; sap_batch_add $sap_cx_d "$SAP_PN" 0
       else
         sap_get R_dir_$sap_cx_k
         sap_cx_sd=$SAP_V
@@ -638,17 +563,5 @@ sap_commit_meta_verdict() {
   if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error - private"; else sap_out "FAIL remote_error - stage_changed"; fi
   SAP_STATUS=failed
   exit 0
-}
-sap_commit_refs() {
-  # A second link r<i> of every stage that replaces a file (update): after
-  # the rename, ../name -ef ./r<i> proves the name holds the new version.
-  i=0
-  while [ $i -lt $SAP_N ]; do
-    sap_get F_op_$i
-    if [ "$SAP_V" = update ]; then
-      sap_stage_enter $i && sap_link ./s$i ./r$i 2>/dev/null || { SAP_STAGE_BAD=1; sap_commit_meta_verdict; }
-    fi
-    i=$((i + 1))
-  done
 }
 `;

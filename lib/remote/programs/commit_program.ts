@@ -15,12 +15,12 @@
  * through sap_pcd. Inside it: `b` the contents as received (work
  * directory: the first file's existing directory; removed once the stages
  * are cut from it), `s<i>` file i's new content with, after step 4, its
- * mode and owner, `r<i>` a second link of an update's stage, `o<i>` the
- * source's pin (hard link: the delta source, the content checked, the
- * backup), `c<i>` a copy where no hard link may be made, `d<i>` a deleted /
+ * mode and owner, `r/s<i>` a second link of an update's stage,
+ * `p/<name>` the source's pin (hard link, named as the source in its
+ * directory: the delta source, the content checked, the backup), `c<i>` a copy where no hard link may be made, `d<i>` a deleted /
  * moved source, `t<i>` a delta's part of the blob, `j` the journal (work
- * directory; written only through fd 8), `L<k>` / `U<k>` / `X<n>` locks
- * being taken / released / broken. An add or move whose parents are
+ * directory; written only through fd 8), `k/<lock>` / `L<k>` / `u/<lock>`
+ * / `X<n>` locks built ahead / built alone / being released / broken. An add or move whose parents are
  * missing: the directories are made 0700 in step 5, the stage is copied
  * into the last one (`.sap-<op>-a<i>`, private there) and linked to its
  * name; the directories get their real mode before the commit point. The
@@ -55,8 +55,8 @@
  * - step 5: before the first change of file i the line `B i` is appended;
  *   an Add / Move destination appends `L i` right after its no-replace
  *   link. Per op:
- *     update  rename s<i> → name (checked: the name was o<i> before, is
- *             r<i> after)
+ *     update  rename s<i> → name (checked: the name was p/name before, is
+ *             r/s<i> after)
  *     add     mkdir missing parents (each journalled `C i q` before, `N i q`
  *             if it existed after all), link s<i> (or its copy) → name
  *             (fails if the name exists)
@@ -110,6 +110,7 @@ import { sh } from "./sh_text.ts";
 import { SH_COMMIT_DELTA } from "./commit_delta.ts";
 import { SH_COMMIT_PREPARE } from "./commit_prepare.ts";
 import { SH_COMMIT_FINALIZE } from "./commit_finalize.ts";
+import { SH_COMMIT_LINKS } from "./commit_links.ts";
 
 /** The main sequence. */
 const SH_COMMIT_MAIN: string = sh`
@@ -166,4 +167,4 @@ exit 0
 `;
 
 /** The commit program body (after the common functions). */
-export const SH_COMMIT: string = SH_COMMIT_DELTA + SH_COMMIT_PREPARE + SH_COMMIT_FINALIZE + SH_COMMIT_MAIN;
+export const SH_COMMIT: string = SH_COMMIT_DELTA + SH_COMMIT_PREPARE + SH_COMMIT_LINKS + SH_COMMIT_FINALIZE + SH_COMMIT_MAIN;

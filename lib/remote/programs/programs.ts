@@ -38,6 +38,7 @@ import { SH_DURABLE } from "./sh_durable.ts";
 import { SH_PRIVATE } from "./sh_private.ts";
 import { SH_TRUST } from "./sh_trust.ts";
 import { SH_LOCKS } from "./sh_locks.ts";
+import { SH_LOCK_BATCH } from "./sh_lock_batch.ts";
 import { SH_UNDO } from "./sh_undo.ts";
 import { SH_SNAPSHOT_MAIN } from "./snapshot_program.ts";
 import { SH_SNAPSHOT_WIRE } from "./sh_snapshot_wire.ts";
@@ -48,8 +49,8 @@ export { HOOK_DEFINITION };
 
 const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
 const SNAPSHOT_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_SNAPSHOT_WIRE + SH_SNAPSHOT_MAIN;
-const COMMIT_BODY = COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_UNDO + SH_COMMIT;
-const RECONCILE_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_UNDO + SH_RECONCILE;
+const COMMIT_BODY = COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_COMMIT;
+const RECONCILE_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_RECONCILE;
 
 /** Operation ids: letters, digits and `_` only (they become parts of file names and glob patterns). */
 const OPERATION_ID = /^[A-Za-z0-9_]{1,64}$/;

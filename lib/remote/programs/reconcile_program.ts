@@ -149,11 +149,15 @@ sap_rec_journal() {
   done < ./j
 }
 sap_rec_holding() {
-  # SAP_RH: the number of the commit's private directory holding ./$1, or empty
+  # SAP_RH: the number of the commit's private directory holding ./$1, or
+  # empty; with $2 (a physical path), only one of directory $2 counts: a
+  # pin is named p/<the file's name>, unique only within its directory
   SAP_RH= sap_rh_j=0
   while [ $sap_rh_j -lt $SAP_ON ]; do
     sap_get OP_bare_$sap_rh_j
-    if [ -z "$SAP_V" ] && sap_ocd $sap_rh_j && { [ -f "./$1" ] || [ -L "./$1" ]; }; then SAP_RH=$sap_rh_j; return 0; fi
+    sap_rh_in=$SAP_V
+    if [ -z "$sap_rh_in" ] && [ -n "$2" ]; then sap_get OP_d_$sap_rh_j; sap_get DIR_$SAP_V; [ "$SAP_V" = "$2" ] || sap_rh_in=other; fi
+    if [ -z "$sap_rh_in" ] && sap_ocd $sap_rh_j && { [ -f "./$1" ] || [ -L "./$1" ]; }; then SAP_RH=$sap_rh_j; return 0; fi
     sap_rh_j=$((sap_rh_j + 1))
   done
   return 1
@@ -166,7 +170,7 @@ sap_rec_undo_load() {
     U_sn=$SAP_V
     sap_get R_dir_$sap_k
     U_sdir=$SAP_V
-    if sap_rec_holding o$1; then U_oq=$SAP_RH U_pin=o
+    if sap_rec_holding "p/$U_sn" "$U_sdir"; then U_oq=$SAP_RH U_pin=o
     elif sap_rec_holding c$1; then U_oq=$SAP_RH U_pin=c
     elif sap_rec_holding d$1; then U_oq=$SAP_RH U_pin=n
     fi

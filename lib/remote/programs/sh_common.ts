@@ -91,12 +91,18 @@ sap_probe() {
       # link(1) is link(2) itself; ln needs -T for that
       if command -v link >/dev/null 2>&1; then SAP_LINK=link
       elif sap_has_option ln T; then SAP_LINK="ln -T"
-      else sap_unsupported link; fi ;;
+      else sap_unsupported link; fi
+      # SAP_LNM: ln NAME... DIR, hard links of many names into a directory
+      # of ours in one run (link(2) each; where missing, one link per name)
+      SAP_LNM=
+      command -v ln >/dev/null 2>&1 && SAP_LNM=ln ;;
     mvt)
       # rename(2) onto a name, never into the directory it names (GNU and
-      # BusyBox mv -T; GNU coreutils as gmv on BSD and macOS)
-      if sap_has_option mv T; then SAP_MV="mv -fT"
-      elif command -v gmv >/dev/null 2>&1 && sap_has_option gmv T; then SAP_MV="gmv -fT"
+      # BusyBox mv -T; GNU coreutils as gmv on BSD and macOS). SAP_MVM: the
+      # same tool without -T, for "mv -f NAME... DIR": one rename(2) of each
+      # NAME onto DIR/its last component (never into that name).
+      if sap_has_option mv T; then SAP_MV="mv -fT" SAP_MVM="mv -f"
+      elif command -v gmv >/dev/null 2>&1 && sap_has_option gmv T; then SAP_MV="gmv -fT" SAP_MVM="gmv -f"
       else sap_unsupported mv-T; fi ;;
     readlink)
       command -v readlink >/dev/null 2>&1 || sap_unsupported readlink ;;

@@ -23,12 +23,8 @@
  * name planted by someone else (a symlink, a file, a full directory) only
  * makes the lock busy.
  *
- * Reading a lock. `stat` (which opens nothing) gives its kind, age, inode
- * and owner uid. Its owner file is read only when the lock directory
- * belongs to the effective user — entered with sap_cd, so the read happens
- * in that very directory, where nobody else can put anything. Another
- * user's lock (or anything else at the name) is never opened: its owner is
- * unknown, so it is never adopted and is broken only by age.
+ * A commit takes its path locks in batches and every program releases
+ * them in batches: sh_lock_batch.ts.
  *
  * Waiting: one budget for the whole program (`SAP_WAIT_MS`), polled every
  * 0.1 s where `sleep 0.1` works, else every second; spent → `LOCKED`.
@@ -72,12 +68,9 @@
  * operation lock) and its holder, as far as it may be read (another
  * user's: its uid only).
  *
- * Releasing: the lock is renamed into the private directory (`U<n>`), and
- * only once there — where nobody else can touch it — checked to be ours
- * (our directory, our owner line) and removed with the private directory.
- * Anything else that was at the name by then is given back. A kill at any
- * point leaves either the lock at its name (ours, adoptable by reconcile)
- * or inside the private directory (removed with it by reconcile).
+ * Releasing: the locks are renamed into the private directory
+ * (sh_lock_batch.ts), and only once there — where nobody else can touch
+ * them — checked to be ours and removed with it.
  *
  * Besides the path locks, each commit and reconcile holds its operation's
  * own lock `.sap-lock-op-<op>` in the root from before its first write to
@@ -88,7 +81,7 @@
  */
 import { sh } from "./sh_text.ts";
 
-/** Lock acquire, break, release. Needs sap_probe date (and sleep lazily). */
+/** Lock acquire, break, the one-by-one path of sap_lock_all. Needs sap_probe date (and sleep lazily), and SH_LOCK_BATCH. */
 export const SH_LOCKS: string = sh`
 SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED= SAP_LOCK_HOLDER="- - - -" SAP_LOCK_N=0
 sap_identity() {
@@ -212,14 +205,18 @@ sap_lock_acquire() {
   sap_pmake $1 || return 2
   while :; do
     sap_pcd $1 || { SAP_PSWAP=1; return 2; }
-    if [ ! -d "./L$3" ]; then
-      { mkdir "./L$3" && printf '%s\n' "$SAP_OWNER" > "./L$3/owner"; } 2>/dev/null || return 2
-    elif [ ! -s "./L$3/owner" ]; then
-      # built by sap_lock_prebuild, whose owner line could not be written
-      { printf '%s\n' "$SAP_OWNER" > "./L$3/owner"; } 2>/dev/null || return 2
+    # the lock built ahead by sap_lock_prebuild, else one built here
+    sap_la_b=./k/$2
+    if [ ! -d "$sap_la_b" ]; then
+      sap_la_b=./L$3
+      [ -d "$sap_la_b" ] || { mkdir "$sap_la_b" && printf '%s\n' "$SAP_OWNER" > "$sap_la_b/owner"; } 2>/dev/null || return 2
+    fi
+    if [ ! -s "$sap_la_b/owner" ]; then
+      # built ahead, but its owner line could not be written then
+      { printf '%s\n' "$SAP_OWNER" > "$sap_la_b/owner"; } 2>/dev/null || return 2
     fi
     sap_hook lock_built $3
-    if $SAP_MV "./L$3" "../$2" 2>/dev/null; then
+    if $SAP_MV "$sap_la_b" "../$2" 2>/dev/null; then
       sap_held_add $1 "$2"
       return 0
     fi
@@ -323,25 +320,6 @@ sap_lock_clear() {
     sap_lock_wait || return 1
   done
 }
-sap_lock_release_all() {
-  # Each lock is renamed into its private directory and checked there; one
-  # that is not ours any more (broken as stale and re-taken) is given back.
-  while [ "$SAP_HN" -gt 0 ]; do
-    SAP_HN=$((SAP_HN - 1))
-    sap_get H_d_$SAP_HN
-    sap_rl_d=$SAP_V
-    sap_get H_l_$SAP_HN
-    sap_rl_l=$SAP_V
-    sap_rl_u=U$SAP_HN
-    if ! sap_pcd $sap_rl_d; then SAP_CLEAN_FAIL=1; continue; fi
-    $SAP_MV "../$sap_rl_l" "./$sap_rl_u" 2>/dev/null || continue
-    sap_hook lock_released $sap_rl_u
-    SAP_O=
-    [ -d "./$sap_rl_u" ] && [ ! -L "./$sap_rl_u" ] && [ -O "./$sap_rl_u" ] && { IFS= read -r SAP_O < "./$sap_rl_u/owner"; } 2>/dev/null
-    [ "$SAP_O" = "$SAP_OWNER" ] && continue
-    sap_exists "../$sap_rl_l" || $SAP_MV "./$sap_rl_u" "../$sap_rl_l" 2>/dev/null || sap_set PDIRTY_$sap_rl_d 1
-  done
-}
 sap_op_lock() {
   # The operation's own lock in the root, taken before the first write and
   # held to the end: reconcile takes it first, so it waits for a commit of
@@ -356,32 +334,6 @@ sap_op_lock() {
   2) [ -n "$SAP_PSWAP" ] && { sap_out "FAIL remote_error - private"; SAP_STATUS=failed; exit 0; } ;;
   esac
   return 0
-}
-sap_lock_prebuild() {
-  # The path locks of a commit built ahead in one mkdir per private
-  # directory (L<k> with its owner line; the owner is written by printf, a
-  # builtin), so that taking them is one rename each. Best effort:
-  # whatever is missing or failed here, sap_lock_acquire builds (or
-  # reports) itself. Until renamed to their names they are temporaries in
-  # the private directory, removed with it.
-  sap_lq_d=0
-  while [ $sap_lq_d -lt $SAP_DN ]; do
-    set --
-    k=0
-    while [ $k -lt $SAP_M ]; do
-      sap_get PD_$k
-      [ "$SAP_V" = $sap_lq_d ] && set -- "$@" "./L$k"
-      k=$((k + 1))
-    done
-    if [ $# -gt 0 ] && sap_pmake $sap_lq_d 2>/dev/null && sap_pcd $sap_lq_d; then
-      mkdir "$@" 2>/dev/null
-      for sap_lq_l in "$@"; do
-        [ -d "$sap_lq_l" ] && [ ! -L "$sap_lq_l" ] && { printf '%s\n' "$SAP_OWNER" > "$sap_lq_l/owner"; } 2>/dev/null
-      done
-    fi
-    sap_lq_d=$((sap_lq_d + 1))
-  done
-  SAP_ERR=
 }
 sap_lock_all() {
   [ -n "$SAP_LOCK_SKIP_REFUSED" ] || sap_lock_prebuild
@@ -414,21 +366,47 @@ sap_lock_all() {
     sap_la_n=$SAP_V
     sap_get PH_$k
     sap_lock_pick "$sap_la_n" "$SAP_V" || { sap_out "FAIL remote_error $k lock_name"; SAP_STATUS=failed; exit 0; }
-    sap_la_c=$sap_lp_n SAP_LOCK_N=$sap_lp_n
-    sap_lock_acquire $sap_la_d "$SAP_LN" $k
-    sap_la_rc=$?
-    [ $sap_la_rc != 0 ] || { sap_lock_alternates $k $sap_la_d $sap_la_c; sap_la_rc=$?; }
-    case $sap_la_rc in
-    0) ;;
-    1) sap_out "LOCKED $k $SAP_LOCK_AGE $SAP_LOCK_HOLDER $SAP_LOCK_N"; SAP_STATUS=locked; exit 0 ;;
-    *)
-      if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $k private"
-      else sap_get DIR_$sap_la_d; sap_fail_class $k "$SAP_V" lock; fi
-      SAP_STATUS=failed
-      exit 0 ;;
-    esac
+    sap_set LC_$k $sap_lp_n
+    sap_get LB_$k
+    sap_la_b=$SAP_V
+    sap_get LN_$k
+    if [ -n "$sap_la_b" ] && [ "$SAP_V" = "$SAP_LN" ]; then
+      # built ahead: queued, taken with the rest of its run
+      [ $SAP_LQN = 0 ] || [ "$SAP_LQD" = $sap_la_d ] || sap_lock_run
+      sap_set LQ_$SAP_LQN $k
+      SAP_LQD=$sap_la_d SAP_LQN=$((SAP_LQN + 1))
+    else
+      sap_lock_run
+      sap_set LN_$k "$SAP_LN"
+      sap_lock_one $k $sap_la_d
+    fi
     k=$((k + 1))
   done
+  sap_lock_run
+}
+sap_lock_one() {
+  # Take path $1's lock (LN_$1, covering LC_$1 components) in directory $2
+  # with sap_lock_acquire, then its alternates; the verdict.
+  sap_get LC_$1
+  SAP_LOCK_N=$SAP_V
+  sap_get LN_$1
+  sap_lock_acquire $2 "$SAP_V" $1
+  sap_lo_rc=$?
+  [ $sap_lo_rc != 0 ] || { sap_get LC_$1; sap_lock_alternates $1 $2 $SAP_V; sap_lo_rc=$?; }
+  sap_lock_verdict $1 $2 $sap_lo_rc
+}
+sap_lock_verdict() {
+  # $1 path index, $2 its lock's directory index, $3 0 held, 1 timed out
+  # (LOCKED, the end), 2 no lock could be made (FAIL, the end)
+  case $3 in
+  0) ;;
+  1) sap_out "LOCKED $1 $SAP_LOCK_AGE $SAP_LOCK_HOLDER $SAP_LOCK_N"; SAP_STATUS=locked; exit 0 ;;
+  *)
+    if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $1 private"
+    else sap_get DIR_$2; sap_fail_class $1 "$SAP_V" lock; fi
+    SAP_STATUS=failed
+    exit 0 ;;
+  esac
 }
 sap_refusal() {
   if [ "$RK" = symlink ]; then sap_out "CONFLICT $1 symlink -"; else sap_out "REJECT $1 $RJ $RD"; fi

@@ -38,14 +38,16 @@
  * failure needs telling apart said (its stderr: the command cutting a
  * stage from the blob, for sh_faults.ts; link in sap_pin); `j` the
  * finalize journal; per planned
- * file i: `s<i>` its new content (stage), `r<i>` a second link of the stage
- * (after the rename, `../name -ef ./r<i>` proves the name holds it), `o<i>`
- * a hard link of its source (the pin: read for delta uploads and hashed by
- * the content check, and the backup), `c<i>` a copy of the source where no
+ * file i: `s<i>` its new content (stage), `r/s<i>` a second link of the stage
+ * (after the rename, `../name -ef ./r/s<i>` proves the name holds it),
+ * `p/<name>` a hard link of its source `../<name>` (the pin: read for delta
+ * uploads and hashed by the content check, and the backup; named as the
+ * source, so that one `ln ../a ../b p` links them all), `c<i>` a copy of the source where no
  * hard link may be made, `d<i>` the source renamed aside (delete, move),
  * `x<i>` a created file taken back by an undo, `t<i>` a stage rebuilt for a
- * delta; per lock k: `L<k>` the lock being built, `U<k>` a lock being
- * released, `X<n>` a stale lock being broken; in the snapshot `p<k>` the
+ * delta; per lock: `k/<lock name>` the lock built ahead (commit), `L<k>`
+ * one built when taken alone, `u/<lock name>` a lock being released,
+ * `X<n>` a stale lock being broken; in the snapshot `p<k>` the
  * pin of path k.
  *
  * Batches. A tool run over several files (sha256sum, stat, ls, chmod, sync) takes

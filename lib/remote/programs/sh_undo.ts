@@ -7,8 +7,8 @@
  * middle of an undo finishes the job. It never reads a file through a name
  * in a directory others may write: "is this name still ours?" is answered
  * by `[ ../name -ef ./ref ]` against the links kept in the private
- * directory (sh_private.ts) — the stage `s<i>` and its second link `r<i>`,
- * the source's pin `o<i>`, its copy `c<i>`, the source moved aside `d<i>`.
+ * directory (sh_private.ts) — the stage `s<i>` and its second link `r/s<i>`,
+ * the source's pin `p/<name>`, its copy `c<i>`, the source moved aside `d<i>`.
  * Names are only ever changed by rename (`mv -T`) and no-replace link.
  *
  * Inputs (set by the caller):
@@ -67,30 +67,31 @@ sap_undo_fields() {
   sap_k=$SAP_V
 }
 sap_link_put() {
-  # put the inode at ./$1 (private directory) back at ../$2, replacing
-  # whatever is there, and keep ./$1: through a fresh second link
+  # put the inode at $1 (./x, private directory) back at ../$2, replacing
+  # whatever is there, and keep $1: through a fresh second link
   rm -f "./q$U_i" 2>/dev/null
-  sap_link "./$1" "./q$U_i" 2>/dev/null && $SAP_MV "./q$U_i" "../$2" 2>/dev/null
+  sap_link "$1" "./q$U_i" 2>/dev/null && $SAP_MV "./q$U_i" "../$2" 2>/dev/null
 }
 sap_undo_replaced() {
   [ -n "$U_oq" ] && [ -n "$U_sn" ] || return 0
   [ -n "$U_known" ] && [ -z "$U_mv" ] && return 0
   sap_uen "$U_oq" || return 1
-  sap_uv_bk=o
-  [ "$U_pin" = c ] && sap_uv_bk=c
-  if [ "$U_pin" = o ] && [ ! -L "../$U_sn" ] && [ "../$U_sn" -ef ./o$U_i ]; then return 0; fi
-  if [ -f ./r$U_i ] && [ ! -L "../$U_sn" ] && [ "../$U_sn" -ef ./r$U_i ]; then
+  # the old version: the pin, or the copy made where none could be
+  sap_uv_bk=./p/$U_sn
+  [ "$U_pin" = c ] && sap_uv_bk=./c$U_i
+  if [ "$U_pin" = o ] && [ ! -L "../$U_sn" ] && [ "../$U_sn" -ef "$sap_uv_bk" ]; then return 0; fi
+  if [ -f ./r/s$U_i ] && [ ! -L "../$U_sn" ] && [ "../$U_sn" -ef ./r/s$U_i ]; then
     # our new version is there: the old one goes back
-    [ -f "./$sap_uv_bk$U_i" ] || return 1
-    sap_link_put "$sap_uv_bk$U_i" "$U_sn" || return 1
+    [ -f "$sap_uv_bk" ] || return 1
+    sap_link_put "$sap_uv_bk" "$U_sn" || return 1
     return 0
   fi
   if ! sap_exists "../$U_sn"; then
-    [ -f "./$sap_uv_bk$U_i" ] || return 1
-    sap_link "./$sap_uv_bk$U_i" "../$U_sn" 2>/dev/null || return 1
+    [ -f "$sap_uv_bk" ] || return 1
+    sap_link "$sap_uv_bk" "../$U_sn" 2>/dev/null || return 1
     # the old version is back; our new one may live on under a name
-    # someone else gave it (its second link r<i> is not its only one)
-    sap_undo_elsewhere ./r$U_i && return 2
+    # someone else gave it (its second link r/s<i> is not its only one)
+    sap_undo_elsewhere ./r/s$U_i && return 2
     return 0
   fi
   if [ "$U_pin" != o ] && [ -n "$U_sdir" ]; then
