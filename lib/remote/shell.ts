@@ -119,7 +119,14 @@ export interface RemoteShell {
   readonly localFiles?: LocalFileAccess;
 }
 
-/** The identity of a regular file as the snapshot program measured it (`stat`). */
+/**
+ * The identity of a regular file as the snapshot program measured it (`stat`).
+ *
+ * @example
+ * ```ts
+ * const id: LocalFileIdentity = { size: 9, inode: 12, mtime: 1700000000, mode: 0o644, uid: 0, gid: 0, nlink: 1 };
+ * ```
+ */
 export interface LocalFileIdentity {
   size: number;
   inode: number;
