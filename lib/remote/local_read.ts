@@ -26,6 +26,20 @@ import type { BigIntStats } from "node:fs";
 import type { LocalFileIdentity } from "./shell.ts";
 
 const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
+/**
+ * Whether this runtime can open a name without following a final symlink
+ * and without blocking on a FIFO; without both, LocalShell never offers
+ * to read files itself.
+ *
+ * @example
+ * ```ts
+ * if (localReadsSupported()) console.log("LocalShell may read large files itself");
+ * ```
+ */
+export function localReadsSupported(): boolean {
+  return typeof constants.O_NOFOLLOW === "number" && constants.O_NOFOLLOW > 0 && typeof constants.O_NONBLOCK === "number" && constants.O_NONBLOCK > 0;
+}
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 

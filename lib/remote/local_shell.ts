@@ -22,7 +22,7 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { failure } from "../failure.ts";
-import { readVerifiedFile } from "./local_read.ts";
+import { localReadsSupported, readVerifiedFile } from "./local_read.ts";
 import { OutputBuffer } from "./output_buffer.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { ExecOptions, ExecResult, LocalFileAccess, RemoteShell } from "./shell.ts";
@@ -104,7 +104,7 @@ export class LocalShell implements RemoteShell {
     this.#cwd = options.cwd;
     this.#maxOutput = max;
     const euid = process.geteuid?.();
-    if (options.localReads !== false && euid !== undefined) this.localFiles = { euid, read: readVerifiedFile };
+    if (options.localReads !== false && euid !== undefined && localReadsSupported()) this.localFiles = { euid, read: readVerifiedFile };
   }
 
   /** Run `command` with the configured shell (see {@linkcode RemoteShell.exec}). */
