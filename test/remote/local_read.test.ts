@@ -7,9 +7,10 @@
  * it may not — is read through the program or refused, never misread.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, renameSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, readFileSync, renameSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_READ_MIN_BYTES, readSnapshots } from "../../lib/remote/snapshot.ts";
+import { applyPatch } from "../../lib/apply.ts";
 import { readVerifiedFile } from "../../lib/remote/local_read.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { RemoteShellError, shQuote } from "../../lib/remote/shell.ts";
@@ -73,6 +74,25 @@ for (const c of shellCases()) {
       expect(shell.stdoutBytes.length).toBe(1);
       expect(shell.stdoutBytes[0]!).toBeLessThan(4096);
       expect(shell.reads).toEqual([join(root, "big.txt")]);
+    });
+
+    test("applyPatch end to end: the large file is handed over, planned on, committed (delta) and ends exact", async () => {
+      const text = Array.from({ length: 3000 }, (_, i) => `line ${i} ${"m".repeat(90)}`).join("\n") + "\n";
+      const root = makeTree({ "big.txt": text });
+      const local = new LocalShell(c.options);
+      const shell = new Recording(local, local.localFiles);
+      const lines = text.split("\n");
+      const patch = `*** Begin Patch\n*** Update File: big.txt\n@@\n-${lines[0]}\n+changed\n ${lines[1]}\n*** End Patch`;
+      const report = await applyPatch(shell, { root, patch });
+      expect(report.ok).toBe(true);
+      const expected = ["changed", ...lines.slice(1)].join("\n");
+      expect(readFileSync(join(root, "big.txt"), "utf8")).toBe(expected);
+      expect(report.files[0]!.previous_sha256).toBe(sha256Hex(text));
+      expect(report.files[0]!.new_sha256).toBe(sha256Hex(expected));
+      expect(shell.reads).toEqual([join(root, "big.txt")]);
+      // the snapshot's reply and the commit's: neither carries the file
+      expect(shell.stdoutBytes.length).toBe(2);
+      for (const n of shell.stdoutBytes) expect(n).toBeLessThan(8192);
     });
 
     test("localReads: false pipes every file", async () => {
