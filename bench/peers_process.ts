@@ -10,7 +10,11 @@
  * - references, not peers: a plain Bun script that applies the chunks with
  *   one `indexOf` each (bench/indexof_apply.ts), and Bun's start-up alone.
  *
- * Every process runs under `/usr/bin/time -f %M`, which gives its peak RSS.
+ * Every process runs under `/usr/bin/time -f "%M %U %S"`, which gives its
+ * peak RSS and its CPU time (user + system, children included): on a
+ * shared machine the CPU column moves far less than the wall clock, so it
+ * tells a loaded run from a slow program (the targets still judge wall
+ * time).
  * Rounds are interleaved (each round runs every contender once, in an order
  * rotated per round), so a burst of background load hits all of them; the
  * copy is made before the clock starts and the output is checked against
@@ -73,6 +77,7 @@ interface Measured {
   reference: boolean;
   times: number[];
   rssKiB: number[];
+  cpuMs: number[];
   correct: boolean;
   note: string;
 }
@@ -92,13 +97,14 @@ function runOnce(c: Contender, m: Measured, master: string, relPath: string, wit
     copyFileSync(master, join(workDir, relPath));
     const rssFile = join(workDir, ".rss");
     const argv = c.argv(workDir);
-    const command = withTime ? [TIME, "-f", "%M", "-o", rssFile, ...argv] : argv;
+    const command = withTime ? [TIME, "-f", "%M %U %S", "-o", rssFile, ...argv] : argv;
     const started = performance.now();
     const result = spawnSync(command[0]!, command.slice(1), { cwd: workDir, input: c.stdin, maxBuffer: 256 * 1024 * 1024 });
     m.times.push(performance.now() - started);
     if (withTime && existsSync(rssFile)) {
-      const kib = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
-      if (Number.isFinite(kib)) m.rssKiB.push(kib);
+      const [kib, user, system] = (readFileSync(rssFile, "utf8").trim().split("\n").pop() ?? "").split(" ").map(Number);
+      if (Number.isFinite(kib)) m.rssKiB.push(kib!);
+      if (Number.isFinite(user) && Number.isFinite(system)) m.cpuMs.push((user! + system!) * 1000);
     }
     const output = readFileSync(join(workDir, relPath));
     if (result.status !== 0 || sha256Hex(output) !== c.expectedSha) {
@@ -163,7 +169,7 @@ export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string =
         { name: "reference: bun start-up (bun -e 0)", reference: true, argv: () => [process.execPath, "-e", "0"], stdin: new Uint8Array(), expectedSha: fixture.file.sha256 },
       ];
       console.error(`${name}: ${fixture.file.bytes.length} bytes, ${fixture.chunks} chunk(s), ${count} interleaved rounds`);
-      const measured: Measured[] = contenders.map((c) => ({ name: c.name, reference: c.reference === true, times: [], rssKiB: [], correct: true, note: "" }));
+      const measured: Measured[] = contenders.map((c) => ({ name: c.name, reference: c.reference === true, times: [], rssKiB: [], cpuMs: [], correct: true, note: "" }));
       for (let round = 0; round < count; round++) {
         for (let k = 0; k < contenders.length; k++) {
           const i = (k + round) % contenders.length;
@@ -174,14 +180,15 @@ export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string =
       const ours = measured[0]!;
       const oursMs = median(ours.times);
       report.push(`### ${name} (${fixture.file.lineCount} lines, ${(fileBytes / 1e6).toFixed(1)} MB, ${fixture.chunks} chunk(s)), median of ${count} interleaved rounds`, "");
-      report.push("| process | median (ms) | min (ms) | peak RSS (MiB) | RSS ÷ file | output | ours ÷ this |", "|---|---:|---:|---:|---:|---|---:|");
+      report.push("| process | median (ms) | min (ms) | CPU, median (ms) | peak RSS (MiB) | RSS ÷ file | output | ours ÷ this |", "|---|---:|---:|---:|---:|---:|---|---:|");
       for (const m of measured) {
         allCorrect &&= m.correct;
         const ms = median(m.times);
         const rss = median(m.rssKiB);
         const ratio = m === ours || m.reference ? "" : `${(oursMs / ms).toFixed(2)}×`;
         const rssCells = Number.isFinite(rss) ? `${mib(rss)} | ${((rss * 1024) / fileBytes).toFixed(1)}×` : "— | —";
-        report.push(`| ${m.name} | ${ms.toFixed(1)} | ${Math.min(...m.times).toFixed(1)} | ${rssCells} | ${m.correct ? "= oracle" : `WRONG (${m.note})`} | ${ratio} |`);
+        const cpu = median(m.cpuMs);
+        report.push(`| ${m.name} | ${ms.toFixed(1)} | ${Math.min(...m.times).toFixed(1)} | ${Number.isFinite(cpu) ? cpu.toFixed(0) : "—"} | ${rssCells} | ${m.correct ? "= oracle" : `WRONG (${m.note})`} | ${ratio} |`);
       }
       report.push("");
       if (count !== rounds) continue;
@@ -202,7 +209,7 @@ export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string =
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  report.push(`Codex: npm \`@openai/codex@${CODEX_VERSION}\`, installed into ${cacheDir} at bench time. Peak RSS: GNU time \`%M\`.`);
+  report.push(`Codex: npm \`@openai/codex@${CODEX_VERSION}\`, installed into ${cacheDir} at bench time. Peak RSS and CPU (user + system, children included, 10 ms steps): GNU time \`%M %U %S\`.`);
   return { markdown: report.join("\n"), correct: allCorrect, targets };
 }
 
