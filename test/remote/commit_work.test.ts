@@ -10,11 +10,14 @@
  * one-per-batch tools — cancels out; the 50-file commit's total is
  * bounded too. What stays per file, by design: the rename itself (each
  * preceded and followed by its own identity checks, SPEC §7's window) and
- * the one process that cuts the stage out of the upload.
+ * the one process that cuts the stage out of the upload; for a delta
+ * upload, its pin (taken before the locks, alone) and one dd per source
+ * range instead, and no subshell either.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { applyPatch } from "../../lib/apply.ts";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, shellCases, tempDir } from "../support/local_trees.ts";
@@ -43,19 +46,51 @@ function counts(log: string): { execs: number; forks: number } {
   return { execs, forks: pids.size - execed.size };
 }
 
-/** An update of n files (5 directories, 200 lines each, one line changed) under strace. */
-async function commitUnderStrace(c: ReturnType<typeof shellCases>[number], n: number): Promise<{ execs: number; forks: number }> {
+/** n files in 5 directories, `lines` lines each. */
+function sourceFiles(n: number, lines: number): Record<string, string> {
   const files: Record<string, string> = {};
   for (let i = 0; i < n; i++) {
-    files[`src/m${i % 5}/file${i}.ts`] = Array.from({ length: 200 }, (_, j) => `export const v${j} = ${j * 7 + i};\n`).join("");
+    files[`src/m${i % 5}/file${i}.ts`] = Array.from({ length: lines }, (_, j) => `export const v${j} = ${j * 7 + i};\n`).join("");
   }
-  const root = makeTree(files);
+  return files;
+}
+
+/** A LocalShell for case c whose programs run under strace, logging to the returned file (each exec overwrites it). */
+function tracedShell(c: ReturnType<typeof shellCases>[number]): { shell: LocalShell; log: string } {
   const log = join(tempDir("sap-strace-"), "trace");
   const shell = new LocalShell({
     ...c.options,
     shell: [STRACE!, "-f", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork", "-e", "signal=none", "-o", log, ...c.options.shell!],
     cwd: tempDir("sap-cwd-"),
   });
+  return { shell, log };
+}
+
+/**
+ * Delta uploads (4000 lines, ≥ 64 KiB, line 100 changed) of n files, as
+ * applyPatch makes them from a snapshot; the log is the commit's (the last exec).
+ */
+async function deltaCommitUnderStrace(c: ReturnType<typeof shellCases>[number], n: number): Promise<{ execs: number; forks: number }> {
+  const files = sourceFiles(n, 4000);
+  const root = makeTree(files);
+  const { shell, log } = tracedShell(c);
+  const patch = ["*** Begin Patch"];
+  for (const [p, old] of Object.entries(files)) {
+    const line = old.split("\n")[100]!;
+    patch.push(`*** Update File: ${p}`, "@@", `-${line}`, `+${line} // changed`);
+  }
+  patch.push("*** End Patch", "");
+  const report = await applyPatch(shell, { root, patch: patch.join("\n") });
+  expect(report.errors).toBeUndefined();
+  expect(report.files.every((f) => f.bytes_uploaded! < 4096)).toBe(true); // delta uploads, not whole files
+  return counts(log);
+}
+
+/** An update of n files (5 directories, 200 lines each, one line changed) under strace. */
+async function commitUnderStrace(c: ReturnType<typeof shellCases>[number], n: number): Promise<{ execs: number; forks: number }> {
+  const files = sourceFiles(n, 200);
+  const root = makeTree(files);
+  const { shell, log } = tracedShell(c);
   const report = await commitRemote(shell, root, plan(Object.entries(files).map(([p, old]) => P.update(p, old, old.replace("= 700;", "= 701;")))));
   expect(report.errors).toBeUndefined();
   for (const [p, old] of Object.entries(files)) expect(readFileSync(join(root, p), "utf8")).toBe(old.replace("= 700;", "= 701;"));
@@ -77,6 +112,20 @@ describe("the commit program's work per file is bounded (processes counted with 
       expect({ subshellsPerFile: perFile.forks <= 0.25, seen }).toEqual({ subshellsPerFile: true, seen });
       expect({ execsFor50: large.execs <= 2 * 50 + 70, seen }).toEqual({ execsFor50: true, seen });
       console.log(`${c.name}: ${seen}`);
+    }, 60_000);
+
+    test(`${c.name} userland: delta uploads from 5 to 15 files, no subshell per added file`, async () => {
+      const small = await deltaCommitUnderStrace(c, 5);
+      const large = await deltaCommitUnderStrace(c, 15);
+      const perFile = { execs: (large.execs - small.execs) / 10, forks: (large.forks - small.forks) / 10 };
+      // per file: the rename, the pin (a delta's source is pinned before
+      // the locks, alone) and one dd per source range (here one: the
+      // changed line is within the first 4 KiB, sent with it); the
+      // uploaded stretch is printf'd, a builtin
+      const seen = JSON.stringify({ perFile, small, large });
+      expect({ execsPerFile: perFile.execs <= 3, seen }).toEqual({ execsPerFile: true, seen });
+      expect({ subshellsPerFile: perFile.forks <= 0.25, seen }).toEqual({ subshellsPerFile: true, seen });
+      console.log(`${c.name} (delta): ${seen}`);
     }, 60_000);
   }
 });

@@ -139,27 +139,32 @@ sap_delta_build() {
   # source that changed only makes the SHA-256 check fail later (a
   # conflict); an error writing the stage (a full disk: "write error: No
   # space left on device" from head, a failed printf) is a write failure
-  # and must not be taken for that (sh_faults.ts).
-  SAP_ERR=$(
-    sap_db_j=0 sap_db_w=0
-    while [ $sap_db_j -lt $sap_db_np ]; do
-      sap_get PC_$\{sap_db_i}_$sap_db_j
-      case $SAP_V in
-      "S "*)
-        set -- $SAP_V
-        if [ "$sap_db_o" = "$sap_db_d" ] || [ "$sap_db_pin" != o ]; then sap_extract "$sap_db_src" $2 $3
-        else ( sap_pcd $sap_db_o && sap_extract "$sap_db_src" $2 $3 ); fi ;;
-      "B "*)
-        sap_db_n=$\{SAP_V#B }
-        sap_extract "$sap_db_blob" $sap_db_bo $sap_db_n
-        sap_db_bo=$((sap_db_bo + sap_db_n)) ;;
-      *) printf '%b' "$\{SAP_V#I }" || sap_db_w=1 ;;
-      esac
-      sap_db_j=$((sap_db_j + 1))
-    done 2>&1 >&7
-    [ $sap_db_w = 0 ] || echo "printf failed writing the stage"
-  )
+  # and must not be taken for that (sh_faults.ts). No subshell per file:
+  # the loop runs in the program's shell, its stderr goes to ./e in this
+  # private directory (nobody else can reach it), read back by a builtin.
+  # A loop that never ran (./e could not be created: no inode left) is a
+  # write failure too.
+  sap_db_j=0 sap_db_w=0 sap_db_ran=
+  while [ $sap_db_j -lt $sap_db_np ]; do
+    sap_db_ran=1
+    sap_get PC_$\{sap_db_i}_$sap_db_j
+    case $SAP_V in
+    "S "*)
+      set -- $SAP_V
+      if [ "$sap_db_o" = "$sap_db_d" ] || [ "$sap_db_pin" != o ]; then sap_extract "$sap_db_src" $2 $3
+      else ( sap_pcd $sap_db_o && sap_extract "$sap_db_src" $2 $3 ); fi ;;
+    "B "*)
+      sap_db_n=$\{SAP_V#B }
+      sap_extract "$sap_db_blob" $sap_db_bo $sap_db_n
+      sap_db_bo=$((sap_db_bo + sap_db_n)) ;;
+    *) printf '%b' "$\{SAP_V#I }" || sap_db_w=1 ;;
+    esac
+    sap_db_j=$((sap_db_j + 1))
+  done 2>| ./e >&7
   exec 7>&-
+  [ -n "$sap_db_ran" ] || [ "$sap_db_np" = 0 ] || return 1
+  sap_err_file ./e
+  [ $sap_db_w = 0 ] || SAP_ERR="$\{SAP_ERR}printf failed writing the stage"
   # (a head that stops early makes tail report a broken pipe: not a failure)
   case $SAP_ERR in
   *"No space"*|*"Disk quota"*|*"Read-only"*|*"I/O error"*|*"printf failed"*) return 1 ;;
