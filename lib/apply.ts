@@ -123,6 +123,9 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     throw error;
   }
 
+  // what the read did besides (leftovers of killed programs removed)
+  for (const snap of snapshots.values()) if (snap.warnings !== undefined) warnings.push(...snap.warnings);
+
   const planned = planPatch(parsed.patch, snapshots, {
     matching: request.matching,
     expectedSha256: request.expectedSha256,

@@ -301,6 +301,7 @@ export type WarningCode =
   | "acl_or_xattr_not_preserved"
   | "hard_link_broken"
   | "stale_lock_broken"
+  | "leftovers_removed"
   | "insecure_host_key"
   | "agent_unavailable"
   | "cleanup_incomplete";
@@ -431,6 +432,13 @@ export interface FileSnapshot {
    * permission. planPatch turns it into this failure for any op on the path.
    */
   rejected?: PatchFailure;
+  /**
+   * What reading it did besides: `leftovers_removed` when the program,
+   * making its private directory in this path's directory, removed there
+   * the private directories of killed snapshot or search programs.
+   * applyPatch carries these into its report's `warnings`.
+   */
+  warnings?: Warning[];
 }
 
 /** How a snapshot's bytes reached the client (see `FileSnapshot.transfer`). */

@@ -8,10 +8,11 @@
 import { randomBytes } from "node:crypto";
 import { failure } from "../failure.ts";
 import { formatLineId } from "../text/line_id.ts";
-import type { PatchFailure } from "../types.ts";
+import type { PatchFailure, Warning } from "../types.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { searchProgram } from "./programs/search_program.ts";
 import { isWriteRefusal, writeRefused } from "./host_refusals.ts";
+import { leftoversRemoved } from "./leftovers.ts";
 import { RecordReader } from "./records.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 
@@ -92,13 +93,19 @@ export interface SearchFilesResult {
   directories_searched: number;
   /** Files (or directories) left out, by reason; `examples` names at most 20 per reason. */
   skipped: { binary: number; unreadable: number; changed: number; unpinnable: number; examples: SkippedExample[] };
+  /**
+   * `leftovers_removed`, one per directory (at most 20, then one for the
+   * rest): the search removed there the private directories of killed
+   * snapshot or search programs (programs/sh_reap.ts). Absent when none.
+   */
+  warnings?: Warning[];
   errors?: PatchFailure[];
 }
 
 /** Most bytes of a pattern. */
 export const MAX_PATTERN_BYTES = 4096;
 
-const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["P", 1], ["BADPATTERN", 0], ["TMPFAIL", 2]]);
+const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["P", 1], ["BADPATTERN", 0], ["TMPFAIL", 2], ["REAP", 1]]);
 const CAUSES: ReadonlySet<string> = new Set(["hard_link_refused", "no_space", "read_only_filesystem", "permission_denied", "private_failed"]);
 const NUM = /^[0-9]{1,15}$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -165,6 +172,7 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
   const begin = reader.next();
   if (begin?.type !== "SAP-BEGIN" || begin.fields[0] !== "search") return failed(brokenOutput("the search program did not start", result));
   let lines = 0;
+  const reapRest = { count: 0, dirs: 0 };
   for (;;) {
     const record = reader.next();
     if (record === null) {
@@ -205,6 +213,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
       ));
     } else if (record.type === "TMPFAIL" && f.length === 2 && /^[a-z_]{1,40}$/.test(f[0]!) && /^(-|[0-9]{1,18})$/.test(f[1]!)) {
       return failed(tmpRefused(f[0]!, f[1] === "-" ? null : Number(f[1]), lossy.decode(record.raw!), root, result));
+    } else if (record.type === "REAP" && f.length === 1 && /^[1-9][0-9]{0,3}$/.test(f[0]!) && record.raw !== undefined) {
+      noteReaped(out, reapRest, Number(f[0]), decodeName(record.raw).path);
     } else if (record.type === "FULL" && f.length === 0) {
       out.truncated = true;
     } else if (record.type === "C" && f.length === 6 && f.every((x) => NUM.test(x))) {
@@ -248,6 +258,24 @@ function patternProblem(pattern: string): PatchFailure | null {
   }
   if (encoder.encode(pattern).length > MAX_PATTERN_BYTES) return failure("invalid_argument", `the pattern is longer than ${MAX_PATTERN_BYTES} bytes; search for a shorter, distinctive part.`);
   return null;
+}
+
+/** Most `leftovers_removed` warnings naming their directory; the rest are folded into one. */
+const MAX_REAP_WARNINGS = 20;
+
+/** Record `count` leftovers removed in `dir`; past MAX_REAP_WARNINGS directories, `rest` sums them into one last warning. */
+function noteReaped(out: SearchFilesResult, rest: { count: number; dirs: number }, count: number, dir: string): void {
+  const warnings = out.warnings ??= [];
+  if (warnings.length < MAX_REAP_WARNINGS) {
+    warnings.push(leftoversRemoved(count, dir));
+    return;
+  }
+  rest.count += count;
+  rest.dirs += 1;
+  warnings[MAX_REAP_WARNINGS] = {
+    code: "leftovers_removed",
+    message: `removed ${rest.count} more private directories (.sap-snap.-* / .sap-srch.-*) that killed snapshot or search programs had left, in ${rest.dirs} more directories; their programs were gone.`,
+  };
 }
 
 function skip(out: SearchFilesResult, reason: SkipReason, path: string, count = true, cause?: SkipCause): void {

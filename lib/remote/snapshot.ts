@@ -10,6 +10,7 @@ import { remotePathProblem, snapshotInput } from "./manifest.ts";
 import { randomBytes } from "node:crypto";
 import { pathRefusal, remoteError, rootFailure, tooLarge, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
 import { writeRefused } from "./host_refusals.ts";
+import { leftoversRemoved } from "./leftovers.ts";
 import { parseUnsafe } from "./protocol.ts";
 import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
@@ -217,6 +218,8 @@ async function readOnce(
   const unsafeLines: UnsafeLine[] = [];
   /** `SPACE k <free|->`: free bytes where a pin ran out of space. */
   const spaceFree = new Map<number, number | null>();
+  /** `REAP k <n>`: leftovers of killed programs removed in path k's directory. */
+  const reaped = new Map<number, number>();
   for (;;) {
     const line = reader.line();
     if (line === null) {
@@ -269,6 +272,8 @@ async function readOnce(
       throw problem(`the host's ${compressed.get(k)!.codec} failed while compressing ${path}; the next read sends it uncompressed`);
     } else if (f[0] === "C" && f.length === 2) {
       changed.add(k);
+    } else if (f[0] === "REAP" && f.length === 3 && /^[0-9]{1,4}$/.test(f[2]!) && f[2] !== "0" && !reaped.has(k)) {
+      reaped.set(k, Number(f[2]));
     } else if (f[0] === "SPACE" && f.length === 3 && /^(-|[0-9]{1,18})$/.test(f[2]!) && !spaceFree.has(k)) {
       spaceFree.set(k, f[2] === "-" ? null : Number(f[2]));
     } else if (f[0] === "S" && f.length === 9 && KINDS.has(f[2]!) && f.slice(3, 8).every((x) => FIELD.test(x)) && /^[01]$/.test(f[8]!)) {
@@ -353,7 +358,7 @@ async function readOnce(
     const bytes = access!.read(localPath(root, send[k]!), identity);
     // Not the file the program measured (changed since, or not this
     // process's file at all): read everything again the usual way.
-    if (bytes === null) return readOnce(shell, root, paths, options, false);
+    if (bytes === null) return withReapWarnings(await readOnce(shell, root, paths, options, false), send, reaped);
     const snap = result.get(send[k]!)!;
     snap.bytes = bytes;
     snap.sha256 = sha256Hex(bytes);
@@ -377,7 +382,30 @@ async function readOnce(
   }
   if (rootId !== undefined) ROOT_IDS.set(result, rootId);
   rememberSnapshots(options.cache, scope, send, result, held);
+  return withReapWarnings(result, send, reaped);
+}
+
+/**
+ * Attach a `leftovers_removed` warning to the snapshot of each path whose
+ * directory had private directories of killed snapshot or search
+ * programs, which the program removed while making its own
+ * (programs/sh_reap.ts). A later exec's result (the hand-over's re-read)
+ * gets the warnings of the first, which did the removing.
+ */
+function withReapWarnings(result: Snapshots, send: readonly string[], reaped: ReadonlyMap<number, number>): Snapshots {
+  for (const [k, n] of reaped) {
+    const path = send[k]!;
+    const snap = result.get(path);
+    if (snap === undefined) continue;
+    snap.warnings = [...(snap.warnings ?? []), leftoversRemoved(n, dirOf(path), path)];
+  }
   return result;
+}
+
+/** The root-relative directory of a root-relative path (`""` for the root). */
+function dirOf(path: string): string {
+  const at = path.lastIndexOf("/");
+  return at < 0 ? "" : path.slice(0, at);
 }
 
 /** The absolute name of a checked relative path under the (absolute) root. */

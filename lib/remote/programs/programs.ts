@@ -36,6 +36,7 @@ import { SH_MANIFEST } from "./sh_manifest.ts";
 import { SH_FAULTS } from "./sh_faults.ts";
 import { SH_DURABLE } from "./sh_durable.ts";
 import { SH_PRIVATE } from "./sh_private.ts";
+import { SH_REAP } from "./sh_reap.ts";
 import { SH_TRUST } from "./sh_trust.ts";
 import { SH_LOCKS } from "./sh_locks.ts";
 import { SH_LOCK_BATCH } from "./sh_lock_batch.ts";
@@ -48,7 +49,7 @@ import { SH_RECONCILE } from "./reconcile_program.ts";
 export { HOOK_DEFINITION };
 
 const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
-const SNAPSHOT_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_SNAPSHOT_WIRE + SH_SNAPSHOT_MAIN;
+const SNAPSHOT_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_REAP + SH_SNAPSHOT_WIRE + SH_SNAPSHOT_MAIN;
 const COMMIT_BODY = COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_COMMIT;
 const RECONCILE_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_RECONCILE;
 

@@ -27,6 +27,9 @@
  *   (in a shared directory and not pinnable there: hard_link_refused,
  *   no_space, read_only_filesystem, permission_denied, private_failed),
  *   each NUL, newline, at most 20 of each;
+ * - `REAP <n> <path>` NUL, newline: making the private directory of the
+ *   directory at <path> removed n leftovers of killed snapshots and
+ *   searches there (sh_reap.ts);
  * - `FULL` when `<max lines>` were found (the walk stops there);
  * - `C <unreadable> <binary> <changed> <files searched> <directories> <unpinnable>`;
  * - `SAP-END ok`.
@@ -65,6 +68,7 @@ import { SH_PATHS, SH_PRELUDE, SH_PROBE, SH_STAT_SHA } from "./sh_common.ts";
 import { SH_FAULTS } from "./sh_faults.ts";
 import { SH_MANIFEST } from "./sh_manifest.ts";
 import { SH_PRIVATE } from "./sh_private.ts";
+import { SH_REAP } from "./sh_reap.ts";
 import { SH_SEARCH_PIN } from "./sh_search_pin.ts";
 import { sh } from "./sh_text.ts";
 import { SH_WALK } from "./sh_walk.ts";
@@ -75,7 +79,7 @@ trap 'trap "" HUP INT TERM; sap_pclean_all; [ -z "$SAP_PAT" ] || rm -f "$SAP_PAT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
-SAP_NU=0 SAP_NB=0 SAP_NX=0 SAP_NP=0 SAP_NF=0 SAP_ND=0 SAP_DONE=0 SAP_GBC=0 SAP_OP=srch. SAP_PSWAP= SAP_PFAIL= SAP_PN=0 SAP_LOST=
+SAP_NU=0 SAP_NB=0 SAP_NX=0 SAP_NP=0 SAP_NF=0 SAP_ND=0 SAP_DONE=0 SAP_GBC=0 SAP_OP=srch. SAP_REAP=1 SAP_PSWAP= SAP_PFAIL= SAP_PN=0 SAP_LOST=
 sap_note() {
   # $1 U|B|X|P, $2 root-relative path (P: $3 why): the first 20 of each kind are named
   case $1 in
@@ -315,7 +319,7 @@ SAP_STATUS=ok
 exit 0
 `;
 
-const SEARCH_BODY = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST + SH_FAULTS + SH_PRIVATE + SH_WALK + SH_SEARCH_PIN + SH_SEARCH_MAIN;
+const SEARCH_BODY = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST + SH_FAULTS + SH_PRIVATE + SH_REAP + SH_WALK + SH_SEARCH_PIN + SH_SEARCH_MAIN;
 
 /** Settings of one search program. */
 export interface SearchProgramSettings {

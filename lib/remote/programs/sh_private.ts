@@ -19,7 +19,8 @@
  *   anything inside it, nor move it to another parent (that needs write
  *   permission on the directory itself, to update its `..`): `..` seen
  *   from inside P is always n;
- * - marked by the file `id` holding `<op> <secret>`, the per-run secret
+ * - marked by the file `id` holding `<op> <secret>` (read-only programs
+ *   add a second line saying who made it, sh_reap.ts), the per-run secret
  *   that only ever travels on stdin (never in argv: /proc/<pid>/cmdline is
  *   world-readable). It is written with noclobber right after mktemp, so
  *   a directory swapped in by someone else (theirs: not -O; or another of
@@ -61,7 +62,7 @@ import { sh } from "./sh_text.ts";
 
 /** Directory table, private directories, pins and batched tool runs. */
 export const SH_PRIVATE: string = sh`
-SAP_DN=0 SAP_SECRET= SAP_PDIRTY= SAP_BN=0
+SAP_DN=0 SAP_SECRET= SAP_PDIRTY= SAP_BN=0 SAP_REAP=
 sap_dir_index() {
   # SAP_DI: the index of physical directory $1, added when new.
   sap_dx_n=0
@@ -97,6 +98,8 @@ sap_pmake() {
   sap_get DIR_$1
   sap_pm_pd=$SAP_V
   sap_cd "$sap_pm_pd" || return 1
+  # a read-only program's id says who made it (sh_reap.ts)
+  [ -z "$SAP_REAP" ] || sap_owner
   # its stderr rides along: on failure it says why (SAP_ERR, sh_faults.ts)
   sap_pm_pn=$(mktemp -d "./.sap-$SAP_OP-XXXXXX" 2>&1) || { SAP_ERR=$sap_pm_pn; return 1; }
   sap_pm_pn=$\{sap_pm_pn##*/}
@@ -106,7 +109,11 @@ sap_pmake() {
   sap_hook private_made $1
   sap_cd "$sap_pm_pp" && [ -O . ] || { SAP_PSWAP=1; return 1; }
   set -C
-  { printf '%s %s\n' "$SAP_OP" "$SAP_SECRET" > ./id; } 2>/dev/null
+  if [ -z "$SAP_REAP" ]; then
+    { printf '%s %s\n' "$SAP_OP" "$SAP_SECRET" > ./id; } 2>/dev/null
+  else
+    { printf '%s %s\n%s\n' "$SAP_OP" "$SAP_SECRET" "$SAP_OWNER" > ./id; } 2>/dev/null
+  fi
   sap_pm_rc=$?
   set +C
   if [ $sap_pm_rc != 0 ]; then
@@ -124,6 +131,9 @@ sap_pmake() {
   fi
   sap_set DP_$1 "$sap_pm_pn"
   sap_set DPP_$1 "$sap_pm_pp"
+  # remove what killed snapshots and searches left here (sh_reap.ts)
+  [ -z "$SAP_REAP" ] || sap_reap $1
+  return 0
 }
 sap_pcd() {
   # Enter directory $1's private directory, proving it is ours: physical

@@ -38,7 +38,10 @@ sap_search_pin() {
   sap_hook search_pin_check "$1"
   SAP_PN=$((SAP_PN + 1))
   sap_pin 0 "$1" p$SAP_PN
-  case $? in
+  sap_sp_rc=$?
+  # leftovers of killed snapshots and searches removed here (sh_reap.ts)
+  if [ "$SAP_REAPED" != 0 ]; then sap_rec "REAP $SAP_REAPED" "$WR"; SAP_REAPED=0; fi
+  case $sap_sp_rc in
   0) SAP_PF=./p$SAP_PN ;;
   1)
     # link(2) refused (fs.protected_hardlinks: another user's file this

@@ -25,6 +25,9 @@
  *   `no_space` (after a `SPACE k <free bytes|->` line),
  *   `read_only_filesystem` or `pin_denied`: sh_faults.ts); a component
  *   refusal has no `S` line;
+ * - `REAP k <n>`: making the private directory for path k's pin removed
+ *   n leftovers of killed snapshots and searches in its directory
+ *   (sh_reap.ts);
  * - after all paths, `C k` for every file that changed while it was read;
  * then `SAP-END ok`. `ROOT <reason>` and `UNSUPPORTED <tool>` end early.
  *
@@ -57,7 +60,7 @@ import { sh } from "./sh_text.ts";
 
 /** Main part of the snapshot program (needs the common, trust and private functions before it). */
 export const SH_SNAPSHOT_MAIN: string = sh`
-SAP_STATUS= SAP_OP=snap. SAP_HEAD= SAP_DD=
+SAP_STATUS= SAP_OP=snap. SAP_HEAD= SAP_DD= SAP_REAP=1
 sap_snap_exit() {
   trap '' HUP INT TERM
   sap_pclean_all
@@ -107,7 +110,10 @@ sap_snap_prepare() {
       sap_get N_$1
       sap_hook snapshot_pin $1
       sap_pin $sap_sn "$SAP_V" p$1
-      case $? in
+      sap_sp_rc=$?
+      # leftovers of killed snapshots and searches removed there (sh_reap.ts)
+      if [ "$SAP_REAPED" != 0 ]; then sap_out "REAP $1 $SAP_REAPED"; SAP_REAPED=0; fi
+      case $sap_sp_rc in
       0) sap_set SQ_$1 $SAP_BN; sap_set PIN_$1 1; sap_batch_add $sap_sn p$1 0; return 0 ;;
       1) sap_snap_pin_refused $1 $sap_sn link ;;
       4) if [ -n "$SAP_PSWAP" ]; then sap_set SR_$1 private; else sap_snap_pin_refused $1 $sap_sn private; fi ;;
