@@ -27,7 +27,7 @@ const WARNING_CODES = [
   "first_chunk_without_anchor", "fuzzy_match", "escaped_literals_recovered", "indentation_adjusted",
   "indentation_not_adjusted", "trailing_blank_context_dropped", "appended_at_eof", "parents_created",
   "mode_not_preserved", "owner_not_preserved", "acl_or_xattr_not_preserved", "hard_link_broken",
-  "stale_lock_broken", "insecure_host_key", "agent_unavailable", "cleanup_incomplete",
+  "stale_lock_broken", "leftovers_removed", "insecure_host_key", "agent_unavailable", "cleanup_incomplete",
 ] as const satisfies readonly WarningCode[];
 
 const HINT_OPTIONS = [
@@ -243,6 +243,7 @@ export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({
     next_column: z.number().nullable().describe("read on with offset = line and column = next_column; null: the line ends here"),
   }).optional().describe("one line longer than the byte budget: only columns from_column..to_column are in text"),
   snapshot: snapshotTransfer.optional(),
+  warnings: z.array(warningSchema).optional().describe("leftovers_removed: private directories of killed reads removed on the way"),
   errors: z.array(failureSchema).optional(),
 });
 
@@ -279,6 +280,8 @@ export type ReadFileOutput = Partial<ReadWindowResult> & {
   line_cut?: LineCut;
   /** How the file reached the server (FileSnapshot.transfer). */
   snapshot?: "cached" | "downloaded" | "compressed";
+  /** What the read did besides (FileSnapshot.warnings: leftovers_removed). */
+  warnings?: Warning[];
   root?: string;
   path: string;
   errors?: PatchFailure[];

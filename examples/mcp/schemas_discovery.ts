@@ -5,8 +5,8 @@
  * @module
  */
 import { z } from "zod";
-import type { ListedEntry, PatchFailure, SearchMatch, SkipCause, SkipReason } from "../../mod.ts";
-import { failureSchema } from "./schemas.ts";
+import type { ListedEntry, PatchFailure, SearchMatch, SkipCause, SkipReason, Warning } from "../../mod.ts";
+import { failureSchema, warningSchema } from "./schemas.ts";
 
 /** list_files arguments. */
 export type ListFilesArgs = { root?: string; path?: string; depth?: number; glob?: string };
@@ -104,6 +104,7 @@ export type SearchOutput = {
   files_searched: number;
   directories_searched: number;
   skipped: { binary: number; unreadable: number; changed: number; unpinnable: number; examples: { path: string; reason: SkipReason; cause?: SkipCause }[] };
+  warnings?: Warning[];
   errors?: PatchFailure[];
 };
 
@@ -129,5 +130,6 @@ export const searchOutput: z.ZodType<SearchOutput> = z.looseObject({
         .describe("unpinnable: the host refused the hard link (another user's file, fs.protected_hardlinks), or the search's private directory could not be written there"),
     })),
   }),
+  warnings: z.array(warningSchema).optional().describe("leftovers_removed: private directories of killed reads removed on the way"),
   errors: z.array(failureSchema).optional(),
 });

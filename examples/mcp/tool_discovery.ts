@@ -179,6 +179,7 @@ function searchText(root: string, r: SearchOutput): string {
     s.unpinnable ? `${s.unpinnable} not read safely in a directory other users can write (${unpinnableWhy(s.examples)})` : "",
   ].filter(Boolean);
   if (skipped.length > 0) lines.push(`Skipped: ${skipped.join(", ")}${s.examples.length ? ` (e.g. ${s.examples.slice(0, 5).map((e) => shownPath(e.path, true)).join(", ")})` : ""}.`);
+  for (const w of r.warnings ?? []) lines.push(`Note (${w.code}): ${w.message}`);
   lines.push('Each line is path:N:hh (line number and the line\'s id, as in read_file with line_ids). Read around a match with read_file {"path": …, "offset": N - 10, "limit": 30}.');
   return lines.join("\n");
 }

@@ -88,10 +88,13 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
     ...shown,
     ...(cut.lineCut ? { line_cut: cut.lineCut } : {}),
     ...(snapshot!.transfer ? { snapshot: snapshot!.transfer } : {}),
+    ...(snapshot!.warnings ? { warnings: snapshot!.warnings } : {}),
   };
+  for (const w of snapshot!.warnings ?? []) ctx.connection.line(`read_file ${root.name}:${args.path} ${w.code}: ${w.message}`);
   // readBlocks' "more lines follow" is about whole lines; the cut line gets its own note.
   const blocks = readBlocks(root.name, args.path, cut.lineCut ? { ...shown, truncated: shown.end_line < shown.total_lines } : shown, args.line_ids === true);
   if (cut.lineCut) blocks[0] = { type: "text", text: `${blocks[0]!.text}\n${lineCutNote(cut.lineCut, shown)}` };
+  for (const w of snapshot!.warnings ?? []) blocks[0] = { type: "text", text: `${blocks[0]!.text}\nNote (${w.code}): ${w.message}` };
   return { content: blocks, structuredContent: out };
 }
 
