@@ -14,6 +14,7 @@
 import { afterAll, describe, expect } from "bun:test";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { applyPatch } from "../../lib/apply.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { searchFiles } from "../../lib/remote/search_files.ts";
 import { shQuote } from "../../lib/remote/shell.ts";
@@ -117,6 +118,21 @@ for (const c of shellCases()) {
         const t = tree();
         await killSearch(t);
         await snapshotRemoves(t);
+      }, 60_000);
+
+      rootTest("a snapshot killed mid-read: the next applyPatch removes its leftover and says so in its report's warnings", async () => {
+        const t = tree();
+        await killSnapshot(t);
+        const report = await applyPatch(shellFor(c, t), {
+          root: t.root,
+          patch: "*** Begin Patch\n*** Update File: shared/a.txt\n@@\n-needle a\n+needle A\n*** End Patch\n",
+          sharedDirectories: "allow",
+          timeoutMs: TIMEOUT,
+        });
+        expect(report.ok).toBe(true);
+        expect(report.warnings.filter((w) => w.code === "leftovers_removed").map((w) => w.path)).toEqual(["shared/a.txt"]);
+        expect(readFileSync(join(t.work, "a.txt"), "utf8")).toBe("needle A\n");
+        expect(leftovers(t)).toEqual([]);
       }, 60_000);
 
       rootTest("killed snapshots and searches: the next search removes what each left and warns", async () => {
