@@ -10,7 +10,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { busyboxBinary, busyboxUserland, cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, shellCases, tempDir } from "../support/local_trees.ts";
@@ -21,10 +21,18 @@ noLeftoversAfterEach();
 const STRACE = Bun.which("strace");
 if (STRACE === null) throw new Error("strace is not installed (apt-get install -y strace); the durability test needs it");
 
-/** The flushes strace saw: syscall and the flushed path. */
+/**
+ * The flushes strace saw: syscall and the flushed path. One log per process
+ * (`-ff`: `log.<pid>`), since the stages' flush runs in the background beside
+ * other processes and a shared log would split its line into "unfinished" and
+ * "resumed" halves.
+ */
 function flushes(log: string): { call: string; path: string }[] {
   const out: { call: string; path: string }[] = [];
-  for (const m of readFileSync(log, "utf8").matchAll(/\b(fsync|fdatasync|syncfs)\(\d+<([^>]*)>\)\s+=\s+0/g)) out.push({ call: m[1]!, path: m[2]! });
+  const dir = dirname(log);
+  for (const name of readdirSync(dir).filter((n) => n.startsWith(`${basename(log)}.`))) {
+    for (const m of readFileSync(join(dir, name), "utf8").matchAll(/\b(fsync|fdatasync|syncfs)\(\d+<([^>]*)>\)\s+=\s+0/g)) out.push({ call: m[1]!, path: m[2]! });
+  }
   return out;
 }
 
@@ -35,7 +43,7 @@ for (const c of cases) {
     test("the stages and every changed directory are fsynced before ok, and the report says durable: true", async () => {
       const root = makeTree({ "a.txt": "a1\n", "c.txt": "c1\n", "sub/d.txt": "d1\n" });
       const log = join(tempDir("sap-strace-"), "trace");
-      const shell = new LocalShell({ ...c.options, shell: [STRACE!, "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs", "-o", log, ...c.options.shell!], cwd: tempDir("sap-cwd-") });
+      const shell = new LocalShell({ ...c.options, shell: [STRACE!, "-f", "-ff", "-qq", "-y", "-e", "trace=fsync,fdatasync,syncfs", "-o", log, ...c.options.shell!], cwd: tempDir("sap-cwd-") });
       const report = await commitRemote(shell, root, plan([
         P.update("a.txt", "a1\n", "a2\n"),
         P.add("new/b.txt", "b\n"),

@@ -289,6 +289,8 @@ sap_finalize_why() {
   sap_err_keep "$2"
 }
 sap_commit_finalize() {
+  # the stages' background flush (step 1) done before any name points at them
+  sap_sync_wait
   SAP_PHASE=5
   sap_out "STEP 5"
   i=0

@@ -181,6 +181,15 @@ sap_commit_stage() {
   done
   if [ -n "$SAP_BLOB" ]; then { sap_pcd $SAP_W && rm -f ./b; } 2>/dev/null; SAP_BLOB=; fi
   sap_cs_n=$SAP_BN
+  # Durability, part 1: the stages' data on stable storage, started here in
+  # the background (one sync run, or one per private directory) so that the
+  # flush overlaps the hash below, the locks and the source's re-hash; step
+  # 5 waits for it before the first rename (sap_sync_wait). Part 2, the
+  # directories, follows the renames (sap_sync_dirs). A stage found wrong
+  # below is flushed for nothing: harmless, and the commit stops anyway.
+  SAP_SYNC_BG=1
+  sap_batch_run sync keep
+  SAP_SYNC_BG=
   sap_batch_run sha keep
   sap_cs_j=0
   while [ $sap_cs_j -lt $sap_cs_n ]; do
@@ -202,11 +211,7 @@ sap_commit_stage() {
     fi
     sap_cs_j=$((sap_cs_j + 1))
   done
-  # Durability, part 1: the stages' data on stable storage (one sync run,
-  # or one per private directory), here, before the locks are taken: the
-  # flush is most of the cost, and nothing waits on it. Part 2, the
-  # directories, follows the renames (sap_sync_dirs).
-  if [ -z "$SAP_DELTA_BAD" ]; then sap_batch_run sync; else SAP_BN=0; fi
+  SAP_BN=0
 }
 sap_check_path() {
   # $1 path index, $2 expected sha or -: 0 fine (missing as expected),
