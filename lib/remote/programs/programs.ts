@@ -48,10 +48,44 @@ import { SH_RECONCILE } from "./reconcile_program.ts";
 
 export { HOOK_DEFINITION };
 
+/**
+ * The program text without its whole-line comments: they are for the
+ * reader of this source, and a third of the commit program's bytes, which
+ * every commit sends (a 1-line delta commit of a 10 MB file must send under
+ * 1% of it: bench/remote.ts). Safe because no program has a quoted string
+ * spanning lines except `SAP_NL='<newline>'`, whose second line is `'`
+ * (test/unit/remote/programs_text.test.ts checks both); comments after code on a
+ * line stay.
+ *
+ * @example
+ * ```ts
+ * withoutCommentLines("# why\nx=1\n"); // "x=1\n"
+ * ```
+ */
+export function withoutCommentLines(body: string): string {
+  return body.split("\n").filter((line) => !/^[ \t]*#/.test(line)).join("\n");
+}
+
 const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
-const SNAPSHOT_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_REAP + SH_SNAPSHOT_WIRE + SH_SNAPSHOT_MAIN;
-const COMMIT_BODY = COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_COMMIT;
-const RECONCILE_BODY = COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_RECONCILE;
+
+/**
+ * The programs' source as written, comments included (what the program
+ * text is made from; test/unit/remote/programs_text.test.ts checks that
+ * dropping the comment lines cannot change it).
+ *
+ * @example
+ * ```ts
+ * console.log(PROGRAM_SOURCES.commit.length);
+ * ```
+ */
+export const PROGRAM_SOURCES: Readonly<Record<"snapshot" | "commit" | "reconcile", string>> = {
+  snapshot: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_REAP + SH_SNAPSHOT_WIRE + SH_SNAPSHOT_MAIN,
+  commit: COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_COMMIT,
+  reconcile: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_RECONCILE,
+};
+const SNAPSHOT_BODY = withoutCommentLines(PROGRAM_SOURCES.snapshot);
+const COMMIT_BODY = withoutCommentLines(PROGRAM_SOURCES.commit);
+const RECONCILE_BODY = withoutCommentLines(PROGRAM_SOURCES.reconcile);
 
 /** Operation ids: letters, digits and `_` only (they become parts of file names and glob patterns). */
 const OPERATION_ID = /^[A-Za-z0-9_]{1,64}$/;
