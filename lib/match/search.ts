@@ -38,8 +38,21 @@ type Occurrences =
   | { kind: "all"; at: Int32Array }
   | { kind: "ends"; first: Int32Array; last: Int32Array };
 
+/** A pattern's ids as a string key: two UTF-16 units per id (exact; cheaper than decimal `join`). */
 function keyOf(pattern: Int32Array): string {
-  return pattern.join(",");
+  let key = "";
+  for (let j = 0; j < pattern.length; j++) {
+    const id = pattern[j]!;
+    key += String.fromCharCode(id & 0xffff, id >>> 16);
+  }
+  return key;
+}
+
+/** One text sequence asked about: its ids, their key, and (once resolved) where they occur. */
+interface Entry {
+  ids: Int32Array;
+  key: string;
+  occ: Occurrences | undefined;
 }
 
 function lowerBound(values: Int32Array, x: number): number {
@@ -68,8 +81,8 @@ function lowerBound(values: Int32Array, x: number): number {
 export class PatternSearch {
   readonly #index: TierIndex;
   readonly #stats: MatchStats;
-  /** Ids of each registered (or asked-about) text sequence, by identity. */
-  readonly #ids = new Map<readonly string[], Int32Array>();
+  /** Each registered (or asked-about) text sequence, by identity: locate asks about the same arrays again and again. */
+  readonly #entries = new Map<readonly string[], Entry>();
   readonly #known = new Map<string, Occurrences>();
   /** Registered patterns not resolved yet, by key: the next pass takes them all. */
   readonly #pending = new Map<string, Int32Array>();
@@ -82,19 +95,24 @@ export class PatternSearch {
     this.#stats = stats;
     this.#budget = 2 * index.ids.length + 1024;
     for (const texts of patterns) {
-      const p = this.ids(texts);
-      this.#pending.set(keyOf(p), p);
+      const entry = this.#entry(texts);
+      this.#pending.set(entry.key, entry.ids);
     }
+  }
+
+  #entry(texts: readonly string[]): Entry {
+    let entry = this.#entries.get(texts);
+    if (entry === undefined) {
+      const ids = this.#index.pattern(texts);
+      entry = { ids, key: keyOf(ids), occ: undefined };
+      this.#entries.set(texts, entry);
+    }
+    return entry;
   }
 
   /** The ids of `texts` at this tier (computed once per sequence). */
   ids(texts: readonly string[]): Int32Array {
-    let ids = this.#ids.get(texts);
-    if (ids === undefined) {
-      ids = this.#index.pattern(texts);
-      this.#ids.set(texts, ids);
-    }
-    return ids;
+    return this.#entry(texts).ids;
   }
 
   /**
@@ -102,7 +120,7 @@ export class PatternSearch {
    * file's lines equal `texts` at this tier, ascending.
    */
   after(texts: readonly string[], from: number, cap: number): number[] {
-    const occ = this.#occurrences(this.ids(texts));
+    const occ = this.#occurrences(this.#entry(texts));
     const out: number[] = [];
     const take = (values: Int32Array, at: number): void => {
       for (let k = lowerBound(values, at); k < values.length && out.length < cap; k++) out.push(values[k]!);
@@ -121,15 +139,20 @@ export class PatternSearch {
 
   /** The first `cap` (≤ {@linkcode OCCURRENCE_CAP}) starts `< to` where the file's lines equal `texts`, ascending. */
   before(texts: readonly string[], to: number, cap: number): number[] {
-    const occ = this.#occurrences(this.ids(texts));
+    const occ = this.#occurrences(this.#entry(texts));
     const values = occ.kind === "all" ? occ.at : occ.first;
     const out: number[] = [];
     for (let k = 0; k < values.length && values[k]! < to && out.length < cap; k++) out.push(values[k]!);
     return out;
   }
 
-  #occurrences(pattern: Int32Array): Occurrences {
-    const key = keyOf(pattern);
+  #occurrences(entry: Entry): Occurrences {
+    if (entry.occ !== undefined) return entry.occ;
+    entry.occ = this.#resolve(entry.ids, entry.key);
+    return entry.occ;
+  }
+
+  #resolve(pattern: Int32Array, key: string): Occurrences {
     const known = this.#known.get(key);
     if (known !== undefined) return known;
     const direct = this.#direct(pattern);
@@ -200,8 +223,8 @@ export class PatternSearch {
     if (pending.length === 0) return;
     const ids = this.#index.ids;
     const idCount = this.#index.idCount;
-    const work = { steps: 0, reports: 0 };
-    const forward = new IdAutomaton(pending.map(([, p]) => p), idCount).scan(ids, false, OCCURRENCE_CAP, work);
+    const work = { steps: 0, reports: 0, cells: 0 };
+    const forward = new IdAutomaton(pending.map(([, p]) => p), idCount, ids.length).scan(ids, false, OCCURRENCE_CAP, work);
     this.#stats.scanPasses++;
     const frequent: number[] = [];
     for (let k = 0; k < pending.length; k++) {
@@ -210,14 +233,15 @@ export class PatternSearch {
     }
     if (frequent.length > 0) {
       const reversed = frequent.map((k) => pending[k]![1].slice().reverse());
-      const backward = new IdAutomaton(reversed, idCount).scan(ids, true, OCCURRENCE_CAP, work);
+      const backward = new IdAutomaton(reversed, idCount, ids.length).scan(ids, true, OCCURRENCE_CAP, work);
       this.#stats.scanPasses++;
       frequent.forEach((k, j) => {
         const last = backward[j]!.slice().reverse();
         this.#known.set(pending[k]![0], { kind: "ends", first: forward[k]!, last });
       });
     }
-    this.#stats.scanSteps += work.steps;
+    // A dense table's cells are work like steps (each is written once).
+    this.#stats.scanSteps += work.steps + work.cells;
     this.#stats.scanReports += work.reports;
   }
 }

@@ -23,7 +23,7 @@ export interface MatchStats {
   idComparisons: number;
   /** Multi-pattern (Aho–Corasick) passes over a tier's ids: at most two per tier. */
   scanPasses: number;
-  /** Ids read and failure links followed by those passes. */
+  /** Ids read and failure links followed by those passes, plus the cells of their dense transition tables. */
   scanSteps: number;
   /** Occurrences they recorded (at most 32 per pattern and direction). */
   scanReports: number;
