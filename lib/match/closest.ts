@@ -224,7 +224,17 @@ function align(a: readonly string[], b: readonly string[], similar: Uint8Array |
   const w = b.length;
   // Similar pairs weigh a little less than their similarity, so that the
   // alignment prefers lines equal but for whitespace.
-  const weightOf = (i: number, j: number): number => (a[i] === b[j] ? 1000 : similar ? 9 * similar[i * w + j]! : 0);
+  // Keys as small numbers: one string lookup per line instead of a string
+  // comparison per cell (distinct string objects compare by content).
+  const codes = new Map<string, number>();
+  const codeOf = (key: string): number => {
+    let code = codes.get(key);
+    if (code === undefined) codes.set(key, (code = codes.size));
+    return code;
+  };
+  const ca = Int32Array.from(a, codeOf);
+  const cb = Int32Array.from(b, codeOf);
+  const weightOf = (i: number, j: number): number => (ca[i] === cb[j] ? 1000 : similar ? 9 * similar[i * w + j]! : 0);
   const hi = Math.min(w, w - m + BAND);
   // A window much shorter than the chunk (a file shorter than it, a start
   // near the end) leaves no diagonal between "starts together" and "ends

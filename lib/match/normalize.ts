@@ -193,8 +193,11 @@ export function looseKey(line: string): string {
  * ```
  */
 export function hasEscapes(text: string): boolean {
-  return /\\[ntr"'\\]/.test(text);
+  // Most lines have no backslash at all: a native search settles them before the regex runs.
+  return text.indexOf("\\") >= 0 && ESCAPE.test(text);
 }
+
+const ESCAPE = /\\[ntr"'\\]/;
 
 /**
  * Unescape `\n` `\t` `\r` `\"` `\'` `\\` in one left-to-right pass (tier 5).
