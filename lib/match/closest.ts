@@ -249,12 +249,27 @@ function align(a: readonly string[], b: readonly string[], similar: Uint8Array |
     return i >= m || j >= w || d < lo || d > hi ? 0 : table[i * width + d - lo]!;
   };
   let cells = 0;
+  // The recurrence of `at` with its bounds written out per neighbour (the
+  // inner loop of every diagnosis): below (i + 1, j) is diagonal d − 1 of
+  // the next row, right (i, j + 1) is d + 1 of this row, the pair (i + 1,
+  // j + 1) is d of the next row.
   for (let i = m - 1; i >= 0; i--) {
+    const row = i * width - lo;
+    const next = row + width;
+    const lastRow = i + 1 >= m;
+    const code = ca[i]!;
     for (let d = hi; d >= lo; d--) {
       const j = i + d;
       if (j < 0 || j >= w) continue;
-      const pair = weightOf(i, j);
-      table[i * width + d - lo] = Math.max(at(i + 1, j), at(i, j + 1), pair > 0 ? at(i + 1, j + 1) + pair : 0);
+      const below = lastRow || d - 1 < lo ? 0 : table[next + d - 1]!;
+      const right = d + 1 > hi || j + 1 >= w ? 0 : table[row + d + 1]!;
+      let best = below > right ? below : right;
+      const pair = code === cb[j] ? 1000 : similar ? 9 * similar[i * w + j]! : 0;
+      if (pair > 0) {
+        const diagonal = (lastRow || j + 1 >= w ? 0 : table[next + d]!) + pair;
+        if (diagonal > best) best = diagonal;
+      }
+      table[row + d] = best;
       cells++;
     }
   }

@@ -103,11 +103,16 @@ export class MatchIndex {
   readonly stats: MatchStats;
   readonly #source: readonly string[] | FlatLines | TextFile;
   readonly #hints: FileHints;
-  readonly #queries = new Set<string>();
+  /** Query texts by number, in order of registration (a pattern keeps its lines' numbers). */
+  readonly #queries = new Map<string, number>();
+  /** The query texts as a set, for the tier keyers (built once: no query is added after a tier). */
+  #querySetCache: ReadonlySet<string> | undefined;
   readonly #tiers = new Map<LineTier, TierIndex>();
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
   readonly #patterns: (readonly string[])[] = [];
+  /** Per registered pattern, its lines' query numbers. */
+  readonly #patternQueries: Int32Array[] = [];
   #selectors: Map<readonly string[], string | undefined> | undefined;
   #selectorTiers: Map<LineTier, TierIndex> | undefined;
   readonly #searches = new Map<TierIndex, PatternSearch>();
@@ -138,8 +143,20 @@ export class MatchIndex {
 
   /** Register a text that some chunk will search for. Must precede building any tier. */
   add(text: string): void {
-    if (this.#tiers.size > 0 && !this.#queries.has(text)) throw new Error("MatchIndex: queries must be added before any tier is built");
-    this.#queries.add(text);
+    this.#add(text);
+  }
+
+  #add(text: string): number {
+    const known = this.#queries.get(text);
+    if (known !== undefined) return known;
+    if (this.#tiers.size > 0) throw new Error("MatchIndex: queries must be added before any tier is built");
+    const number = this.#queries.size;
+    this.#queries.set(text, number);
+    return number;
+  }
+
+  #querySet(): ReadonlySet<string> {
+    return (this.#querySetCache ??= new Set(this.#queries.keys()));
   }
 
   /**
@@ -148,15 +165,21 @@ export class MatchIndex {
    * multi-pattern pass takes it along. Must precede building any tier.
    */
   addPattern(texts: readonly string[]): void {
-    for (const text of texts) this.add(text);
+    const numbers = new Int32Array(texts.length);
+    for (let k = 0; k < texts.length; k++) numbers[k] = this.#add(texts[k]!);
     this.#patterns.push(texts);
+    this.#patternQueries.push(numbers);
   }
 
   /** The pattern search of tier index `t` (one of this index's tiers). */
   search(t: TierIndex): PatternSearch {
     let found = this.#searches.get(t);
     if (found === undefined) {
-      found = new PatternSearch(t, this.#patterns, this.stats);
+      // Each distinct query's id at this tier, once: the patterns' ids follow by number.
+      const queryIds = new Int32Array(this.#queries.size);
+      let q = 0;
+      for (const text of this.#queries.keys()) queryIds[q++] = t.idOf(text);
+      found = new PatternSearch(t, this.#patterns, this.stats, { numbers: this.#patternQueries, queryIds });
       this.#searches.set(t, found);
     }
     return found;
@@ -234,7 +257,7 @@ export class MatchIndex {
     } else {
       // Tiers 2–4 take the ids of lines tier 1 keyed from it (see passTrimmed).
       this.tier(1);
-      const foldless = this.#hints.ascii === true && [...this.#queries].every((q) => foldPunctuation(q) === q);
+      const foldless = this.#hints.ascii === true && [...this.#queries.keys()].every((q) => foldPunctuation(q) === q);
       this.#build(foldless ? [2, 3] : [2, 3, 4]);
       if (foldless) this.#tiers.set(4, this.#tiers.get(3)!);
     }
@@ -279,14 +302,14 @@ export class MatchIndex {
     const unscanned = tiers.length === 1 && isTextFile(source) ? unscannedLfText(source) : undefined;
     if (unscanned !== undefined) {
       // Find the lines and key them in one pass (the file keeps the starts).
-      const keyer = new TierKeyer(1, this.#queries, 0, this.#hints.ascii === true);
+      const keyer = new TierKeyer(1, this.#querySet(), 0, this.#hints.ascii === true);
       adoptLfLineStarts(source as TextFile, passExactScanning(unscanned, keyer));
       this.#finish([keyer]);
       return;
     }
     const flat = this.#flatLines();
     const n = flat.eols.length;
-    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n, this.#hints.ascii === true));
+    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#querySet(), n, this.#hints.ascii === true));
     if (tiers.length === 1) {
       passExact(flat, keyers[0]!);
       this.#finish(keyers);

@@ -38,24 +38,44 @@ type Occurrences =
   | { kind: "all"; at: Int32Array }
   | { kind: "ends"; first: Int32Array; last: Int32Array };
 
-/**
- * A pattern's ids as a string key: their bytes read as UTF-16 units, two per
- * id (exact, and several times cheaper than a decimal `join` or a
- * concatenation per id on long patterns).
- */
-function keyOf(pattern: Int32Array): string {
-  const units = new Uint16Array(pattern.buffer, pattern.byteOffset, 2 * pattern.length);
-  const step = 8192; // argument count per call stays small
-  if (units.length <= step) return String.fromCharCode.apply(null, units as unknown as number[]);
-  let key = "";
-  for (let a = 0; a < units.length; a += step) key += String.fromCharCode.apply(null, units.subarray(a, a + step) as unknown as number[]);
-  return key;
+function sameIds(a: Int32Array, b: Int32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return false;
+  return true;
 }
 
-/** One text sequence asked about: its ids, their key, and (once resolved) where they occur. */
+/**
+ * Distinct patterns by content, numbered in order of first sight: a hash of
+ * the ids picks a bucket, the ids are compared in it (no string key per
+ * pattern: building one cost more than the lookup it served).
+ */
+class DistinctPatterns {
+  readonly patterns: Int32Array[] = [];
+  /** Hash → the number of the one pattern with it, or the numbers of several. */
+  readonly #buckets = new Map<number, number | number[]>();
+
+  numberOf(p: Int32Array): number {
+    let h = 0x811c9dc5 ^ p.length;
+    for (let j = 0; j < p.length; j++) h = Math.imul(h ^ p[j]!, 0x01000193);
+    const bucket = this.#buckets.get(h);
+    if (typeof bucket === "number") {
+      if (sameIds(this.patterns[bucket]!, p)) return bucket;
+    } else if (bucket !== undefined) {
+      for (const q of bucket) if (sameIds(this.patterns[q]!, p)) return q;
+    }
+    const q = this.patterns.length;
+    this.patterns.push(p);
+    if (bucket === undefined) this.#buckets.set(h, q);
+    else if (typeof bucket === "number") this.#buckets.set(h, [bucket, q]);
+    else bucket.push(q);
+    return q;
+  }
+}
+
+/** One text sequence asked about: its ids, their pattern number, and (once resolved) where they occur. */
 interface Entry {
   ids: Int32Array;
-  key: string;
+  pattern: number;
   occ: Occurrences | undefined;
 }
 
@@ -87,28 +107,47 @@ export class PatternSearch {
   readonly #stats: MatchStats;
   /** Each registered (or asked-about) text sequence, by identity: locate asks about the same arrays again and again. */
   readonly #entries = new Map<readonly string[], Entry>();
-  readonly #known = new Map<string, Occurrences>();
-  /** Registered patterns not resolved yet, by key: the next pass takes them all. */
-  readonly #pending = new Map<string, Int32Array>();
+  readonly #distinct = new DistinctPatterns();
+  /** Occurrences by pattern number, once resolved. */
+  readonly #known: (Occurrences | undefined)[] = [];
+  /** Registered patterns not resolved yet, by number: the next pass takes them all. */
+  readonly #pending = new Set<number>();
   /** Verifications still allowed beyond the always-cheap ones. */
   #budget: number;
 
-  /** `patterns`: every line sequence that may be asked about (others cost a pass of their own). */
-  constructor(index: TierIndex, patterns: readonly (readonly string[])[], stats: MatchStats) {
+  /**
+   * `patterns`: every line sequence that may be asked about (others cost a
+   * pass of their own). `queries`, when the caller numbered the patterns'
+   * lines: `numbers[k]` the query numbers of `patterns[k]`, `queryIds` each
+   * number's id at this tier (so no line text is looked up per pattern).
+   */
+  constructor(
+    index: TierIndex,
+    patterns: readonly (readonly string[])[],
+    stats: MatchStats,
+    queries?: { numbers: readonly Int32Array[]; queryIds: Int32Array },
+  ) {
     this.#index = index;
     this.#stats = stats;
     this.#budget = 2 * index.ids.length + 1024;
-    for (const texts of patterns) {
-      const entry = this.#entry(texts);
-      this.#pending.set(entry.key, entry.ids);
+    for (let k = 0; k < patterns.length; k++) {
+      let ids: Int32Array | undefined;
+      const numbers = queries?.numbers[k];
+      if (numbers !== undefined) {
+        ids = new Int32Array(numbers.length);
+        for (let j = 0; j < numbers.length; j++) ids[j] = queries!.queryIds[numbers[j]!]!;
+      }
+      this.#pending.add(this.#entry(patterns[k]!, ids).pattern);
     }
   }
 
-  #entry(texts: readonly string[]): Entry {
+  #entry(texts: readonly string[], known?: Int32Array): Entry {
     let entry = this.#entries.get(texts);
     if (entry === undefined) {
-      const ids = this.#index.pattern(texts);
-      entry = { ids, key: keyOf(ids), occ: undefined };
+      const ids = known ?? this.#index.pattern(texts);
+      entry = { ids, pattern: this.#distinct.numberOf(ids), occ: undefined };
+      // Kept dense (numbers come in order), so writes out of order stay cheap.
+      while (this.#known.length <= entry.pattern) this.#known.push(undefined);
       this.#entries.set(texts, entry);
     }
     return entry;
@@ -152,26 +191,26 @@ export class PatternSearch {
 
   #occurrences(entry: Entry): Occurrences {
     if (entry.occ !== undefined) return entry.occ;
-    entry.occ = this.#resolve(entry.ids, entry.key);
+    entry.occ = this.#resolve(entry.ids, entry.pattern);
     return entry.occ;
   }
 
-  #resolve(pattern: Int32Array, key: string): Occurrences {
-    const known = this.#known.get(key);
+  #resolve(pattern: Int32Array, number: number): Occurrences {
+    const known = this.#known[number];
     if (known !== undefined) return known;
     const direct = this.#direct(pattern);
     if (direct !== undefined) {
-      this.#known.set(key, direct);
-      this.#pending.delete(key);
+      this.#known[number] = direct;
+      this.#pending.delete(number);
       return direct;
     }
-    if (!this.#pending.has(key)) {
+    if (!this.#pending.has(number)) {
       // Not registered: a pass of its own (locate registers every pattern it asks about).
       this.#stats.extraPasses++;
-      this.#pending.set(key, pattern);
+      this.#pending.add(number);
     }
     this.#pass();
-    return this.#known.get(key)!;
+    return this.#known[number]!;
   }
 
   /** All occurrences from the rarest line's, when that is cheap; undefined when a pass is needed. */
@@ -214,14 +253,15 @@ export class PatternSearch {
 
   /** One forward pass for every pending pattern, and a backward one for those that occur more than the cap. */
   #pass(): void {
-    const pending: [string, Int32Array][] = [];
-    for (const [key, p] of this.#pending) {
-      if (this.#known.has(key)) continue;
+    const pending: [number, Int32Array][] = [];
+    for (const number of this.#pending) {
+      if (this.#known[number] !== undefined) continue;
+      const p = this.#distinct.patterns[number]!;
       // Patterns that never occur, or whose rarest line is rare, are resolved directly.
       let rarest = Infinity;
       for (let k = 0; k < p.length; k++) rarest = Math.min(rarest, this.#index.count(p[k]!));
-      if (rarest <= EASY_OCCURRENCES || p.length === 0 || p.length > this.#index.ids.length) this.#known.set(key, this.#direct(p)!);
-      else pending.push([key, p]);
+      if (rarest <= EASY_OCCURRENCES || p.length === 0 || p.length > this.#index.ids.length) this.#known[number] = this.#direct(p)!;
+      else pending.push([number, p]);
     }
     this.#pending.clear();
     if (pending.length === 0) return;
@@ -232,7 +272,7 @@ export class PatternSearch {
     this.#stats.scanPasses++;
     const frequent: number[] = [];
     for (let k = 0; k < pending.length; k++) {
-      if (forward[k]!.length < OCCURRENCE_CAP) this.#known.set(pending[k]![0], { kind: "all", at: forward[k]! });
+      if (forward[k]!.length < OCCURRENCE_CAP) this.#known[pending[k]![0]] = { kind: "all", at: forward[k]! };
       else frequent.push(k);
     }
     if (frequent.length > 0) {
@@ -241,7 +281,7 @@ export class PatternSearch {
       this.#stats.scanPasses++;
       frequent.forEach((k, j) => {
         const last = backward[j]!.slice().reverse();
-        this.#known.set(pending[k]![0], { kind: "ends", first: forward[k]!, last });
+        this.#known[pending[k]![0]] = { kind: "ends", first: forward[k]!, last };
       });
     }
     // A dense table's cells are work like steps (each is written once).
