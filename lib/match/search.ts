@@ -6,9 +6,11 @@
  * Each pattern (the id sequence of a chunk's old or new side) is resolved
  * once per tier, independently of where a search starts:
  * - cheaply from the occurrences of its rarest line, verified one by one,
- *   when that line occurs at most {@linkcode EASY_OCCURRENCES} times, or while
- *   the verifications fit a budget of two passes over the file: its full
- *   list of occurrences;
+ *   when that line occurs at most {@linkcode EASY_OCCURRENCES} times, or when
+ *   the verifications of ALL registered patterns whose lines are frequent fit
+ *   a budget of two passes over the file: its full list of occurrences
+ *   (when they do not fit, the pass below is needed anyway, and takes them
+ *   all: verifying some first would only add work);
  * - otherwise (every line of it frequent: `}` runs, low-entropy files) by
  *   ONE Aho–Corasick pass over the file's ids for all such patterns at once
  *   (`automaton.ts`), which records each pattern's first
@@ -114,6 +116,8 @@ export class PatternSearch {
   readonly #pending = new Set<number>();
   /** Verifications still allowed beyond the always-cheap ones. */
   #budget: number;
+  /** Whether the registered frequent patterns are verified directly (all fit the budget together). */
+  readonly #directFrequent: boolean;
 
   /**
    * `patterns`: every line sequence that may be asked about (others cost a
@@ -130,6 +134,7 @@ export class PatternSearch {
     this.#index = index;
     this.#stats = stats;
     this.#budget = 2 * index.ids.length + 1024;
+    let frequentCost = 0;
     for (let k = 0; k < patterns.length; k++) {
       let ids: Int32Array | undefined;
       const numbers = queries?.numbers[k];
@@ -137,8 +142,19 @@ export class PatternSearch {
         ids = new Int32Array(numbers.length);
         for (let j = 0; j < numbers.length; j++) ids[j] = queries!.queryIds[numbers[j]!]!;
       }
-      this.#pending.add(this.#entry(patterns[k]!, ids).pattern);
+      const entry = this.#entry(patterns[k]!, ids);
+      if (this.#pending.has(entry.pattern)) continue;
+      this.#pending.add(entry.pattern);
+      const rarest = this.#rarestCount(entry.ids);
+      if (rarest > EASY_OCCURRENCES && entry.ids.length <= index.ids.length) frequentCost += rarest * entry.ids.length;
     }
+    this.#directFrequent = frequentCost <= this.#budget;
+  }
+
+  #rarestCount(pattern: Int32Array): number {
+    let rarest = Infinity;
+    for (let k = 0; k < pattern.length; k++) rarest = Math.min(rarest, this.#index.count(pattern[k]!));
+    return rarest;
   }
 
   #entry(texts: readonly string[], known?: Int32Array): Entry {
@@ -231,7 +247,7 @@ export class PatternSearch {
     if (rarestCount === 0) return { kind: "all", at: new Int32Array(0) };
     const cost = rarestCount * m;
     if (rarestCount > EASY_OCCURRENCES) {
-      if (cost > this.#budget) return undefined;
+      if (!this.#directFrequent || cost > this.#budget) return undefined;
       this.#budget -= cost;
     }
     const ids = index.ids;
@@ -258,8 +274,7 @@ export class PatternSearch {
       if (this.#known[number] !== undefined) continue;
       const p = this.#distinct.patterns[number]!;
       // Patterns that never occur, or whose rarest line is rare, are resolved directly.
-      let rarest = Infinity;
-      for (let k = 0; k < p.length; k++) rarest = Math.min(rarest, this.#index.count(p[k]!));
+      const rarest = this.#rarestCount(p);
       if (rarest <= EASY_OCCURRENCES || p.length === 0 || p.length > this.#index.ids.length) this.#known[number] = this.#direct(p)!;
       else pending.push([number, p]);
     }
