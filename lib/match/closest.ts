@@ -149,7 +149,7 @@ export function closestAt(
   const window: string[] = [];
   for (let i = winStart; i < winEnd; i++) window.push(lines.at(i)!);
   const weigh = similar && m * window.length <= MAX_SIMILARITY_CELLS ? similarity(chunk, window) : undefined;
-  const ops = align(chunk.map(looseKey), window.map(looseKey), weigh, stats);
+  const ops = align(...looseCodes(chunk, window), weigh, stats);
   let first = -1;
   let last = -1;
   let matched = 0;
@@ -219,21 +219,11 @@ const BAND = 16;
  * Heaviest alignment of two short line lists (LCS with weights) within a
  * band of diagonals around the chunk's place in the window, as ops in order.
  */
-function align(a: readonly string[], b: readonly string[], similar: Uint8Array | undefined, stats: MatchStats): AlignOp[] {
-  const m = a.length;
-  const w = b.length;
+function align(ca: Int32Array, cb: Int32Array, similar: Uint8Array | undefined, stats: MatchStats): AlignOp[] {
+  const m = ca.length;
+  const w = cb.length;
   // Similar pairs weigh a little less than their similarity, so that the
   // alignment prefers lines equal but for whitespace.
-  // Keys as small numbers: one string lookup per line instead of a string
-  // comparison per cell (distinct string objects compare by content).
-  const codes = new Map<string, number>();
-  const codeOf = (key: string): number => {
-    let code = codes.get(key);
-    if (code === undefined) codes.set(key, (code = codes.size));
-    return code;
-  };
-  const ca = Int32Array.from(a, codeOf);
-  const cb = Int32Array.from(b, codeOf);
   const weightOf = (i: number, j: number): number => (ca[i] === cb[j] ? 1000 : similar ? 9 * similar[i * w + j]! : 0);
   const hi = Math.min(w, w - m + BAND);
   // A window much shorter than the chunk (a file shorter than it, a start
@@ -248,12 +238,20 @@ function align(a: readonly string[], b: readonly string[], similar: Uint8Array |
     const d = j - i;
     return i >= m || j >= w || d < lo || d > hi ? 0 : table[i * width + d - lo]!;
   };
+  // Where both lists start with the same lines, the alignment starts with
+  // them: a pair of equal lines weighs most, so for a[i] = b[i] on
+  // diagonal 0 (in the band) at(i, i) = 1000 + at(i + 1, i + 1) (any other
+  // path can be rerouted through (i, i) inside the band without losing
+  // weight), which is exactly the step the walk below takes. Their rows
+  // are never read: the table starts below them.
+  let prefix = 0;
+  if (lo <= 0 && hi >= 0) while (prefix < m && prefix < w && ca[prefix] === cb[prefix]) prefix++;
   let cells = 0;
   // The recurrence of `at` with its bounds written out per neighbour (the
   // inner loop of every diagnosis): below (i + 1, j) is diagonal d − 1 of
   // the next row, right (i, j + 1) is d + 1 of this row, the pair (i + 1,
   // j + 1) is d of the next row.
-  for (let i = m - 1; i >= 0; i--) {
+  for (let i = m - 1; i >= prefix; i--) {
     const row = i * width - lo;
     const next = row + width;
     const lastRow = i + 1 >= m;
@@ -275,8 +273,9 @@ function align(a: readonly string[], b: readonly string[], similar: Uint8Array |
   }
   stats.lcsCells += cells;
   const ops: AlignOp[] = [];
-  let i = 0;
-  let j = 0;
+  for (let k = 0; k < prefix; k++) ops.push({ i: k, j: k, weight: 100 });
+  let i = prefix;
+  let j = prefix;
   while (i < m && j < w) {
     const pair = weightOf(i, j);
     const here = at(i, j);
@@ -287,6 +286,32 @@ function align(a: readonly string[], b: readonly string[], similar: Uint8Array |
   while (i < m) ops.push({ i: i++, j: -1, weight: 0 });
   while (j < w) ops.push({ i: -1, j: j++, weight: 0 });
   return ops;
+}
+
+/**
+ * Each line's loose key (`looseKey`) as a small number, equal keys equal
+ * numbers, for both lists: the alignment then compares numbers, not
+ * strings per cell, and a text seen before costs one lookup, not a key.
+ */
+function looseCodes(a: readonly string[], b: readonly string[]): [Int32Array, Int32Array] {
+  const byText = new Map<string, number>();
+  const byKey = new Map<string, number>();
+  const codes = (texts: readonly string[]): Int32Array => {
+    const out = new Int32Array(texts.length);
+    for (let k = 0; k < texts.length; k++) {
+      const text = texts[k]!;
+      let code = byText.get(text);
+      if (code === undefined) {
+        const key = looseKey(text);
+        code = byKey.get(key);
+        if (code === undefined) byKey.set(key, (code = byKey.size));
+        byText.set(text, code);
+      }
+      out[k] = code;
+    }
+    return out;
+  };
+  return [codes(a), codes(b)];
 }
 
 /** Show a line so that whitespace differences are visible. */
