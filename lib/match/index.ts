@@ -15,7 +15,7 @@ import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
 import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
 import { PatternSearch } from "./search.ts";
 import { adoptLfLineStarts, type TextFile, unscannedLfText } from "../text/text.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passTrimmed, tierMap, TierKeyer } from "./tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, passTrimmed, tierMap, TierKeyer } from "./tier_pass.ts";
 
 /** No two ids map to the same id. */
 function injective(map: Int32Array): boolean {
@@ -53,10 +53,13 @@ const MIN_PROBE_KEY = 6;
 const MAX_PROBES = 8;
 /**
  * With more queries than this, whether a chunk may match at tiers 2–4 is
- * decided by one pass keying only each pattern's longest line (its
- * "selector") at those tiers, before keying all queries there: a full pass
- * with tens of thousands of keys compares most lines of a code file, and a
- * patch of thousands of failing chunks rarely needs it.
+ * decided by one pass keying only each pattern's rarest line (its
+ * "selector") at tier 4, before keying all queries at tiers 2–4: a full
+ * pass with tens of thousands of keys compares most lines of a code file,
+ * and a patch of thousands of failing chunks rarely needs it. Tier 4 alone
+ * suffices: the tiers' normalisations compose (trim the end, both ends,
+ * fold), so a line equal to the selector at tier 2 or 3 is equal at tier 4,
+ * and a selector absent at tier 4 is absent at every fuzzy tier.
  */
 const SELECTOR_QUERIES = 4096;
 
@@ -114,7 +117,7 @@ export class MatchIndex {
   /** Per registered pattern, its lines' query numbers. */
   readonly #patternQueries: Int32Array[] = [];
   #selectors: Map<readonly string[], string | undefined> | undefined;
-  #selectorTiers: Map<LineTier, TierIndex> | undefined;
+  #selectorTier: TierIndex | undefined;
   readonly #searches = new Map<TierIndex, PatternSearch>();
 
   /**
@@ -201,8 +204,8 @@ export class MatchIndex {
   mayMatch(texts: readonly string[], tier: LineTier): boolean {
     if (tier === 1 || this.#tiers.has(tier)) return true;
     if (this.#queries.size > SELECTOR_QUERIES) {
-      // Exact: the selector line must be in the file at this tier.
-      const t = this.#selectorTier(tier);
+      // Necessary: the selector line must be in the file at tier 4.
+      const t = this.#selectorIndex();
       const selector = this.#selectors!.get(texts);
       return selector === undefined || t.count(t.idOf(selector)) > 0;
     }
@@ -223,9 +226,9 @@ export class MatchIndex {
     return known;
   }
 
-  /** The selectors' index at tier 2–4 (all three built in one pass on first use). */
-  #selectorTier(tier: LineTier): TierIndex {
-    if (this.#selectorTiers === undefined) {
+  /** The selectors' index at tier 4 (see SELECTOR_QUERIES), built in one pass on first use. */
+  #selectorIndex(): TierIndex {
+    if (this.#selectorTier === undefined) {
       const tier1 = this.tier(1);
       // The patterns' tier-1 ids as the tier-1 search already mapped them (no text normalised again).
       const search = this.search(tier1);
@@ -234,18 +237,17 @@ export class MatchIndex {
       for (const s of this.#selectors.values()) if (s !== undefined) selected.add(s);
       const flat = this.#flatLines();
       const n = flat.eols.length;
-      const ascii = this.#hints.ascii === true;
-      const keyers = ([2, 3, 4] as const).map((t) => new TierKeyer(t, selected, n, ascii));
-      // Lines tier 1 keyed take their selector ids from their key (tierMap)
-      // without being read again: in a file made of the chunks' own lines
+      const keyer = new TierKeyer(4, selected, n, this.#hints.ascii === true);
+      // Lines tier 1 keyed take their ids from their key (tierMap) without
+      // being read again: in a file made of the chunks' own lines
       // (thousands of failing chunks) that is most lines.
-      passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2], tier1);
-      this.#selectorTiers = new Map(keyers.map((k) => [k.tier, k.finish()]));
+      passLoosest(flat, keyer, tier1);
+      this.#selectorTier = keyer.finish();
       this.stats.indexBuilds++;
       this.stats.linesScanned += n;
-      for (const k of keyers) this.stats.linesKeyed += k.keyed;
+      this.stats.linesKeyed += keyer.keyed;
     }
-    return this.#selectorTiers.get(tier)!;
+    return this.#selectorTier;
   }
 
   /** The index of `tier`, built on first use. */

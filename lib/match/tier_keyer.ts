@@ -2,13 +2,13 @@
  * One tier's dictionary of query keys and the filters that let a pass over
  * a million lines key almost none of them (SPEC §5.5): a length table and
  * a signature of four sampled code units; a line that passes both is
- * resolved to the one key it may equal (`key_groups.ts`) and compared once.
+ * resolved to the one key it may equal (`key_table.ts`) and compared once.
  *
  * @module
  */
 import { foldCode, type LineTier, normalizeLine } from "./normalize.ts";
 import { TierIndex } from "./tier_index.ts";
-import { KeyGroups } from "./key_groups.ts";
+import { KeyTable } from "./key_table.ts";
 
 const ASCII = /^[\x00-\x7f]*$/;
 /** Signature bits at most (the filter tables hold 2^bits entries; fewer keys get smaller tables). */
@@ -75,7 +75,7 @@ export class TierKeyer {
   readonly tier: LineTier;
   /** Key comparisons made: at most one per line (MatchStats.linesKeyed). */
   get keyed(): number {
-    return this.#groups.compared;
+    return this.#table.compared;
   }
   readonly dict: Map<string, number> = new Map();
   /** Key text by id (index 0 unused). */
@@ -84,16 +84,22 @@ export class TierKeyer {
   fresh = 0;
   /** 1 for each signature some key has: the filter (small, so it stays in cache). */
   readonly sigs: Uint8Array;
-  /** 32 minus the signature bits: about four signatures per key, at most 2^16 (tables of a small file's keyer stay small). */
+  /** 32 minus the signature bits: about sixteen signatures per key (few lines pass the filter in vain), at most 2^16 (a 64 KiB filter, still in cache; a small file's keyer stays small). */
   readonly shift: number;
   readonly lengths: Uint8Array = new Uint8Array(MAX_TRACKED_LENGTH + 1);
   longLengths = false;
+  /**
+   * Whether a probed region must be folded as it is hashed and compared:
+   * at tier 4, unless the file is ASCII (nothing in it folds, and keys that
+   * are not ASCII are left out of the filters).
+   */
+  readonly foldsText: boolean;
   /** The id of the empty key (blank lines), 0 when no query is blank. */
   readonly emptyId: number;
   /** Per line: the id of its key, 0 for none. */
   ids: Int32Array;
   readonly counts: Int32Array;
-  readonly #groups: KeyGroups;
+  readonly #table: KeyTable;
 
   /**
    * `asciiFile`: every line of the file is ASCII, so a key holding any other
@@ -103,11 +109,11 @@ export class TierKeyer {
    */
   constructor(tier: LineTier, queries: ReadonlySet<string>, lineCount: number, asciiFile = false) {
     this.tier = tier;
+    this.foldsText = tier === 4 && !asciiFile;
     // Keys as the groups see them: "" for one no line can match.
     const keys = [""];
-    const sigOf = [0];
     let bits = 8;
-    while (bits < MAX_SIG_BITS && 1 << bits < 4 * queries.size) bits++;
+    while (bits < MAX_SIG_BITS && 1 << bits < 16 * queries.size) bits++;
     this.shift = 32 - bits;
     this.sigs = new Uint8Array(1 << bits);
     for (const query of queries) {
@@ -117,14 +123,12 @@ export class TierKeyer {
       const matchable = !asciiFile || ASCII.test(key);
       this.keyOf.push(key);
       keys.push(matchable ? key : "");
-      const sig = key.length > 0 && matchable ? signature(key, 0, key.length, tier === 4, this.shift) : 0;
-      sigOf.push(sig);
       if (!matchable) continue;
-      if (key.length > 0) this.sigs[sig] = 1;
+      if (key.length > 0) this.sigs[signature(key, 0, key.length, tier === 4, this.shift)] = 1;
       if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
       else this.longLengths = true;
     }
-    this.#groups = new KeyGroups(keys, sigOf, bits, tier === 4, this.dict);
+    this.#table = new KeyTable(keys, tier === 4, this.dict);
     this.emptyId = this.dict.get("") ?? 0;
     this.ids = new Int32Array(lineCount);
     this.counts = new Int32Array(this.dict.size + 2);
@@ -132,11 +136,12 @@ export class TierKeyer {
 
   /**
    * The id of the key equal to the (non-empty) region `text[start, end)`
-   * with signature `sig`, or 0. At tier 4 the region is folded as it is
-   * compared (folding keeps lengths). At most one comparison.
+   * (which passed the length and signature filters), or 0. At tier 4 the
+   * region is folded as it is compared (folding keeps lengths). At most one
+   * comparison.
    */
-  resolve(text: string, start: number, end: number, sig: number): number {
-    return this.#groups.resolve(text, start, end, sig);
+  resolve(text: string, start: number, end: number): number {
+    return this.#table.resolve(text, start, end);
   }
 
   /** Room for `capacity` lines (ids kept): a pass that finds the lines as it goes. */

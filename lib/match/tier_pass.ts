@@ -91,7 +91,7 @@ export function passExact(flat: FlatLines, k: TierKeyer): void {
     else {
       const sig = signature(text, start, end, false, k.shift);
       if (sigs[sig] === 0) continue;
-      id = k.resolve(text, start, end, sig);
+      id = k.resolve(text, start, end);
     }
     if (id !== 0) {
       ids[i] = id;
@@ -154,7 +154,7 @@ export function passExactScanning(text: string, k: TierKeyer): Int32Array {
     else {
       const sig = signature(text, start, end, false, k.shift);
       if (sigs[sig] === 0) continue;
-      id = k.resolve(text, start, end, sig);
+      id = k.resolve(text, start, end);
     }
     if (id !== 0) {
       ids[i] = id;
@@ -257,11 +257,52 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
       continue;
     }
     if (k4 === undefined) continue;
-    const id4 = probe(k4, text, start, end, true);
+    const id4 = probe(k4, text, start, end, k4.foldsText);
     if (id4 !== 0) {
       keep(k4, i, id4);
       k4.fresh++;
     }
+  }
+}
+
+/**
+ * The pass for one tier 3 or 4 keyer alone (the selectors of
+ * `index.ts`): each line not keyed by tier 1 is trimmed at both ends and
+ * probed once; a line tier 1 keyed takes the id its key has here, computed
+ * once per key seen (not for every key of tier 1: most never occur).
+ *
+ * @example
+ * ```ts
+ * const k = new TierKeyer(4, new Set(["b"]), 2);
+ * passLoosest(flatLinesOf(["a", "  b  "]), k, undefined);
+ * k.finish().ids; // Int32Array [0, 1]
+ * ```
+ */
+export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | undefined): void {
+  const { text, starts, eols } = flat;
+  const n = eols.length;
+  const ids1 = lower?.ids;
+  const mapped = lower ? new Int32Array(lower.keyOf.length).fill(-1) : undefined;
+  const fold = k.foldsText;
+  for (let i = 0; i < n; i++) {
+    const id1 = ids1 === undefined ? 0 : ids1[i]!;
+    if (id1 !== 0) {
+      let id = mapped![id1]!;
+      if (id < 0) id = mapped![id1] = k.dict.get(normalizeLine(lower!.keyOf[id1]!, k.tier)) ?? 0;
+      keep(k, i, id);
+      continue;
+    }
+    const lineStart = starts[i]!;
+    const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
+    if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) {
+      repeatPrevious(k, i);
+      continue;
+    }
+    let start = lineStart;
+    while (start < lineEnd && isBlankCode(text.charCodeAt(start))) start++;
+    let end = lineEnd;
+    while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
+    keep(k, i, probe(k, text, start, end, fold));
   }
 }
 
@@ -300,5 +341,5 @@ function probe(k: TierKeyer, text: string, start: number, end: number, fold: boo
   if (length === 0) return k.emptyId;
   const sig = signature(text, start, end, fold, k.shift);
   if (k.sigs[sig] === 0) return 0;
-  return k.resolve(text, start, end, sig);
+  return k.resolve(text, start, end);
 }
