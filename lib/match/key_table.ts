@@ -157,8 +157,12 @@ export class KeyTable {
    * or 0: at most one comparison or text lookup.
    */
   resolve(text: string, start: number, end: number): number {
+    return this.resolveHashed(text, start, end, regionHash(text, start, end, this.#fold));
+  }
+
+  /** {@linkcode resolve} for a region whose {@linkcode regionHash} `h` the caller has. */
+  resolveHashed(text: string, start: number, end: number, h: number): number {
     const fold = this.#fold;
-    const h = regionHash(text, start, end, fold);
     const length = end - start;
     const slots = this.#slots;
     const mask = this.#mask;

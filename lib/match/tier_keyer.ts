@@ -8,11 +8,24 @@
  */
 import { foldCode, type LineTier, normalizeLine } from "./normalize.ts";
 import { TierIndex } from "./tier_index.ts";
-import { KeyTable } from "./key_table.ts";
+import { KeyTable, regionHash } from "./key_table.ts";
 
 const ASCII = /^[\x00-\x7f]*$/;
 /** Signature bits at most (the filter tables hold 2^bits entries; fewer keys get smaller tables). */
 const MAX_SIG_BITS = 16;
+/**
+ * With more keys than this, lines are filtered by a bit table of their
+ * whole-line hash instead of the sampled signature: a patch of thousands of
+ * chunks taken from a code file has keys alike at every sampled character
+ * (most lines of such a file passed the signature filter in vain, 630k of
+ * 1M with 56k keys even at 2^20 signatures); hashing a line costs less than
+ * the table probe each such pass meant.
+ */
+const HASH_FILTER_KEYS = 4096;
+/** Bits of the whole-line hash filter: 2^20 (a 128 KiB bit table), about one line in twenty passes in vain with 50k keys. */
+const HASH_FILTER_BITS = 20;
+/** `h >>> HASH_FILTER_SHIFT` is the bit of hash `h` in a keyer's `bloom`. */
+export const HASH_FILTER_SHIFT: number = 32 - HASH_FILTER_BITS;
 /** Line lengths up to this are filtered by a table; longer ones pass when any key is longer. */
 export const MAX_TRACKED_LENGTH = 4096;
 
@@ -82,8 +95,14 @@ export class TierKeyer {
   readonly keyOf: string[] = [""];
   /** Lines this tier keyed that the tier below it had not (set by the tiers 2–4 pass). */
   fresh = 0;
-  /** 1 for each signature some key has: the filter (small, so it stays in cache). */
+  /** 1 for each signature some key has: the filter (small, so it stays in cache). Unused when `bloom` is set. */
   readonly sigs: Uint8Array;
+  /**
+   * With many keys (see HASH_FILTER_KEYS): bit `h >>> 12` set for the
+   * whole-line hash `h` of each key ({@linkcode regionHash}); the passes
+   * then filter by it and hand the hash on ({@linkcode resolveHashed}).
+   */
+  readonly bloom: Int32Array | undefined;
   /** 32 minus the signature bits: about sixteen signatures per key (few lines pass the filter in vain), at most 2^16 (a 64 KiB filter, still in cache; a small file's keyer stays small). */
   readonly shift: number;
   readonly lengths: Uint8Array = new Uint8Array(MAX_TRACKED_LENGTH + 1);
@@ -115,7 +134,8 @@ export class TierKeyer {
     let bits = 8;
     while (bits < MAX_SIG_BITS && 1 << bits < 16 * queries.size) bits++;
     this.shift = 32 - bits;
-    this.sigs = new Uint8Array(1 << bits);
+    const bloom = (this.bloom = queries.size > HASH_FILTER_KEYS ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
+    this.sigs = new Uint8Array(bloom === undefined ? 1 << bits : 1);
     for (const query of queries) {
       const key = normalizeLine(query, tier);
       if (this.dict.has(key)) continue;
@@ -124,7 +144,12 @@ export class TierKeyer {
       this.keyOf.push(key);
       keys.push(matchable ? key : "");
       if (!matchable) continue;
-      if (key.length > 0) this.sigs[signature(key, 0, key.length, tier === 4, this.shift)] = 1;
+      if (key.length > 0) {
+        if (bloom !== undefined) {
+          const bit = regionHash(key, 0, key.length, tier === 4) >>> HASH_FILTER_SHIFT;
+          bloom[bit >>> 5]! |= 1 << (bit & 31);
+        } else this.sigs[signature(key, 0, key.length, tier === 4, this.shift)] = 1;
+      }
       if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
       else this.longLengths = true;
     }
@@ -142,6 +167,11 @@ export class TierKeyer {
    */
   resolve(text: string, start: number, end: number): number {
     return this.#table.resolve(text, start, end);
+  }
+
+  /** {@linkcode resolve} for a region whose {@linkcode regionHash} `h` passed `bloom`. */
+  resolveHashed(text: string, start: number, end: number, h: number): number {
+    return this.#table.resolveHashed(text, start, end, h);
   }
 
   /** Room for `capacity` lines (ids kept): a pass that finds the lines as it goes. */

@@ -10,7 +10,8 @@
  */
 import { EOL_CHARS, type EolCode, grownInt32, lineCapacityFor } from "../text/line_scan.ts";
 import { contentEnd, contentStart, isWhitespaceCode, normalizeLine } from "./normalize.ts";
-import { MAX_TRACKED_LENGTH, signature, type TierKeyer } from "./tier_keyer.ts";
+import { HASH_FILTER_SHIFT, MAX_TRACKED_LENGTH, signature, type TierKeyer } from "./tier_keyer.ts";
+import { regionHash } from "./key_table.ts";
 
 export { TierKeyer } from "./tier_keyer.ts";
 
@@ -70,7 +71,7 @@ export function flatLinesOf(lines: readonly string[]): FlatLines {
  */
 export function passExact(flat: FlatLines, k: TierKeyer): void {
   const { text, starts, eols } = flat;
-  const { lengths, sigs, ids, counts } = k;
+  const { lengths, sigs, bloom, ids, counts } = k;
   const longLengths = k.longLengths;
   const n = eols.length;
   for (let i = 0; i < n; i++) {
@@ -88,7 +89,12 @@ export function passExact(flat: FlatLines, k: TierKeyer): void {
     }
     let id: number;
     if (length === 0) id = k.emptyId;
-    else {
+    else if (bloom !== undefined) {
+      const h = regionHash(text, start, end, false);
+      const bit = h >>> HASH_FILTER_SHIFT;
+      if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
+      id = k.resolveHashed(text, start, end, h);
+    } else {
       const sig = signature(text, start, end, false, k.shift);
       if (sigs[sig] === 0) continue;
       id = k.resolve(text, start, end);
@@ -118,7 +124,7 @@ export function passExactScanning(text: string, k: TierKeyer): Int32Array {
   const total = text.length;
   let starts: Int32Array = new Int32Array(Math.max(lineCapacityFor(text), k.ids.length + 1));
   let ids = k.growIds(starts.length);
-  const { lengths, sigs, counts } = k;
+  const { lengths, sigs, bloom, counts } = k;
   const longLengths = k.longLengths;
   let count = 0;
   let pos = 0;
@@ -151,7 +157,12 @@ export function passExactScanning(text: string, k: TierKeyer): Int32Array {
     }
     let id: number;
     if (length === 0) id = k.emptyId;
-    else {
+    else if (bloom !== undefined) {
+      const h = regionHash(text, start, end, false);
+      const bit = h >>> HASH_FILTER_SHIFT;
+      if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
+      id = k.resolveHashed(text, start, end, h);
+    } else {
       const sig = signature(text, start, end, false, k.shift);
       if (sigs[sig] === 0) continue;
       id = k.resolve(text, start, end);
@@ -268,7 +279,7 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
 /**
  * The pass for one tier 3 or 4 keyer alone (the selectors of
  * `index.ts`): each line not keyed by tier 1 is trimmed at both ends and
- * probed once; a line tier 1 keyed takes the id its key has here, computed
+ * probed once; a line tier 1 keyed takes the id its key has here, probed
  * once per key seen (not for every key of tier 1: most never occur).
  *
  * @example
@@ -288,7 +299,15 @@ export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | un
     const id1 = ids1 === undefined ? 0 : ids1[i]!;
     if (id1 !== 0) {
       let id = mapped![id1]!;
-      if (id < 0) id = mapped![id1] = k.dict.get(normalizeLine(lower!.keyOf[id1]!, k.tier)) ?? 0;
+      if (id < 0) {
+        // The line is its tier-1 key: probe the key's trimmed region (no string made).
+        const key = lower!.keyOf[id1]!;
+        let s = 0;
+        while (s < key.length && isBlankCode(key.charCodeAt(s))) s++;
+        let e = key.length;
+        while (e > s && isBlankCode(key.charCodeAt(e - 1))) e--;
+        id = mapped![id1] = probe(k, key, s, e, fold);
+      }
       keep(k, i, id);
       continue;
     }
@@ -339,6 +358,12 @@ function probe(k: TierKeyer, text: string, start: number, end: number, fold: boo
   const length = end - start;
   if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return 0;
   if (length === 0) return k.emptyId;
+  const bloom = k.bloom;
+  if (bloom !== undefined) {
+    const h = regionHash(text, start, end, fold);
+    const bit = h >>> HASH_FILTER_SHIFT;
+    return (bloom[bit >>> 5]! & (1 << (bit & 31))) === 0 ? 0 : k.resolveHashed(text, start, end, h);
+  }
   const sig = signature(text, start, end, fold, k.shift);
   if (k.sigs[sig] === 0) return 0;
   return k.resolve(text, start, end);
