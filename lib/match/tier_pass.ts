@@ -250,7 +250,8 @@ export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: T
     let end = lineEnd;
     while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
     // Tier 2 keeps leading whitespace; a blank line's tier-2 key is "" too.
-    const bare = end === lineEnd;
+    // Nothing trailing to trim (a line of blanks is all trailing: its tier-2 key is "").
+    const bare = start === lineEnd ? lineStart === lineEnd : end === lineEnd;
     const id2 = bare && !queriesTrailing ? 0 : probe(k2, text, lineStart, start === lineEnd ? lineStart : end, false);
     if (id2 !== 0) {
       keep(k2, i, id2);

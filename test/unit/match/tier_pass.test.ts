@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { normalizeLine, type LineTier } from "../../../lib/match/normalize.ts";
 import { scanLines } from "../../../lib/text/line_scan.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passTrimmed, TierKeyer } from "../../../lib/match/tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, passTrimmed, TierKeyer } from "../../../lib/match/tier_pass.ts";
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
@@ -21,13 +21,22 @@ function referenceIds(lines: readonly string[], queries: readonly string[], tier
   return lines.map((line) => dict.get(normalizeLine(line, tier)) ?? 0);
 }
 
-function passAll(flat: FlatLines, queries: readonly string[]): Map<LineTier, number[]> {
+/**
+ * Every tier's ids from the passes; `ascii`: the keyers are told the file
+ * is ASCII (tier 4 then hashes lines unfolded). Tiers 2–4 are keyed on top
+ * of tier 1, as `MatchIndex` does, and tier 4 once more alone by
+ * `passLoosest` (the selectors' pass), which must agree.
+ */
+function passAll(flat: FlatLines, queries: readonly string[], ascii = false): Map<LineTier, number[]> {
   const set = new Set(queries);
   const n = flat.eols.length;
-  const k1 = new TierKeyer(1, set, n);
-  const [k2, k3, k4] = [2, 3, 4].map((t) => new TierKeyer(t as LineTier, set, n)) as [TierKeyer, TierKeyer, TierKeyer];
+  const k1 = new TierKeyer(1, set, n, ascii);
+  const [k2, k3, k4, loose] = [2, 3, 4, 4].map((t) => new TierKeyer(t as LineTier, set, n, ascii)) as [TierKeyer, TierKeyer, TierKeyer, TierKeyer];
   passExact(flat, k1);
-  passTrimmed(flat, k2, k3, k4);
+  const tier1 = k1.finish();
+  passTrimmed(flat, k2, k3, k4, tier1);
+  passLoosest(flat, loose, tier1);
+  expect([...loose.finish().ids]).toEqual([...k4.finish().ids]);
   return new Map([k1, k2, k3, k4].map((k) => [k.tier, [...k.finish().ids]]));
 }
 
@@ -64,6 +73,26 @@ describe("tier passes: in-place comparison gives exactly the dictionary's ids", 
     const got = passAll(flat, queries);
     for (const tier of [1, 2, 3, 4] as const) expect(got.get(tier)).toEqual(referenceIds(lines, queries, tier));
   });
+
+  // Above 4096 keys lines are filtered by their whole-line hash, below by a sampled signature; an
+  // ASCII file is not folded as it is hashed. Both filters, both ways, against the dictionary.
+  for (const count of [300, 6000]) {
+    test(`${count} queries over an ASCII file told it is ASCII (tier 4 unfolded), keys that fold left out`, () => {
+      const rand = prng(count);
+      const pieces = ["a", "b", "x1", "(", ")", " ", "  ", "\t", ";", "=", "\u2014"];
+      const randomLine = (): string => {
+        let s = "";
+        const n = 1 + Math.floor(rand() * 9);
+        for (let i = 0; i < n; i++) s += pieces[Math.floor(rand() * pieces.length)];
+        return s;
+      };
+      const queries = Array.from({ length: count }, randomLine);
+      const asciiOnly = (l: string): string => l.replace(/[^\x00-\x7f]/g, "-");
+      const lines = Array.from({ length: 20_000 }, () => asciiOnly(rand() < 0.5 ? queries[Math.floor(rand() * queries.length)]! : randomLine()));
+      const got = passAll(flatLinesOf(lines), queries, true);
+      for (const tier of [1, 2, 3, 4] as const) expect(got.get(tier)).toEqual(referenceIds(lines, queries, tier));
+    });
+  }
 });
 
 describe("passExactScanning: finding the lines and keying them in one pass", () => {
