@@ -120,8 +120,10 @@ export class KeyTable {
    * `keys[id]` is key `id` (index 0 unused; "" for a key no line can
    * match, which is left out); `dict` maps key text to id (for regions
    * looked up by text). At tier 4 (`fold`) keys are already folded.
+   * `hashes[id]`, when given, is key `id`'s {@linkcode regionHash} (the
+   * keyer computed it for its filter already).
    */
-  constructor(keys: readonly string[], fold: boolean, dict: ReadonlyMap<string, number>) {
+  constructor(keys: readonly string[], fold: boolean, dict: ReadonlyMap<string, number>, hashes?: readonly number[]) {
     this.#keys = keys;
     this.#fold = fold;
     this.#dict = dict;
@@ -132,7 +134,7 @@ export class KeyTable {
     for (let id = 1; id < keys.length; id++) {
       const key = keys[id]!;
       if (key.length === 0) continue;
-      const h = regionHash(key, 0, key.length, fold);
+      const h = hashes !== undefined ? hashes[id]! : regionHash(key, 0, key.length, fold);
       let s = h & this.#mask;
       for (;;) {
         const at = 3 * s;

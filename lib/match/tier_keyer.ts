@@ -10,7 +10,10 @@ import { foldCode, type LineTier, normalizeLine } from "./normalize.ts";
 import { TierIndex } from "./tier_index.ts";
 import { KeyTable, regionHash } from "./key_table.ts";
 
-const ASCII = /^[\x00-\x7f]*$/;
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
 /** Signature bits at most (the filter tables hold 2^bits entries; fewer keys get smaller tables). */
 const MAX_SIG_BITS = 16;
 /**
@@ -126,34 +129,40 @@ export class TierKeyer {
    * keeps its id). Besides the work saved, comparing an ASCII region with
    * such a key is three times slower than with an ASCII one.
    */
-  constructor(tier: LineTier, queries: ReadonlySet<string>, lineCount: number, asciiFile = false) {
+  constructor(tier: LineTier, queries: ReadonlySet<string> | readonly string[], lineCount: number, asciiFile = false) {
+    const count = Array.isArray(queries) ? queries.length : (queries as ReadonlySet<string>).size;
     this.tier = tier;
     this.foldsText = tier === 4 && !asciiFile;
-    // Keys as the groups see them: "" for one no line can match.
+    // Keys as the table sees them: "" for one no line can match.
     const keys = [""];
+    const hashes: number[] = [0];
     let bits = 8;
-    while (bits < MAX_SIG_BITS && 1 << bits < 16 * queries.size) bits++;
+    while (bits < MAX_SIG_BITS && 1 << bits < 16 * count) bits++;
     this.shift = 32 - bits;
-    const bloom = (this.bloom = queries.size > HASH_FILTER_KEYS ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
+    const bloom = (this.bloom = count > HASH_FILTER_KEYS ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
     this.sigs = new Uint8Array(bloom === undefined ? 1 << bits : 1);
+    const dict = this.dict;
     for (const query of queries) {
       const key = normalizeLine(query, tier);
-      if (this.dict.has(key)) continue;
-      this.dict.set(key, this.dict.size + 1);
-      const matchable = !asciiFile || ASCII.test(key);
+      if (dict.has(key)) continue;
+      dict.set(key, dict.size + 1);
+      const matchable = !asciiFile || isAscii(key);
       this.keyOf.push(key);
       keys.push(matchable ? key : "");
+      // One hash per key, for the table and the filter.
+      const h = matchable && key.length > 0 ? regionHash(key, 0, key.length, tier === 4) : 0;
+      hashes.push(h);
       if (!matchable) continue;
       if (key.length > 0) {
         if (bloom !== undefined) {
-          const bit = regionHash(key, 0, key.length, tier === 4) >>> HASH_FILTER_SHIFT;
+          const bit = h >>> HASH_FILTER_SHIFT;
           bloom[bit >>> 5]! |= 1 << (bit & 31);
         } else this.sigs[signature(key, 0, key.length, tier === 4, this.shift)] = 1;
       }
       if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
       else this.longLengths = true;
     }
-    this.#table = new KeyTable(keys, tier === 4, this.dict);
+    this.#table = new KeyTable(keys, tier === 4, dict, hashes);
     this.emptyId = this.dict.get("") ?? 0;
     this.ids = new Int32Array(lineCount);
     this.counts = new Int32Array(this.dict.size + 2);
