@@ -8,7 +8,7 @@
  */
 import { foldCode, type LineTier, normalizeLine } from "./normalize.ts";
 import { TierIndex } from "./tier_index.ts";
-import { KeyTable, regionHash } from "./key_table.ts";
+import { KeyTable, regionHash, sameRegion } from "./key_table.ts";
 
 function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
@@ -98,8 +98,15 @@ export class TierKeyer {
   readonly keyOf: string[] = [""];
   /** Lines this tier keyed that the tier below it had not (set by the tiers 2–4 pass). */
   fresh = 0;
-  /** 1 for each signature some key has: the filter (small, so it stays in cache). Unused when `bloom` is set. */
-  readonly sigs: Uint8Array;
+  /**
+   * Per signature: 0 when no key has it, the key's id when one key has it,
+   * -1 when several do (resolved through the table): the filter (small, so
+   * it stays in cache; used when `bloom` is not set, i.e. at most
+   * HASH_FILTER_KEYS keys, whose ids fit 16 bits). A line whose signature
+   * names one key is compared with it directly — few keys stay in the cache,
+   * so that costs less than hashing the line.
+   */
+  readonly sigs: Int16Array;
   /**
    * With many keys (see HASH_FILTER_KEYS): bit `h >>> 12` set for the
    * whole-line hash `h` of each key ({@linkcode regionHash}); the passes
@@ -122,6 +129,8 @@ export class TierKeyer {
   ids: Int32Array;
   readonly counts: Int32Array;
   readonly #table: KeyTable;
+  /** Keys as the table has them ("" for one no line can match). */
+  readonly #keys: readonly string[];
 
   /**
    * `asciiFile`: every line of the file is ASCII, so a key holding any other
@@ -140,7 +149,7 @@ export class TierKeyer {
     while (bits < MAX_SIG_BITS && 1 << bits < 16 * count) bits++;
     this.shift = 32 - bits;
     const bloom = (this.bloom = count > HASH_FILTER_KEYS ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
-    this.sigs = new Uint8Array(bloom === undefined ? 1 << bits : 1);
+    const sigs = (this.sigs = new Int16Array(bloom === undefined ? 1 << bits : 1));
     const dict = this.dict;
     for (const query of queries) {
       const key = normalizeLine(query, tier);
@@ -157,12 +166,16 @@ export class TierKeyer {
         if (bloom !== undefined) {
           const bit = h >>> HASH_FILTER_SHIFT;
           bloom[bit >>> 5]! |= 1 << (bit & 31);
-        } else this.sigs[signature(key, 0, key.length, tier === 4, this.shift)] = 1;
+        } else {
+          const sig = signature(key, 0, key.length, tier === 4, this.shift);
+          sigs[sig] = sigs[sig] === 0 ? dict.size : -1;
+        }
       }
       if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
       else this.longLengths = true;
     }
     this.#table = new KeyTable(keys, tier === 4, dict, hashes);
+    this.#keys = keys;
     this.emptyId = this.dict.get("") ?? 0;
     this.ids = new Int32Array(lineCount);
     this.counts = new Int32Array(this.dict.size + 2);
@@ -176,6 +189,18 @@ export class TierKeyer {
    */
   resolve(text: string, start: number, end: number): number {
     return this.#table.resolve(text, start, end);
+  }
+
+  /**
+   * {@linkcode resolve} for a region whose signature's entry in `sigs` is
+   * `entry` (not 0): one key's id, compared directly, or -1 (the table).
+   */
+  resolveSignature(text: string, start: number, end: number, entry: number): number {
+    if (entry < 0) return this.#table.resolve(text, start, end);
+    const key = this.#keys[entry]!;
+    if (key.length !== end - start) return 0;
+    this.#table.compared++;
+    return sameRegion(key, text, start, end, this.foldsText) ? entry : 0;
   }
 
   /** {@linkcode resolve} for a region whose {@linkcode regionHash} `h` passed `bloom`. */

@@ -95,9 +95,9 @@ export function passExact(flat: FlatLines, k: TierKeyer): void {
       if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
       id = k.resolveHashed(text, start, end, h);
     } else {
-      const sig = signature(text, start, end, false, k.shift);
-      if (sigs[sig] === 0) continue;
-      id = k.resolve(text, start, end);
+      const entry = sigs[signature(text, start, end, false, k.shift)]!;
+      if (entry === 0) continue;
+      id = k.resolveSignature(text, start, end, entry);
     }
     if (id !== 0) {
       ids[i] = id;
@@ -163,9 +163,9 @@ export function passExactScanning(text: string, k: TierKeyer): Int32Array {
       if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
       id = k.resolveHashed(text, start, end, h);
     } else {
-      const sig = signature(text, start, end, false, k.shift);
-      if (sigs[sig] === 0) continue;
-      id = k.resolve(text, start, end);
+      const entry = sigs[signature(text, start, end, false, k.shift)]!;
+      if (entry === 0) continue;
+      id = k.resolveSignature(text, start, end, entry);
     }
     if (id !== 0) {
       ids[i] = id;
@@ -365,7 +365,6 @@ function probe(k: TierKeyer, text: string, start: number, end: number, fold: boo
     const bit = h >>> HASH_FILTER_SHIFT;
     return (bloom[bit >>> 5]! & (1 << (bit & 31))) === 0 ? 0 : k.resolveHashed(text, start, end, h);
   }
-  const sig = signature(text, start, end, fold, k.shift);
-  if (k.sigs[sig] === 0) return 0;
-  return k.resolve(text, start, end);
+  const entry = k.sigs[signature(text, start, end, fold, k.shift)]!;
+  return entry === 0 ? 0 : k.resolveSignature(text, start, end, entry);
 }
