@@ -108,8 +108,6 @@ export class MatchIndex {
   readonly #hints: FileHints;
   /** Query texts by number, in order of registration (a pattern keeps its lines' numbers). */
   readonly #queries = new Map<string, number>();
-  /** The query texts as a set, for the tier keyers (built once: no query is added after a tier). */
-  #querySetCache: ReadonlySet<string> | undefined;
   readonly #tiers = new Map<LineTier, TierIndex>();
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
@@ -156,10 +154,6 @@ export class MatchIndex {
     const number = this.#queries.size;
     this.#queries.set(text, number);
     return number;
-  }
-
-  #querySet(): ReadonlySet<string> {
-    return (this.#querySetCache ??= new Set(this.#queries.keys()));
   }
 
   /**
@@ -304,14 +298,14 @@ export class MatchIndex {
     const unscanned = tiers.length === 1 && isTextFile(source) ? unscannedLfText(source) : undefined;
     if (unscanned !== undefined) {
       // Find the lines and key them in one pass (the file keeps the starts).
-      const keyer = new TierKeyer(1, this.#querySet(), 0, this.#hints.ascii === true);
+      const keyer = new TierKeyer(1, this.#queries, 0, this.#hints.ascii === true);
       adoptLfLineStarts(source as TextFile, passExactScanning(unscanned, keyer));
       this.#finish([keyer]);
       return;
     }
     const flat = this.#flatLines();
     const n = flat.eols.length;
-    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#querySet(), n, this.#hints.ascii === true));
+    const keyers = tiers.map((tier) => new TierKeyer(tier, this.#queries, n, this.#hints.ascii === true));
     if (tiers.length === 1) {
       passExact(flat, keyers[0]!);
       this.#finish(keyers);

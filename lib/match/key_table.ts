@@ -98,60 +98,88 @@ export function sameRegion(key: string, text: string, start: number, end: number
 }
 
 /**
- * The keys of one tier by region hash, resolving a region to its key.
+ * The keys of one tier by region hash: the tier's dictionary (key text →
+ * id, ids 1, 2, … in order of first registration) and the resolver of a
+ * region to its key. No `Map` of the key texts is built: for 50k keys that
+ * alone cost more than the pass over a million lines it serves.
  *
  * @example
  * ```ts
- * const table = new KeyTable(["", "ab", "ac"], false, new Map([["ab", 1], ["ac", 2]]));
+ * const table = new KeyTable(false, 2);
+ * table.intern("ab", regionHash("ab", 0, 2, false)); // 1
+ * table.intern("ac", regionHash("ac", 0, 2, false)); // 2
  * table.resolve("xac", 1, 3); // 2
+ * table.get("ab"); // 1
  * ```
  */
 export class KeyTable {
-  /** Full comparisons and text lookups made (at most one per resolved region). */
+  /** Full comparisons and text lookups made while resolving regions (at most one per region). */
   compared = 0;
-  readonly #keys: readonly string[];
+  /** Key text by id (index 0 unused). */
+  readonly keys: string[] = [""];
   readonly #fold: boolean;
-  readonly #dict: ReadonlyMap<string, number>;
   readonly #mask: number;
   /** Per slot, side by side: hash, length, id (0: empty; BY_TEXT: see above) — one cache line per probe. */
   readonly #slots: Int32Array;
+  /** The keys of BY_TEXT slots (two or more keys sharing hash and length): rare. */
+  readonly #colliding = new Map<string, number>();
 
   /**
-   * `keys[id]` is key `id` (index 0 unused; "" for a key no line can
-   * match, which is left out); `dict` maps key text to id (for regions
-   * looked up by text). At tier 4 (`fold`) keys are already folded.
-   * `hashes[id]`, when given, is key `id`'s {@linkcode regionHash} (the
-   * keyer computed it for its filter already).
+   * A table for at most `keys` distinct keys (it must not hold more). At
+   * tier 4 (`fold`) keys are folded already and regions are folded as they
+   * are compared.
    */
-  constructor(keys: readonly string[], fold: boolean, dict: ReadonlyMap<string, number>, hashes?: readonly number[]) {
-    this.#keys = keys;
+  constructor(fold: boolean, keys: number) {
     this.#fold = fold;
-    this.#dict = dict;
     let capacity = 16;
-    while (capacity < 2 * keys.length) capacity *= 2;
+    while (capacity < 2 * keys) capacity *= 2;
     this.#mask = capacity - 1;
-    const slots = (this.#slots = new Int32Array(3 * capacity));
-    for (let id = 1; id < keys.length; id++) {
-      const key = keys[id]!;
-      if (key.length === 0) continue;
-      const h = hashes !== undefined ? hashes[id]! : regionHash(key, 0, key.length, fold);
-      let s = h & this.#mask;
-      for (;;) {
-        const at = 3 * s;
-        const slotId = slots[at + 2]!;
-        if (slotId === 0) {
-          slots[at] = h;
-          slots[at + 1] = key.length;
-          slots[at + 2] = id;
-          break;
-        }
-        if (slots[at] === h && slots[at + 1] === key.length) {
-          slots[at + 2] = BY_TEXT;
-          break;
-        }
-        s = (s + 1) & this.#mask;
+    this.#slots = new Int32Array(3 * capacity);
+  }
+
+  /** How many keys the table holds. */
+  get size(): number {
+    return this.keys.length - 1;
+  }
+
+  /** The id of `key` (normalised; `h` its {@linkcode regionHash}), added with the next id if new. */
+  intern(key: string, h: number): number {
+    const slots = this.#slots;
+    const mask = this.#mask;
+    const length = key.length;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const at = 3 * s;
+      const slotId = slots[at + 2]!;
+      if (slotId === 0) {
+        const id = this.keys.length;
+        this.keys.push(key);
+        slots[at] = h;
+        slots[at + 1] = length;
+        slots[at + 2] = id;
+        return id;
       }
+      if (slots[at] !== h || slots[at + 1] !== length) continue;
+      if (slotId !== BY_TEXT) {
+        const other = this.keys[slotId]!;
+        if (other === key) return slotId;
+        slots[at + 2] = BY_TEXT;
+        this.#colliding.set(other, slotId);
+      }
+      const known = this.#colliding.get(key);
+      if (known !== undefined) return known;
+      const id = this.keys.length;
+      this.keys.push(key);
+      this.#colliding.set(key, id);
+      return id;
     }
+  }
+
+  /** The id of a normalised key text, or undefined (a lookup, not counted in `compared`). */
+  get(key: string): number | undefined {
+    const compared = this.compared;
+    const id = this.resolveHashed(key, 0, key.length, regionHash(key, 0, key.length, this.#fold));
+    this.compared = compared;
+    return id === 0 ? undefined : id;
   }
 
   /**
@@ -176,9 +204,9 @@ export class KeyTable {
       this.compared++;
       if (id === BY_TEXT) {
         const region = text.slice(start, end);
-        return this.#dict.get(fold ? foldPunctuation(region) : region) ?? 0;
+        return this.#colliding.get(fold ? foldPunctuation(region) : region) ?? 0;
       }
-      return sameRegion(this.#keys[id]!, text, start, end, fold) ? id : 0;
+      return sameRegion(this.keys[id]!, text, start, end, fold) ? id : 0;
     }
   }
 }

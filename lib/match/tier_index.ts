@@ -66,6 +66,12 @@ export function newMatchStats(): MatchStats {
   };
 }
 
+/** A tier's dictionary as a {@linkcode TierIndex} reads it: normalised key text → id 1..size (a `Map` will do). */
+export interface KeyLookup {
+  readonly size: number;
+  get(key: string): number | undefined;
+}
+
 /**
  * The ids and occurrence lists of one tier: which file lines carry which
  * registered text (under the tier's normalisation), ascending.
@@ -83,7 +89,7 @@ export class TierIndex {
   readonly tier: LineTier;
   /** Per file line: the id of its key, 0 when no query line has that key. */
   readonly ids: Int32Array;
-  readonly #dict: Map<string, number>;
+  readonly #dict: KeyLookup;
   /** Key text by id (index 0 unused). */
   readonly keyOf: readonly string[];
   /**
@@ -96,7 +102,7 @@ export class TierIndex {
   #occ: Int32Array | undefined;
 
   /** `counts[id]`: how many lines carry each id (the occurrence lists are filled on first use). */
-  constructor(tier: LineTier, ids: Int32Array, dict: Map<string, number>, counts: Int32Array, keyOf: readonly string[] = []) {
+  constructor(tier: LineTier, ids: Int32Array, dict: KeyLookup, counts: Int32Array, keyOf: readonly string[] = []) {
     this.tier = tier;
     this.ids = ids;
     this.#dict = dict;

@@ -77,6 +77,9 @@ export function signature(line: string, start: number, end: number, fold: boolea
   return Math.imul(length + a * 0x3b + (b << 7) + (c << 14) + (d << 21), 0x9e3779b1) >>> shift;
 }
 
+/** The query texts of a keyer: a set, an array (repeats are dropped) or a map's keys (a map is not copied). */
+export type QueryTexts = ReadonlySet<string> | readonly string[] | ReadonlyMap<string, unknown>;
+
 /**
  * One tier's dictionary, filters and ids while a pass runs; `finish` turns
  * it into a {@linkcode TierIndex}.
@@ -91,11 +94,12 @@ export class TierKeyer {
   readonly tier: LineTier;
   /** Key comparisons made: at most one per line (MatchStats.linesKeyed). */
   get keyed(): number {
-    return this.#table.compared;
+    return this.dict.compared;
   }
-  readonly dict: Map<string, number> = new Map();
+  /** The tier's dictionary: normalised key text → id (1, 2, … in order of registration). */
+  readonly dict: KeyTable;
   /** Key text by id (index 0 unused). */
-  readonly keyOf: string[] = [""];
+  readonly keyOf: readonly string[];
   /** Lines this tier keyed that the tier below it had not (set by the tiers 2–4 pass). */
   fresh = 0;
   /**
@@ -128,9 +132,6 @@ export class TierKeyer {
   /** Per line: the id of its key, 0 for none. */
   ids: Int32Array;
   readonly counts: Int32Array;
-  readonly #table: KeyTable;
-  /** Keys as the table has them ("" for one no line can match). */
-  readonly #keys: readonly string[];
 
   /**
    * `asciiFile`: every line of the file is ASCII, so a key holding any other
@@ -138,47 +139,41 @@ export class TierKeyer {
    * keeps its id). Besides the work saved, comparing an ASCII region with
    * such a key is three times slower than with an ASCII one.
    */
-  constructor(tier: LineTier, queries: ReadonlySet<string> | readonly string[], lineCount: number, asciiFile = false) {
-    const count = Array.isArray(queries) ? queries.length : (queries as ReadonlySet<string>).size;
+  constructor(tier: LineTier, queries: QueryTexts, lineCount: number, asciiFile = false) {
+    const count = Array.isArray(queries) ? queries.length : (queries as ReadonlySet<string> | ReadonlyMap<string, unknown>).size;
     this.tier = tier;
     this.foldsText = tier === 4 && !asciiFile;
-    // Keys as the table sees them: "" for one no line can match.
-    const keys = [""];
-    const hashes: number[] = [0];
     let bits = 8;
     while (bits < MAX_SIG_BITS && 1 << bits < 16 * count) bits++;
     this.shift = 32 - bits;
     const bloom = (this.bloom = count > HASH_FILTER_KEYS ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
     const sigs = (this.sigs = new Int16Array(bloom === undefined ? 1 << bits : 1));
-    const dict = this.dict;
-    for (const query of queries) {
+    const table = (this.dict = new KeyTable(tier === 4, count));
+    this.keyOf = table.keys;
+    for (const query of queries instanceof Map ? queries.keys() : (queries as Iterable<string>)) {
       const key = normalizeLine(query, tier);
-      if (dict.has(key)) continue;
-      dict.set(key, dict.size + 1);
-      const matchable = !asciiFile || isAscii(key);
-      this.keyOf.push(key);
-      keys.push(matchable ? key : "");
       // One hash per key, for the table and the filter.
-      const h = matchable && key.length > 0 ? regionHash(key, 0, key.length, tier === 4) : 0;
-      hashes.push(h);
-      if (!matchable) continue;
+      const h = regionHash(key, 0, key.length, tier === 4);
+      const known = table.size;
+      const id = table.intern(key, h);
+      if (id <= known) continue;
+      // A key no line of an ASCII file can equal keeps its id but stays out of the filters.
+      if (asciiFile && !isAscii(key)) continue;
       if (key.length > 0) {
         if (bloom !== undefined) {
           const bit = h >>> HASH_FILTER_SHIFT;
           bloom[bit >>> 5]! |= 1 << (bit & 31);
         } else {
           const sig = signature(key, 0, key.length, tier === 4, this.shift);
-          sigs[sig] = sigs[sig] === 0 ? dict.size : -1;
+          sigs[sig] = sigs[sig] === 0 ? id : -1;
         }
       }
       if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
       else this.longLengths = true;
     }
-    this.#table = new KeyTable(keys, tier === 4, dict, hashes);
-    this.#keys = keys;
-    this.emptyId = this.dict.get("") ?? 0;
+    this.emptyId = table.get("") ?? 0;
     this.ids = new Int32Array(lineCount);
-    this.counts = new Int32Array(this.dict.size + 2);
+    this.counts = new Int32Array(table.size + 2);
   }
 
   /**
@@ -188,7 +183,7 @@ export class TierKeyer {
    * comparison.
    */
   resolve(text: string, start: number, end: number): number {
-    return this.#table.resolve(text, start, end);
+    return this.dict.resolve(text, start, end);
   }
 
   /**
@@ -196,16 +191,16 @@ export class TierKeyer {
    * `entry` (not 0): one key's id, compared directly, or -1 (the table).
    */
   resolveSignature(text: string, start: number, end: number, entry: number): number {
-    if (entry < 0) return this.#table.resolve(text, start, end);
-    const key = this.#keys[entry]!;
+    if (entry < 0) return this.dict.resolve(text, start, end);
+    const key = this.keyOf[entry]!;
     if (key.length !== end - start) return 0;
-    this.#table.compared++;
+    this.dict.compared++;
     return sameRegion(key, text, start, end, this.foldsText) ? entry : 0;
   }
 
   /** {@linkcode resolve} for a region whose {@linkcode regionHash} `h` passed `bloom`. */
   resolveHashed(text: string, start: number, end: number, h: number): number {
-    return this.#table.resolveHashed(text, start, end, h);
+    return this.dict.resolveHashed(text, start, end, h);
   }
 
   /** Room for `capacity` lines (ids kept): a pass that finds the lines as it goes. */

@@ -178,7 +178,8 @@ export function passExactScanning(text: string, k: TierKeyer): Int32Array {
 }
 
 function sameChars(text: string, a: number, b: number, length: number): boolean {
-  for (let j = 0; j < length; j++) if (text.charCodeAt(a + j) !== text.charCodeAt(b + j)) return false;
+  // From the end: neighbouring lines that differ mostly differ there (numbered keys, arguments).
+  for (let j = length - 1; j >= 0; j--) if (text.charCodeAt(a + j) !== text.charCodeAt(b + j)) return false;
   return true;
 }
 

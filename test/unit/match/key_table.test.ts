@@ -1,6 +1,7 @@
 /**
- * KeyTable (lib/match/key_table.ts): a region resolves to the key it
- * equals with at most one comparison, also when two keys share hash and
+ * KeyTable (lib/match/key_table.ts): the tier's dictionary (ids in order
+ * of first registration, as a Map would give), and a region resolves to
+ * the key it equals with at most one comparison, also when two keys share hash and
  * length — found here by a birthday search against this process's seed, so
  * the "look up by text" slot is exercised for real, not through a stub.
  */
@@ -15,10 +16,16 @@ function prng(seed: number): () => number {
   };
 }
 
+/** The table of `keys` and, built apart, the dictionary it must equal. */
 function tableOf(keys: readonly string[], fold = false): { table: KeyTable; dict: Map<string, number> } {
   const dict = new Map<string, number>();
   for (const k of keys) if (!dict.has(k)) dict.set(k, dict.size + 1);
-  return { table: new KeyTable(["", ...dict.keys()], fold, dict), dict };
+  const table = new KeyTable(fold, keys.length);
+  for (const k of keys) expect(table.intern(k, regionHash(k, 0, k.length, fold))).toBe(dict.get(k)!);
+  expect(table.size).toBe(dict.size);
+  for (const [k, id] of dict) expect(table.get(k)).toBe(id);
+  expect(table.compared).toBe(0);
+  return { table, dict };
 }
 
 /** Two different 8-character strings with the same region hash (300k tries: no pair is about 1 in 30,000). */
@@ -55,7 +62,8 @@ describe("KeyTable", () => {
   test("two keys with the same hash and length: each still resolves, with one lookup", () => {
     const [a, b] = collidingPair();
     expect(regionHash(a, 0, 8, false)).toBe(regionHash(b, 0, 8, false));
-    const both = tableOf([a, b]);
+    const both = tableOf([a, b, a, b]);
+    expect(both.table.get("zzzzzzzz")).toBeUndefined();
     for (const [text, id] of [[a, 1], [b, 2], ["zzzzzzzz", 0]] as const) {
       const before = both.table.compared;
       expect(both.table.resolve(text, 0, 8)).toBe(id);
