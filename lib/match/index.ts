@@ -15,7 +15,8 @@ import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
 import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
 import { PatternSearch } from "./search.ts";
 import { adoptLfLineStarts, type TextFile, unscannedLfText } from "../text/text.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, passTrimmed, tierMap, TierKeyer } from "./tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, tierMap, TierKeyer } from "./tier_pass.ts";
+import { passTrimmed } from "./trimmed_pass.ts";
 
 /** No two ids map to the same id. */
 function injective(map: Int32Array): boolean {
@@ -117,6 +118,8 @@ export class MatchIndex {
   #selectors: Map<readonly string[], string | undefined> | undefined;
   #selectorTier: TierIndex | undefined;
   readonly #searches = new Map<TierIndex, PatternSearch>();
+  readonly #anchors = new Set<string>();
+  #anchorTiers: Map<LineTier, TierIndex> | undefined;
 
   /**
    * `lines`: the file's lines, their flat form, or the decoded file itself
@@ -154,6 +157,47 @@ export class MatchIndex {
     const number = this.#queries.size;
     this.#queries.set(text, number);
     return number;
+  }
+
+  /** Register an `@@` anchor (a query too): {@linkcode anchorTier} keys only these. */
+  addAnchor(text: string): void {
+    this.add(text);
+    this.#anchors.add(text);
+  }
+
+  /**
+   * An index of `tier` good for looking up registered anchors (their ids,
+   * counts and positions are those of `tier(tier)`): that tier itself when
+   * built, else tiers 2–4 keyed for the anchors alone, in one pass. An
+   * anchor not found as sent would otherwise key every chunk line at
+   * tiers 2–4 over the whole file — the costliest pass there is (most lines
+   * of a code file share a length and signature with some chunk line) —
+   * only to learn where an `@@` line is, or that it is nowhere (a typo:
+   * every chunk of the patch then fails on its anchor and nothing else is
+   * searched). Keyed for a few anchors, the pass mostly trims lines and
+   * checks a length. Decision: a patch that later needs tiers 2–4 for its
+   * chunks pays both passes (at most one more pass, still linear); one
+   * whose anchors need tier 2 or 3 but whose chunks match exactly — the
+   * usual `@@ def run(self):` without indentation — pays only the cheap one.
+   */
+  anchorTier(tier: LineTier): TierIndex {
+    if (tier === 1 || this.#tiers.has(tier)) return this.tier(tier);
+    if (this.#anchorTiers === undefined) {
+      const tier1 = this.tier(1);
+      const flat = this.#flatLines();
+      const n = flat.eols.length;
+      const ascii = this.#hints.ascii === true;
+      const foldless = ascii && [...this.#anchors].every((q) => foldPunctuation(q) === q);
+      const keyers = (foldless ? ([2, 3] as const) : ([2, 3, 4] as const)).map((t) => new TierKeyer(t, this.#anchors, n, ascii));
+      passTrimmed(flat, keyers[0]!, keyers[1]!, keyers[2], tier1);
+      const tiers = new Map<LineTier, TierIndex>(keyers.map((k) => [k.tier, k.finish()]));
+      if (foldless) tiers.set(4, tiers.get(3)!);
+      this.#anchorTiers = tiers;
+      this.stats.indexBuilds++;
+      this.stats.linesScanned += n;
+      for (const k of keyers) this.stats.linesKeyed += k.keyed;
+    }
+    return this.#anchorTiers.get(tier)!;
   }
 
   /**

@@ -323,8 +323,8 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
 }
 
 function registerQueries(index: MatchIndex, form: ChunkForms): void {
-  for (const anchor of form.anchors) index.add(anchor);
-  for (const anchor of form.escapedAnchors) if (anchor !== undefined) index.add(anchor);
+  for (const anchor of form.anchors) index.addAnchor(anchor);
+  for (const anchor of form.escapedAnchors) if (anchor !== undefined) index.addAnchor(anchor);
   // Every old side searched for, and the new side (diagnostics look for it: already applied?).
   for (const variant of [form.full, form.dropped, form.escaped, form.escapedDropped]) {
     if (variant !== undefined && variant.oldTexts.length > 0) index.addPattern(variant.oldTexts);
@@ -389,13 +389,13 @@ function findAnchor(
     if (tier === 5) {
       if (escaped === undefined) continue;
       for (const lineTier of [1, 2, 3, 4] as const) {
-        const t = index.tier(lineTier);
+        const t = index.anchorTier(lineTier);
         const line = t.firstAtOrAfter(t.idOf(escaped), from);
         if (line >= 0) return { line, tier };
       }
       continue;
     }
-    const t = index.tier(tier);
+    const t = index.anchorTier(tier);
     const line = t.firstAtOrAfter(t.idOf(anchor), from);
     if (line >= 0) return { line, tier };
   }

@@ -206,7 +206,10 @@ export class SimilarLines {
     this.#count = new Int32Array(slots);
     if (slots === 0) return;
     // 2^16 bits (8 KiB, in the first-level cache): a hit is then looked up exactly.
-    const filter = new Uint32Array(1 << (FILTER_BITS - 5));
+    // Int32Array, not Uint32Array: a word with bit 31 set read from a
+    // Uint32Array is no int32, and the JIT's int32 code for this loop then
+    // deoptimises to doubles (same bits either way).
+    const filter = new Int32Array(1 << (FILTER_BITS - 5));
     const refs = new Uint16Array(1 << FILTER_BITS);
     for (const g of this.#slotOf.keys()) {
       const f = filterBit(g);
@@ -219,16 +222,18 @@ export class SimilarLines {
     // One code unit per character, 7 bits: an ASCII file's own bytes, else
     // the text read mapped once (the loop below then reads one kind of array).
     const units = ascii !== undefined && ascii.length === text.length ? ascii : unitsOf(text, read.map((r) => [starts[r.from]!, starts[r.to]!]));
+    // Built once for every span (per span it cost more than the scan: a large file is read in one span per failing search).
+    const table = this.#codeTable();
+    stats.similarSetup += table.length;
     for (const span of read) {
-      this.#scan(span.from, span.to, units, filter, refs);
+      this.#scan(span.from, span.to, units, filter, refs, table);
       stats.diagnosticLines += span.to - span.from;
     }
   }
 
   /** Record the query trigrams of lines `[from, to)`. */
-  #scan(from: number, to: number, units: Uint8Array, filter: Uint32Array, refs: Uint16Array): void {
+  #scan(from: number, to: number, units: Uint8Array, filter: Int32Array, refs: Uint16Array, table: Int32Array): void {
     const { starts, eols } = this.#flat;
-    const table = this.#codeTable();
     const tableMask = table.length / 2 - 1;
     const lines = this.#lines;
     const count = this.#count;
@@ -265,7 +270,7 @@ export class SimilarLines {
       for (let h = 0; h < found; h++) {
         const code = hits[h]!;
         // The slot of `code` in the open-addressing table (code + 1, slot + 1 pairs; 0: empty).
-        let at = Math.imul(code, 0x9e3779b1) >>> 0 & tableMask;
+        let at = Math.imul(code, 0x9e3779b1) & tableMask;
         while (table[2 * at] !== 0 && table[2 * at] !== code + 1) at = (at + 1) & tableMask;
         if (table[2 * at] === 0) continue;
         const slot = table[2 * at + 1]! - 1;
@@ -291,7 +296,8 @@ export class SimilarLines {
     const table = new Int32Array(2 * size);
     const mask = size - 1;
     for (const [code, slot] of this.#slotOf) {
-      let at = Math.imul(code, 0x9e3779b1) >>> 0 & mask;
+      // (No `>>> 0`: the mask keeps the low bits, and a uint32 past 2^31 is no int32.)
+      let at = Math.imul(code, 0x9e3779b1) & mask;
       while (table[2 * at] !== 0) at = (at + 1) & mask;
       table[2 * at] = code + 1;
       table[2 * at + 1] = slot + 1;

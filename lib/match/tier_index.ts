@@ -37,6 +37,8 @@ export interface MatchStats {
   diagnosticLines: number;
   /** Native substring searches of the flat text that ruled tiers in or out. */
   textProbes: number;
+  /** Entries the similarity pass put in its trigram tables (linear in its queries, whatever stretches of the file it reads). */
+  similarSetup: number;
 }
 
 /**
@@ -63,6 +65,7 @@ export function newMatchStats(): MatchStats {
     lcsCells: 0,
     diagnosticLines: 0,
     textProbes: 0,
+    similarSetup: 0,
   };
 }
 

@@ -15,7 +15,8 @@ import { regionHash } from "./key_table.ts";
 
 export { TierKeyer } from "./tier_keyer.ts";
 
-function isBlankCode(c: number): boolean {
+/** Whitespace a trimmed tier strips (also a line break): shared with `trimmed_pass.ts`. */
+export function isBlankCode(c: number): boolean {
   return c === 0x20 || c === 0x09 || (c > 0x7f && isWhitespaceCode(c)) || (c >= 0x0a && c <= 0x0d);
 }
 
@@ -201,84 +202,6 @@ export function tierMap(keyOf: readonly string[], to: TierKeyer): Int32Array {
 }
 
 /**
- * The pass for tiers 2, 3 and (when something can fold) 4 together: each
- * line's text is read once. A line some lower tier already keyed takes its
- * ids here from the key's own normalised forms ({@linkcode tierMap}) without
- * reading it: in a file made of the chunks' own lines (low entropy, runs of
- * near misses) these tiers then cost no comparison at all. Each keyer counts
- * in `fresh` the lines it keyed that the tier below it did not.
- *
- * @example
- * ```ts
- * const queries = new Set(["b"]);
- * const [k2, k3] = [new TierKeyer(2, queries, 2), new TierKeyer(3, queries, 2)];
- * passTrimmed(flatLinesOf(["b  ", "  b"]), k2, k3, undefined);
- * [k2.finish().ids, k3.finish().ids]; // [Int32Array [1, 0], Int32Array [1, 1]]
- * ```
- */
-export function passTrimmed(flat: FlatLines, k2: TierKeyer, k3: TierKeyer, k4: TierKeyer | undefined, lower?: LowerTier): void {
-  const { text, starts, eols } = flat;
-  const n = eols.length;
-  const ids1 = lower?.ids;
-  const to2 = lower ? tierMap(lower.keyOf, k2) : undefined;
-  // A line tier 1 did not key, without trailing (and leading) whitespace, is
-  // its own tier-2 (tier-3) region: it can only equal a key made from a
-  // query that had such whitespace. Without any, that probe is skipped.
-  const queriesTrailing = lower === undefined || lower.keyOf.some((key) => contentEnd(key) !== key.length);
-  const queriesPadded = queriesTrailing || lower.keyOf.some((key) => contentStart(key) !== 0);
-  const to3 = tierMap(k2.keyOf, k3);
-  const to4 = k4 ? tierMap(k3.keyOf, k4) : undefined;
-  for (let i = 0; i < n; i++) {
-    const id1 = ids1 === undefined ? 0 : ids1[i]!;
-    if (id1 !== 0) {
-      const id2 = to2![id1]!;
-      const id3 = to3[id2]!;
-      keep(k2, i, id2);
-      keep(k3, i, id3);
-      if (k4 !== undefined) keep(k4, i, to4![id3]!);
-      continue;
-    }
-    const lineStart = starts[i]!;
-    const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
-    if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) {
-      repeatPrevious(k2, i);
-      repeatPrevious(k3, i);
-      if (k4 !== undefined) repeatPrevious(k4, i);
-      continue;
-    }
-    let start = lineStart;
-    while (start < lineEnd && isBlankCode(text.charCodeAt(start))) start++;
-    let end = lineEnd;
-    while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
-    // Tier 2 keeps leading whitespace; a blank line's tier-2 key is "" too.
-    // Nothing trailing to trim (a line of blanks is all trailing: its tier-2 key is "").
-    const bare = start === lineEnd ? lineStart === lineEnd : end === lineEnd;
-    const id2 = bare && !queriesTrailing ? 0 : probe(k2, text, lineStart, start === lineEnd ? lineStart : end, false);
-    if (id2 !== 0) {
-      keep(k2, i, id2);
-      if (ids1 !== undefined) k2.fresh++;
-      const id3 = to3[id2]!;
-      keep(k3, i, id3);
-      if (k4 !== undefined) keep(k4, i, to4![id3]!);
-      continue;
-    }
-    const id3 = bare && start === lineStart && !queriesPadded ? 0 : probe(k3, text, start, end, false);
-    if (id3 !== 0) {
-      keep(k3, i, id3);
-      k3.fresh++;
-      if (k4 !== undefined) keep(k4, i, to4![id3]!);
-      continue;
-    }
-    if (k4 === undefined) continue;
-    const id4 = probe(k4, text, start, end, k4.foldsText);
-    if (id4 !== 0) {
-      keep(k4, i, id4);
-      k4.fresh++;
-    }
-  }
-}
-
-/**
  * The pass for one tier 3 or 4 keyer alone (the selectors of
  * `index.ts`): each line not keyed by tier 1 is trimmed at both ends and
  * probed once; a line tier 1 keyed takes the id its key has here, probed
@@ -327,7 +250,8 @@ export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | un
   }
 }
 
-function keep(k: TierKeyer, i: number, id: number): void {
+/** Record `id` (when not 0) for line `i`. */
+export function keep(k: TierKeyer, i: number, id: number): void {
   if (id !== 0) {
     k.ids[i] = id;
     k.counts[id]!++;
@@ -339,7 +263,7 @@ function keep(k: TierKeyer, i: number, id: number): void {
  * blank lines): its ids are copied without any other work. Longer lines are
  * left to the signature cache, so this never reads most lines.
  */
-function sameAsPrevious(flat: FlatLines, i: number, start: number, length: number): boolean {
+export function sameAsPrevious(flat: FlatLines, i: number, start: number, length: number): boolean {
   if (length > 16) return false;
   const { text, starts, eols } = flat;
   const previous = starts[i - 1]!;
@@ -347,7 +271,8 @@ function sameAsPrevious(flat: FlatLines, i: number, start: number, length: numbe
   return sameChars(text, start, previous, length);
 }
 
-function repeatPrevious(k: TierKeyer, i: number): void {
+/** Line `i` takes line `i − 1`'s id (see {@linkcode sameAsPrevious}). */
+export function repeatPrevious(k: TierKeyer, i: number): void {
   const previous = k.ids[i - 1]!;
   if (previous !== 0) {
     k.ids[i] = previous;
@@ -356,7 +281,7 @@ function repeatPrevious(k: TierKeyer, i: number): void {
 }
 
 /** The id of the region `text[start, end)` (a line after trimming) at one tier, or 0. */
-function probe(k: TierKeyer, text: string, start: number, end: number, fold: boolean): number {
+export function probe(k: TierKeyer, text: string, start: number, end: number, fold: boolean): number {
   const length = end - start;
   if (length <= MAX_TRACKED_LENGTH ? k.lengths[length] === 0 : !k.longLengths) return 0;
   if (length === 0) return k.emptyId;

@@ -29,7 +29,7 @@ function key(i: number): string {
 }
 
 function total(s: MatchStats): number {
-  return s.linesScanned + s.linesKeyed + s.candidatesVerified + s.idComparisons + s.scanSteps + s.scanReports + s.votes + s.lcsCells + s.diagnosticLines + s.textProbes;
+  return s.linesScanned + s.linesKeyed + s.candidatesVerified + s.idComparisons + s.scanSteps + s.scanReports + s.votes + s.lcsCells + s.diagnosticLines + s.textProbes + s.similarSetup;
 }
 
 function run(n: number, shape: "anchors" | "context", matching: "exact" | "lenient"): { stats: MatchStats; ok: boolean } {

@@ -462,7 +462,7 @@ describe("agrees with a naive reference on random inputs", () => {
 
 describe("bounded work on adversarial inputs (counted, not timed)", () => {
   const total = (s: MatchStats): number =>
-    s.linesScanned + s.linesKeyed + s.candidatesVerified + s.idComparisons + s.scanSteps + s.scanReports + s.votes + s.lcsCells + s.diagnosticLines +
+    s.linesScanned + s.linesKeyed + s.candidatesVerified + s.idComparisons + s.scanSteps + s.scanReports + s.votes + s.lcsCells + s.diagnosticLines + s.similarSetup +
     s.textProbes;
   const run = (lines: string[], chunks: Chunk[]): { stats: MatchStats; result: LocateResult } => {
     const stats = newMatchStats();

@@ -20,7 +20,7 @@ import type { Chunk } from "../../../lib/types.ts";
 
 function work(s: MatchStats): number {
   return s.linesScanned + s.linesKeyed + s.candidatesVerified + s.idComparisons + s.scanSteps + s.scanReports + s.votes + s.lcsCells +
-    s.diagnosticLines + s.textProbes;
+    s.diagnosticLines + s.textProbes + s.similarSetup;
 }
 
 interface Run {

@@ -140,6 +140,36 @@ describe("the similarity pass", () => {
     expect(stats.diagnosticLines).toBeLessThanOrEqual(lines.length + 1000);
   });
 
+  test("anchors spread over a file past the budget: one stretch per anchor, the trigram tables built once (counted)", () => {
+    const setup = (functions: number, anchors: number): { setup: number; queryChars: number } => {
+      const lines: string[] = [];
+      for (let f = 0; f < functions; f++) {
+        lines.push(`function handler${f}(request) {`, `  const id = request.id + ${f};`, "  if (!id) return null;", `  return lookup(id, ${f});`, "}");
+        for (let k = 0; k < 5; k++) lines.push(`  // filler ${f} ${k}`);
+      }
+      const decoded = decodeText(new TextEncoder().encode(lines.join("\n") + "\n"));
+      if (!decoded.ok) throw new Error("not text");
+      // Each anchor's search starts after the previous chunk, which matched: as many stretches as anchors.
+      const step = Math.floor(functions / anchors);
+      const chunks = Array.from({ length: anchors }, (_, k) => [
+        chunk([`  if (!id) return null;`, `- return lookup(id, ${k * step});`, `+ return lookup(id, ${k * step}) ?? 0;`], { anchors: [`function handler${k * step}(request) {`], patchLine: 10 + 8 * k }),
+        chunk(["+x"], { anchors: [`function hnadler${k * step + 1}(request) {`], patchLine: 14 + 8 * k }),
+      ]).flat();
+      const stats = newMatchStats();
+      const r = locateChunks(decoded.file, chunks, { ...options(), stats });
+      expect(r.errors.map((e) => e.code)).toEqual(new Array(anchors).fill("anchor_not_found"));
+      return { setup: stats.similarSetup, queryChars: chunks.reduce((n, c) => n + (c.anchors[0]!.length - 2), 0) / 2 };
+    };
+    const small = setup(12_000, 100);
+    const large = setup(24_000, 200);
+    for (const r of [small, large]) {
+      // At most 8 table entries per query trigram (a power-of-two table at most half full, two words an entry):
+      // once per pass, not once per stretch read (100–200 stretches here).
+      expect(r.setup).toBeLessThanOrEqual(8 * r.queryChars);
+    }
+    expect(large.setup / small.setup).toBeLessThanOrEqual(2.2);
+  });
+
   test("with a budget of detailed failures, anchors past it cost no similarity search at all", () => {
     const lines = Array.from({ length: 5000 }, (_, i) => `line number ${i}`);
     const chunks = Array.from({ length: 50 }, (_, k) => chunk(["+x"], { anchors: [`lnie number ${k}`], patchLine: 10 + 3 * k }));

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { normalizeLine, type LineTier } from "../../../lib/match/normalize.ts";
 import { scanLines } from "../../../lib/text/line_scan.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, passTrimmed, TierKeyer } from "../../../lib/match/tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, TierKeyer } from "../../../lib/match/tier_pass.ts";
+import { passTrimmed } from "../../../lib/match/trimmed_pass.ts";
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
