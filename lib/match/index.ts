@@ -217,9 +217,13 @@ export class MatchIndex {
     let found = this.#searches.get(t);
     if (found === undefined) {
       // Each distinct query's id at this tier, once: the patterns' ids follow by number.
-      const queryIds = new Int32Array(this.#queries.size);
-      let q = 0;
-      for (const text of this.#queries.keys()) queryIds[q++] = t.idOf(text);
+      // A tier built here was keyed from exactly these queries, in this order: its keyer kept their ids.
+      let queryIds = t.queryIds;
+      if (queryIds === undefined || queryIds.length !== this.#queries.size) {
+        queryIds = new Int32Array(this.#queries.size);
+        let q = 0;
+        for (const text of this.#queries.keys()) queryIds[q++] = t.idOf(text);
+      }
       found = new PatternSearch(t, this.#patterns, this.stats, { numbers: this.#patternQueries, queryIds });
       this.#searches.set(t, found);
     }
@@ -275,7 +279,8 @@ export class MatchIndex {
       for (const s of this.#selectors.values()) if (s !== undefined) selected.add(s);
       const flat = this.#flatLines();
       const n = flat.eols.length;
-      const keyer = new TierKeyer(4, selected, n, this.#hints.ascii === true);
+      // Selectors are mostly lines found nowhere: the sampled signature rejects most lines cheaply.
+      const keyer = new TierKeyer(4, selected, n, this.#hints.ascii === true, "signature");
       // Lines tier 1 keyed take their ids from their key (tierMap) without
       // being read again: in a file made of the chunks' own lines
       // (thousands of failing chunks) that is most lines.

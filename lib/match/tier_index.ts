@@ -95,6 +95,8 @@ export class TierIndex {
   readonly #dict: KeyLookup;
   /** Key text by id (index 0 unused). */
   readonly keyOf: readonly string[];
+  /** The id of each query text the keyer was given, in its order (when the keyer kept them). */
+  readonly queryIds: Int32Array | undefined;
   /**
    * The lower tier whose matches this one repeats exactly, if any: no line
    * was keyed here that was not there, and no two of its keys merge here,
@@ -105,7 +107,8 @@ export class TierIndex {
   #occ: Int32Array | undefined;
 
   /** `counts[id]`: how many lines carry each id (the occurrence lists are filled on first use). */
-  constructor(tier: LineTier, ids: Int32Array, dict: KeyLookup, counts: Int32Array, keyOf: readonly string[] = []) {
+  constructor(tier: LineTier, ids: Int32Array, dict: KeyLookup, counts: Int32Array, keyOf: readonly string[] = [], queryIds?: Int32Array) {
+    this.queryIds = queryIds;
     this.tier = tier;
     this.ids = ids;
     this.#dict = dict;

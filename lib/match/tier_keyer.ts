@@ -77,6 +77,14 @@ export function signature(line: string, start: number, end: number, fold: boolea
   return Math.imul(length + a * 0x3b + (b << 7) + (c << 14) + (d << 21), 0x9e3779b1) >>> shift;
 }
 
+/**
+ * How a keyer filters lines before its table: by the sampled signature
+ * (`"signature"`: cheap per line, but lines alike at the sampled characters
+ * all pass), by a bit table of the whole-line hash (`"hash"`: one hash per
+ * line, few pass in vain), or `"auto"`: the hash above HASH_FILTER_KEYS keys.
+ */
+export type KeyFilter = "auto" | "signature" | "hash";
+
 /** The query texts of a keyer: a set, an array (repeats are dropped) or a map's keys (a map is not copied). */
 export type QueryTexts = ReadonlySet<string> | readonly string[] | ReadonlyMap<string, unknown>;
 
@@ -100,17 +108,18 @@ export class TierKeyer {
   readonly dict: KeyTable;
   /** Key text by id (index 0 unused). */
   readonly keyOf: readonly string[];
+  /** The id of each query text, in the order the keyer was given them (repeats included). */
+  readonly queryIds: Int32Array;
   /** Lines this tier keyed that the tier below it had not (set by the tiers 2–4 pass). */
   fresh = 0;
   /**
    * Per signature: 0 when no key has it, the key's id when one key has it,
    * -1 when several do (resolved through the table): the filter (small, so
-   * it stays in cache; used when `bloom` is not set, i.e. at most
-   * HASH_FILTER_KEYS keys, whose ids fit 16 bits). A line whose signature
+   * it stays in cache; used when `bloom` is not set). A line whose signature
    * names one key is compared with it directly — few keys stay in the cache,
    * so that costs less than hashing the line.
    */
-  readonly sigs: Int16Array;
+  readonly sigs: Int32Array;
   /**
    * With many keys (see HASH_FILTER_KEYS): bit `h >>> 12` set for the
    * whole-line hash `h` of each key ({@linkcode regionHash}); the passes
@@ -139,15 +148,18 @@ export class TierKeyer {
    * keeps its id). Besides the work saved, comparing an ASCII region with
    * such a key is three times slower than with an ASCII one.
    */
-  constructor(tier: LineTier, queries: QueryTexts, lineCount: number, asciiFile = false) {
+  constructor(tier: LineTier, queries: QueryTexts, lineCount: number, asciiFile = false, filter: KeyFilter = "auto") {
     const count = Array.isArray(queries) ? queries.length : (queries as ReadonlySet<string> | ReadonlyMap<string, unknown>).size;
     this.tier = tier;
     this.foldsText = tier === 4 && !asciiFile;
     let bits = 8;
     while (bits < MAX_SIG_BITS && 1 << bits < 16 * count) bits++;
     this.shift = 32 - bits;
-    const bloom = (this.bloom = count > HASH_FILTER_KEYS ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
-    const sigs = (this.sigs = new Int16Array(bloom === undefined ? 1 << bits : 1));
+    const hashed = filter === "hash" || (filter === "auto" && count > HASH_FILTER_KEYS);
+    const bloom = (this.bloom = hashed ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
+    const queryIds = (this.queryIds = new Int32Array(count));
+    let q = 0;
+    const sigs = (this.sigs = new Int32Array(bloom === undefined ? 1 << bits : 1));
     const table = (this.dict = new KeyTable(tier === 4, count));
     this.keyOf = table.keys;
     for (const query of queries instanceof Map ? queries.keys() : (queries as Iterable<string>)) {
@@ -156,6 +168,7 @@ export class TierKeyer {
       const h = regionHash(key, 0, key.length, tier === 4);
       const known = table.size;
       const id = table.intern(key, h);
+      queryIds[q++] = id;
       if (id <= known) continue;
       // A key no line of an ASCII file can equal keeps its id but stays out of the filters.
       if (asciiFile && !isAscii(key)) continue;
@@ -220,6 +233,6 @@ export class TierKeyer {
 
   /** The finished index. */
   finish(): TierIndex {
-    return new TierIndex(this.tier, this.ids, this.dict, this.counts, this.keyOf);
+    return new TierIndex(this.tier, this.ids, this.dict, this.counts, this.keyOf, this.queryIds);
   }
 }
