@@ -115,8 +115,8 @@ export class MatchIndex {
   readonly #patterns: (readonly string[])[] = [];
   /** Per registered pattern, its lines' query numbers. */
   readonly #patternQueries: Int32Array[] = [];
-  #selectors: Map<readonly string[], string | undefined> | undefined;
-  #selectorTier: TierIndex | undefined;
+  /** Per registered pattern: whether its selector is in the file at tier 4 (see SELECTOR_QUERIES). */
+  #selectorPresent: Map<readonly string[], boolean> | undefined;
   readonly #searches = new Map<TierIndex, PatternSearch>();
   readonly #anchors = new Set<string>();
   #anchorTiers: Map<LineTier, TierIndex> | undefined;
@@ -247,9 +247,7 @@ export class MatchIndex {
     if (tier === 1 || this.#tiers.has(tier)) return true;
     if (this.#queries.size > SELECTOR_QUERIES) {
       // Necessary: the selector line must be in the file at tier 4.
-      const t = this.#selectorIndex();
-      const selector = this.#selectors!.get(texts);
-      return selector === undefined || t.count(t.idOf(selector)) > 0;
+      return this.#selectorPresence().get(texts) ?? true;
     }
     if (tier === 4 && this.#hints.ascii !== true) return true;
     let key = "";
@@ -268,29 +266,37 @@ export class MatchIndex {
     return known;
   }
 
-  /** The selectors' index at tier 4 (see SELECTOR_QUERIES), built in one pass on first use. */
-  #selectorIndex(): TierIndex {
-    if (this.#selectorTier === undefined) {
+  /** Per pattern, whether its selector is in the file at tier 4: one pass keying the selectors (see SELECTOR_QUERIES), on first use. */
+  #selectorPresence(): Map<readonly string[], boolean> {
+    if (this.#selectorPresent === undefined) {
       const tier1 = this.tier(1);
       // The patterns' tier-1 ids as the tier-1 search already mapped them (no text normalised again).
       const search = this.search(tier1);
-      this.#selectors = new Map(this.#patterns.map((texts) => [texts, selectorOf(texts, search.ids(texts), tier1)]));
+      const selectorOfPattern = this.#patterns.map((texts) => selectorOf(texts, search.ids(texts), tier1));
       const selected = new Set<string>();
-      for (const s of this.#selectors.values()) if (s !== undefined) selected.add(s);
+      for (const s of selectorOfPattern) if (s !== undefined) selected.add(s);
       const flat = this.#flatLines();
       const n = flat.eols.length;
       // Selectors are mostly lines found nowhere: the sampled signature rejects most lines cheaply.
       const keyer = new TierKeyer(4, selected, n, this.#hints.ascii === true, "signature");
-      // Lines tier 1 keyed take their ids from their key (tierMap) without
-      // being read again: in a file made of the chunks' own lines
-      // (thousands of failing chunks) that is most lines.
+      // Lines tier 1 keyed take their ids from their key without being read
+      // again: in a file made of the chunks' own lines (thousands of failing
+      // chunks) that is most lines.
       passLoosest(flat, keyer, tier1);
-      this.#selectorTier = keyer.finish();
+      const index = keyer.finish();
+      // Each selector's id from the keyer (in the set's order), not looked up again.
+      const present = new Map<string, boolean>();
+      let q = 0;
+      for (const s of selected) present.set(s, index.count(keyer.queryIds[q++]!) > 0);
+      this.#selectorPresent = new Map(this.#patterns.map((texts, p) => {
+        const s = selectorOfPattern[p];
+        return [texts, s === undefined || present.get(s) === true];
+      }));
       this.stats.indexBuilds++;
       this.stats.linesScanned += n;
       this.stats.linesKeyed += keyer.keyed;
     }
-    return this.#selectorTier;
+    return this.#selectorPresent;
   }
 
   /** The index of `tier`, built on first use. */
