@@ -175,7 +175,10 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
   let detailLeft = options.detail ?? Infinity;
   const inFull = (): boolean => detailLeft-- > 0;
   let cursor = 0;
-  let cursorReason = "the start of the file";
+  // Why a search starts at the cursor, in words built only when a failure
+  // reads them (a string per placed chunk was a measurable share of
+  // planning thousands of chunks that all match).
+  let cursorReason: () => string = () => "the start of the file";
 
   for (let c = 0; c < chunks.length; c++) {
     const chunk = chunks[c]!;
@@ -185,7 +188,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
 
     // 1. Anchors narrow the search, each from where the previous one matched.
     let from = cursor;
-    let start: SearchStart = { from, reason: cursorReason, byAnchor: false };
+    let start: SearchStart = cursorStart(from, cursorReason);
     const ref = { hunk, patchLine: chunk.patchLine };
     let anchorsOk = true;
     for (let a = 0; a < form.anchors.length; a++) {
@@ -216,7 +219,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
       }
       placements.push({ index: hunk, start: insertAt, end: insertAt, tier: 1, body: form.full.body.slice() });
       cursor = insertAt;
-      cursorReason = atEnd ? "the end of the file" : `the insertion of chunk ${hunk} before line ${insertAt + 1}`;
+      cursorReason = atEnd ? () => "the end of the file" : () => `the insertion of chunk ${hunk} before line ${insertAt + 1}`;
       continue;
     }
 
@@ -310,7 +313,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     }
     placements.push({ index: hunk, start: s, end: s + m, tier: hit.tier, body });
     cursor = s + m;
-    cursorReason = `chunk ${hunk} (${lineRange(s, s + m)})`;
+    cursorReason = () => `chunk ${hunk} (${lineRange(s, s + m)})`;
   }
 
   if (mismatches.length > 0 || missingAnchors.length > 0) {
@@ -320,6 +323,17 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
   }
   errors.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0));
   return { placements, errors, undiagnosed, warnings, absent };
+}
+
+/** A search start at the cursor whose `reason` is put into words when read. */
+function cursorStart(from: number, reason: () => string): SearchStart {
+  return {
+    from,
+    byAnchor: false,
+    get reason(): string {
+      return reason();
+    },
+  };
 }
 
 function registerQueries(index: MatchIndex, form: ChunkForms): void {
