@@ -13,7 +13,11 @@
  * 4. measures each target ratio again, interleaved (A B B A rounds, see
  *    `paired.ts`), so both sides of a ratio see the same background load —
  *    doubling ratios twice: with the heap collected before each sample
- *    (decides) and without (reported beside it);
+ *    (decides) and without (reported beside it). These run after the whole
+ *    suite in one process, so the JIT holds code shaped by every other
+ *    input (what a long-lived server sees); the single-chunk ratios on the
+ *    1M-line file are also measured before the suite (RatioSpec.alsoEarly)
+ *    and shown beside them;
  * 5. runs the whole-process comparison (`bench/peers_process.ts`: ours,
  *    GNU patch, git apply, Codex's native apply_patch, with peak RSS) and
  *    the remote figures (`bench/remote.ts`) and the wire bench over a
@@ -71,10 +75,20 @@ registerPlanBenches(suite, registrar);
 registerAdversarialBenches(suite, registrar);
 registerFamilyBenches(suite, registrar);
 registerPeerBenches(suite, registrar);
+// The ratios asked for early, before mitata runs anything (see RatioSpec.alsoEarly).
+const specs = ratioSpecs(sizes, suite.families);
+const pairedEarly = new Map<string, PairedResult>();
+for (const spec of specs) {
+  const a = functions.get(spec.denominator);
+  const b = functions.get(spec.numerator);
+  if (!spec.alsoEarly || !a || !b) continue;
+  const measured = measurePaired(a, b, { budgetMs: 1500, minRounds: 4 });
+  pairedEarly.set(spec.label, measured);
+  console.error(`  before the suite: ${spec.label}: ${measured.ratio.toFixed(2)}×`);
+}
 const result = await run({ colors: Boolean(process.stdout.isTTY), format: { mitata: { name: "longest" } } });
 
-console.error("interleaved paired measurement of the target ratios …");
-const specs = ratioSpecs(sizes, suite.families);
+console.error("interleaved paired measurement of the target ratios (after the suite, in the same process) …");
 const paired = new Map<string, PairedResult>();
 const pairedNoGc = new Map<string, PairedResult>();
 for (const spec of specs) {
@@ -89,6 +103,8 @@ for (const spec of specs) {
     pairedNoGc.set(spec.label, raw);
     line += ` (no forced GC: ${raw.ratio.toFixed(2)}×)`;
   }
+  const early = pairedEarly.get(spec.label);
+  if (early) line += ` (before the suite: ${early.ratio.toFixed(2)}×)`;
   console.error(line);
 }
 
@@ -150,7 +166,7 @@ for (const trial of result.benchmarks) {
   }
 }
 
-const rows = evaluateRatios(specs, medians, paired, pairedNoGc);
+const rows = evaluateRatios(specs, medians, paired, pairedNoGc, pairedEarly);
 const targets: TargetResult[] = [
   ...ratioTargets(rows),
   ...processTargets,

@@ -14,7 +14,7 @@ import { naiveApply, toUnifiedDiff } from "../bench/peers.ts";
 import { registerPlanBenches } from "../bench/plan.bench.ts";
 import { registerFamilyBenches } from "../bench/families.bench.ts";
 import { FAMILIES } from "../bench/families.ts";
-import { evaluateRatios, formatVerdict, ratioSpecs, ratioTargets } from "../bench/report.ts";
+import { evaluateRatios, formatRatios, formatVerdict, ratioSpecs, ratioTargets } from "../bench/report.ts";
 import { callOnceRegistrar, loadSuite, TINY_SIZES } from "../bench/suite.ts";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -139,6 +139,16 @@ describe("bench verdict and references", () => {
     );
     expect(rows[0]).toMatchObject({ value: 3, paired: 1.5, pairedNoGc: 2.5, verdict: "PASS" });
     expect(ratioTargets(rows)).toEqual([{ label: "x", kind: "required", pass: true }]);
+  });
+
+  test("a ratio measured before the suite too is shown beside the one after it, which decides", () => {
+    const spec = { label: "y", numerator: "n", denominator: "d", max: 2.5, alsoEarly: true };
+    const row = evaluateRatios([spec], new Map([["n", 1], ["d", 1]]), new Map([["y", { medianA: 1, medianB: 3, ratio: 3 }]]), new Map(), new Map([["y", { medianA: 1, medianB: 1.2, ratio: 1.2 }]]))[0]!;
+    expect(row).toMatchObject({ paired: 3, pairedEarly: 1.2, verdict: "FAIL" });
+    expect(formatRatios([row])).toContain("| y | 1.00× | 3.00× |  | 1.20× | ≤ 2.5× | FAIL |");
+    // The two single-chunk ratios on the large file ask for it.
+    const early = ratioSpecs(TINY_SIZES).filter((r) => r.alsoEarly).map((r) => r.numerator);
+    expect(early).toEqual([`plan code-${TINY_SIZES.large}-tier3`, `plan code-${TINY_SIZES.large}-fail`]);
   });
 
   test("the plain indexOf reference applies a 3-chunk patch like the oracle", () => {

@@ -206,9 +206,8 @@ export class SimilarLines {
     this.#count = new Int32Array(slots);
     if (slots === 0) return;
     // 2^16 bits (8 KiB, in the first-level cache): a hit is then looked up exactly.
-    // Int32Array, not Uint32Array: a word with bit 31 set read from a
-    // Uint32Array is no int32, and the JIT's int32 code for this loop then
-    // deoptimises to doubles (same bits either way).
+    // Int32Array, not Uint32Array (same bits): a Uint32Array word with bit 31
+    // set reads as a double, not an int32, in the JIT's code for this loop.
     const filter = new Int32Array(1 << (FILTER_BITS - 5));
     const refs = new Uint16Array(1 << FILTER_BITS);
     for (const g of this.#slotOf.keys()) {
