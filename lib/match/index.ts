@@ -14,6 +14,7 @@ import { EOL_CHARS, type EolCode } from "../text/line_scan.ts";
 import { foldPunctuation, type LineTier, normalizeLine } from "./normalize.ts";
 import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts";
 import { PatternSearch } from "./search.ts";
+import { KeyTable, regionHash } from "./key_table.ts";
 import { adoptLfLineStarts, type TextFile, unscannedLfText } from "../text/text.ts";
 import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, tierMap, TierKeyer } from "./tier_pass.ts";
 import { passTrimmed } from "./trimmed_pass.ts";
@@ -107,8 +108,12 @@ export class MatchIndex {
   readonly stats: MatchStats;
   readonly #source: readonly string[] | FlatLines | TextFile;
   readonly #hints: FileHints;
-  /** Query texts by number, in order of registration (a pattern keeps its lines' numbers). */
-  readonly #queries = new Map<string, number>();
+  /**
+   * Query texts by number, in order of registration (a pattern keeps its
+   * lines' numbers): number = id − 1 in this table. Tier 1 takes the table
+   * as its dictionary, so no query text is looked up twice.
+   */
+  readonly #queries: KeyTable = new KeyTable(false, 1024);
   readonly #tiers = new Map<LineTier, TierIndex>();
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
@@ -151,12 +156,14 @@ export class MatchIndex {
   }
 
   #add(text: string): number {
-    const known = this.#queries.get(text);
-    if (known !== undefined) return known;
-    if (this.#tiers.size > 0) throw new Error("MatchIndex: queries must be added before any tier is built");
-    const number = this.#queries.size;
-    this.#queries.set(text, number);
-    return number;
+    const queries = this.#queries;
+    if (this.#tiers.size > 0) {
+      const known = queries.get(text);
+      if (known === undefined) throw new Error("MatchIndex: queries must be added before any tier is built");
+      return known - 1;
+    }
+    // Query number = id - 1 in the table (ids start at 1).
+    return queries.intern(text, regionHash(text, 0, text.length, false)) - 1;
   }
 
   /** Register an `@@` anchor (a query too): {@linkcode anchorTier} keys only these. */
@@ -222,7 +229,7 @@ export class MatchIndex {
       if (queryIds === undefined || queryIds.length !== this.#queries.size) {
         queryIds = new Int32Array(this.#queries.size);
         let q = 0;
-        for (const text of this.#queries.keys()) queryIds[q++] = t.idOf(text);
+        for (const text of this.#queries.keys.slice(1)) queryIds[q++] = t.idOf(text);
       }
       found = new PatternSearch(t, this.#patterns, this.stats, { numbers: this.#patternQueries, queryIds });
       this.#searches.set(t, found);
@@ -308,7 +315,7 @@ export class MatchIndex {
     } else {
       // Tiers 2–4 take the ids of lines tier 1 keyed from it (see passTrimmed).
       this.tier(1);
-      const foldless = this.#hints.ascii === true && [...this.#queries.keys()].every((q) => foldPunctuation(q) === q);
+      const foldless = this.#hints.ascii === true && this.#queries.keys.every((q) => foldPunctuation(q) === q);
       this.#build(foldless ? [2, 3] : [2, 3, 4]);
       if (foldless) this.#tiers.set(4, this.#tiers.get(3)!);
     }

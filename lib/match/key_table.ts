@@ -117,17 +117,19 @@ export class KeyTable {
   compared = 0;
   /** Key text by id (index 0 unused). */
   readonly keys: string[] = [""];
+  /** Each key's {@linkcode regionHash} by id (index 0 unused). */
+  readonly hashes: number[] = [0];
   readonly #fold: boolean;
-  readonly #mask: number;
+  #mask: number;
   /** Per slot, side by side: hash, length, id (0: empty; BY_TEXT: see above) — one cache line per probe. */
-  readonly #slots: Int32Array;
+  #slots: Int32Array;
   /** The keys of BY_TEXT slots (two or more keys sharing hash and length): rare. */
   readonly #colliding = new Map<string, number>();
 
   /**
-   * A table for at most `keys` distinct keys (it must not hold more). At
-   * tier 4 (`fold`) keys are folded already and regions are folded as they
-   * are compared.
+   * A table sized for `keys` distinct keys (it grows past them). At tier 4
+   * (`fold`) keys are folded already and regions are folded as they are
+   * compared.
    */
   constructor(fold: boolean, keys: number) {
     this.#fold = fold;
@@ -144,6 +146,8 @@ export class KeyTable {
 
   /** The id of `key` (normalised; `h` its {@linkcode regionHash}), added with the next id if new. */
   intern(key: string, h: number): number {
+    // At most half full, so probes stay short.
+    if (2 * this.keys.length >= this.#mask) this.#grow();
     const slots = this.#slots;
     const mask = this.#mask;
     const length = key.length;
@@ -153,6 +157,7 @@ export class KeyTable {
       if (slotId === 0) {
         const id = this.keys.length;
         this.keys.push(key);
+        this.hashes.push(h);
         slots[at] = h;
         slots[at + 1] = length;
         slots[at + 2] = id;
@@ -169,9 +174,27 @@ export class KeyTable {
       if (known !== undefined) return known;
       const id = this.keys.length;
       this.keys.push(key);
+      this.hashes.push(h);
       this.#colliding.set(key, id);
       return id;
     }
+  }
+
+  /** Twice the slots, each (hash, length) entry moved as it is (a BY_TEXT slot stays one). */
+  #grow(): void {
+    const old = this.#slots;
+    const mask = 2 * (this.#mask + 1) - 1;
+    const slots = new Int32Array(3 * (mask + 1));
+    for (let at = 0; at < old.length; at += 3) {
+      if (old[at + 2] === 0) continue;
+      let s = old[at]! & mask;
+      while (slots[3 * s + 2] !== 0) s = (s + 1) & mask;
+      slots[3 * s] = old[at]!;
+      slots[3 * s + 1] = old[at + 1]!;
+      slots[3 * s + 2] = old[at + 2]!;
+    }
+    this.#slots = slots;
+    this.#mask = mask;
   }
 
   /** The id of a normalised key text, or undefined (a lookup, not counted in `compared`). */

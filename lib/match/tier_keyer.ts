@@ -85,8 +85,12 @@ export function signature(line: string, start: number, end: number, fold: boolea
  */
 export type KeyFilter = "auto" | "signature" | "hash";
 
-/** The query texts of a keyer: a set, an array (repeats are dropped) or a map's keys (a map is not copied). */
-export type QueryTexts = ReadonlySet<string> | readonly string[] | ReadonlyMap<string, unknown>;
+/**
+ * The query texts of a keyer: a set, an array (repeats are dropped), a
+ * map's keys (not copied), or a {@linkcode KeyTable} of them (tier 1 takes
+ * it as its dictionary: its ids are then the table's).
+ */
+export type QueryTexts = ReadonlySet<string> | readonly string[] | ReadonlyMap<string, unknown> | KeyTable;
 
 /**
  * One tier's dictionary, filters and ids while a pass runs; `finish` turns
@@ -149,45 +153,65 @@ export class TierKeyer {
    * such a key is three times slower than with an ASCII one.
    */
   constructor(tier: LineTier, queries: QueryTexts, lineCount: number, asciiFile = false, filter: KeyFilter = "auto") {
-    const count = Array.isArray(queries) ? queries.length : (queries as ReadonlySet<string> | ReadonlyMap<string, unknown>).size;
+    const count = queries instanceof KeyTable
+      ? queries.size
+      : Array.isArray(queries)
+      ? queries.length
+      : (queries as ReadonlySet<string> | ReadonlyMap<string, unknown>).size;
     this.tier = tier;
     this.foldsText = tier === 4 && !asciiFile;
     let bits = 8;
     while (bits < MAX_SIG_BITS && 1 << bits < 16 * count) bits++;
     this.shift = 32 - bits;
     const hashed = filter === "hash" || (filter === "auto" && count > HASH_FILTER_KEYS);
-    const bloom = (this.bloom = hashed ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined);
+    this.bloom = hashed ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined;
+    this.sigs = new Int32Array(hashed ? 1 : 1 << bits);
     const queryIds = (this.queryIds = new Int32Array(count));
-    let q = 0;
-    const sigs = (this.sigs = new Int32Array(bloom === undefined ? 1 << bits : 1));
-    const table = (this.dict = new KeyTable(tier === 4, count));
+    // Tier 1 normalises nothing: the index's own table of query texts is its dictionary as it is.
+    const adopted = tier === 1 && queries instanceof KeyTable ? queries : undefined;
+    const table = (this.dict = adopted ?? new KeyTable(tier === 4, count));
     this.keyOf = table.keys;
-    for (const query of queries instanceof Map ? queries.keys() : (queries as Iterable<string>)) {
-      const key = normalizeLine(query, tier);
-      // One hash per key, for the table and the filter.
-      const h = regionHash(key, 0, key.length, tier === 4);
-      const known = table.size;
-      const id = table.intern(key, h);
-      queryIds[q++] = id;
-      if (id <= known) continue;
-      // A key no line of an ASCII file can equal keeps its id but stays out of the filters.
-      if (asciiFile && !isAscii(key)) continue;
-      if (key.length > 0) {
-        if (bloom !== undefined) {
-          const bit = h >>> HASH_FILTER_SHIFT;
-          bloom[bit >>> 5]! |= 1 << (bit & 31);
-        } else {
-          const sig = signature(key, 0, key.length, tier === 4, this.shift);
-          sigs[sig] = sigs[sig] === 0 ? id : -1;
-        }
+    if (adopted !== undefined) {
+      for (let id = 1; id <= count; id++) {
+        queryIds[id - 1] = id;
+        this.#filter(adopted.keys[id]!, adopted.hashes[id]!, id, asciiFile);
       }
-      if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
-      else this.longLengths = true;
+    } else {
+      let q = 0;
+      const texts: Iterable<string> = queries instanceof KeyTable ? queries.keys.slice(1) : queries instanceof Map ? queries.keys() : (queries as Iterable<string>);
+      for (const query of texts) {
+        const key = normalizeLine(query, tier);
+        // One hash per key, for the table and the filter.
+        const h = regionHash(key, 0, key.length, tier === 4);
+        const known = table.size;
+        const id = table.intern(key, h);
+        queryIds[q++] = id;
+        if (id > known) this.#filter(key, h, id, asciiFile);
+      }
     }
     this.emptyId = table.get("") ?? 0;
     this.ids = new Int32Array(lineCount);
     this.counts = new Int32Array(table.size + 2);
   }
+
+  /** Let lines that may equal the new key `id` (hash `h`) through the filters. */
+  #filter(key: string, h: number, id: number, asciiFile: boolean): void {
+    // A key no line of an ASCII file can equal keeps its id but stays out of the filters.
+    if (asciiFile && !isAscii(key)) return;
+    if (key.length > 0) {
+      const bloom = this.bloom;
+      if (bloom !== undefined) {
+        const bit = h >>> HASH_FILTER_SHIFT;
+        bloom[bit >>> 5]! |= 1 << (bit & 31);
+      } else {
+        const sig = signature(key, 0, key.length, this.tier === 4, this.shift);
+        this.sigs[sig] = this.sigs[sig] === 0 ? id : -1;
+      }
+    }
+    if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
+    else this.longLengths = true;
+  }
+
 
   /**
    * The id of the key equal to the (non-empty) region `text[start, end)`

@@ -76,6 +76,20 @@ describe("KeyTable", () => {
     expect(one.table.resolve(a, 0, 8)).toBe(1);
   });
 
+  test("a table sized for one key grows to 20,000 (and a colliding pair) with every id and lookup intact", () => {
+    const [a, b] = collidingPair();
+    const keys = [a, ...Array.from({ length: 20_000 }, (_, i) => `line ${i} = f(${i % 97});`), b];
+    const table = new KeyTable(false, 1);
+    keys.forEach((k, i) => expect(table.intern(k, regionHash(k, 0, k.length, false))).toBe(i + 1));
+    expect(table.size).toBe(keys.length);
+    keys.forEach((k, i) => {
+      expect(table.get(k)).toBe(i + 1);
+      expect(table.resolve(`(${k})`, 1, 1 + k.length)).toBe(i + 1);
+    });
+    expect(table.get("line 20000 = f(0);")).toBeUndefined();
+    expect(table.hashes[1]).toBe(regionHash(a, 0, a.length, false));
+  });
+
   test("tier 4: a region folds to its key as it is hashed and compared", () => {
     const { table } = tableOf(["a - \"b\"", "x-y"], true);
     const text = "a \u2014 \u201cb\u201d|x\u2013y";
