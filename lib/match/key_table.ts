@@ -1,5 +1,5 @@
 /**
- * Resolving a line region that passed the length and signature filters to
+ * Resolving a line region that passed a keyer's length and line filters to
  * the one key it may equal, with at most ONE full comparison per line
  * whatever the keys (SPEC §5.5: key comparisons bounded per line).
  *

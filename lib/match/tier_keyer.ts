@@ -1,8 +1,10 @@
 /**
  * One tier's dictionary of query keys and the filters that let a pass over
  * a million lines key almost none of them (SPEC §5.5): a length table and
- * a signature of four sampled code units; a line that passes both is
- * resolved to the one key it may equal (`key_table.ts`) and compared once.
+ * a signature of four sampled code units (or, with many keys, a bit table of
+ * the whole-line hash); a line that passes both is resolved to the one key
+ * it may equal (`key_table.ts`, also the tier's dictionary) and compared
+ * once.
  *
  * @module
  */
@@ -215,7 +217,7 @@ export class TierKeyer {
 
   /**
    * The id of the key equal to the (non-empty) region `text[start, end)`
-   * (which passed the length and signature filters), or 0. At tier 4 the
+   * (which passed the length filter and the keyer's filter), or 0. At tier 4 the
    * region is folded as it is compared (folding keeps lengths). At most one
    * comparison.
    */

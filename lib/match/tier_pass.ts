@@ -2,9 +2,11 @@
  * The passes that key every file line at a tier (SPEC §5.5): tier 1 alone,
  * tiers 2–4 together, reading each line's text at most once, in the flat
  * text by offsets: no line string is made for a line that cannot match.
- * A length filter, then a signature of four sampled code units, reject most
- * lines; the rest are compared in place with the keys of their signature
- * (usually one), so no line is sliced or hashed.
+ * A length filter, then the keyer's filter (a signature of four sampled
+ * code units naming the one key that has it, or, with many keys, a bit
+ * table of the whole-line hash), reject most lines; the rest are resolved
+ * through the key table and compared in place with the one key they may
+ * equal, so no line string is made.
  *
  * @module
  */
