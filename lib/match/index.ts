@@ -285,7 +285,7 @@ export class MatchIndex {
       const flat = this.#flatLines();
       const n = flat.eols.length;
       // Selectors are mostly lines found nowhere: the sampled signature rejects most lines cheaply.
-      const keyer = new TierKeyer(4, selected, n, this.#hints.ascii === true, "signature");
+      const keyer = new TierKeyer(4, selected, 0, this.#hints.ascii === true, "signature");
       // Lines tier 1 keyed take their ids from their key without being read
       // again: in a file made of the chunks' own lines (thousands of failing
       // chunks) that is most lines.

@@ -205,15 +205,17 @@ export function tierMap(keyOf: readonly string[], to: TierKeyer): Int32Array {
 
 /**
  * The pass for one tier 3 or 4 keyer alone (the selectors of
- * `index.ts`): each line not keyed by tier 1 is trimmed at both ends and
- * probed once; a line tier 1 keyed takes the id its key has here, probed
- * once per key seen (not for every key of tier 1: most never occur).
+ * `index.ts`), counting how many lines carry each key — no per-line ids
+ * (the selectors only need to know which keys occur): each line not keyed
+ * by tier 1 is trimmed at both ends and probed once; a line tier 1 keyed
+ * takes the id its key has here, probed once per key seen (not for every
+ * key of tier 1: most never occur).
  *
  * @example
  * ```ts
- * const k = new TierKeyer(4, new Set(["b"]), 2);
- * passLoosest(flatLinesOf(["a", "  b  "]), k, undefined);
- * k.finish().ids; // Int32Array [0, 1]
+ * const k = new TierKeyer(4, new Set(["b"]), 0);
+ * passLoosest(flatLinesOf(["a", "  b  ", "b"]), k, undefined);
+ * k.finish().count(1); // 2
  * ```
  */
 export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | undefined): void {
@@ -222,10 +224,13 @@ export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | un
   const ids1 = lower?.ids;
   const mapped = lower ? new Int32Array(lower.keyOf.length).fill(-1) : undefined;
   const fold = k.foldsText;
+  const counts = k.counts;
+  let previousId = 0;
   for (let i = 0; i < n; i++) {
     const id1 = ids1 === undefined ? 0 : ids1[i]!;
+    let id: number;
     if (id1 !== 0) {
-      let id = mapped![id1]!;
+      id = mapped![id1]!;
       if (id < 0) {
         // The line is its tier-1 key: probe the key's trimmed region (no string made).
         const key = lower!.keyOf[id1]!;
@@ -235,20 +240,20 @@ export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | un
         while (e > s && isBlankCode(key.charCodeAt(e - 1))) e--;
         id = mapped![id1] = probe(k, key, s, e, fold);
       }
-      keep(k, i, id);
-      continue;
+    } else {
+      const lineStart = starts[i]!;
+      const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
+      if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) id = previousId;
+      else {
+        let start = lineStart;
+        while (start < lineEnd && isBlankCode(text.charCodeAt(start))) start++;
+        let end = lineEnd;
+        while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
+        id = probe(k, text, start, end, fold);
+      }
     }
-    const lineStart = starts[i]!;
-    const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
-    if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) {
-      repeatPrevious(k, i);
-      continue;
-    }
-    let start = lineStart;
-    while (start < lineEnd && isBlankCode(text.charCodeAt(start))) start++;
-    let end = lineEnd;
-    while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
-    keep(k, i, probe(k, text, start, end, fold));
+    previousId = id;
+    if (id !== 0) counts[id]!++;
   }
 }
 
