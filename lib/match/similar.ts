@@ -207,7 +207,9 @@ export class SimilarLines {
     if (slots === 0) return;
     // 2^16 bits (8 KiB, in the first-level cache): a hit is then looked up exactly.
     // Int32Array, not Uint32Array (same bits): a Uint32Array word with bit 31
-    // set reads as a double, not an int32, in the JIT's code for this loop.
+    // set is no int32, and the JIT's int32 code for the scan then took
+    // "Overflow" deoptimisations (with the `>>> 0` the hash had), in some
+    // processes recompiling it twice as slow.
     const filter = new Int32Array(1 << (FILTER_BITS - 5));
     const refs = new Uint16Array(1 << FILTER_BITS);
     for (const g of this.#slotOf.keys()) {
