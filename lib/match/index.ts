@@ -47,6 +47,8 @@ export interface FileHints {
   eols?: Uint8Array;
   /** `TextFile.lineStarts`: with `text` and `eols`, the line strings are never read. */
   starts?: Int32Array;
+  /** About how many distinct query texts will be registered (sizes their table; it grows past it). */
+  queries?: number;
 }
 
 /** Shorter keys (`}`, `end`) are in almost every file: searching for them tells nothing. */
@@ -113,7 +115,7 @@ export class MatchIndex {
    * lines' numbers): number = id − 1 in this table. Tier 1 takes the table
    * as its dictionary, so no query text is looked up twice.
    */
-  readonly #queries: KeyTable = new KeyTable(false, 1024);
+  readonly #queries: KeyTable;
   readonly #tiers = new Map<LineTier, TierIndex>();
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
@@ -133,6 +135,7 @@ export class MatchIndex {
    * pass).
    */
   constructor(lines: readonly string[] | FlatLines | TextFile, stats?: MatchStats, hints: FileHints = {}) {
+    this.#queries = new KeyTable(false, Math.max(16, Math.min(hints.queries ?? 0, 1 << 22)));
     this.#source = lines;
     this.stats = stats ?? newMatchStats();
     this.#hints = hints;
