@@ -79,6 +79,9 @@ export function signature(line: string, start: number, end: number, fold: boolea
   return Math.imul(length + a * 0x3b + (b << 7) + (c << 14) + (d << 21), 0x9e3779b1) >>> shift;
 }
 
+/** A signature entry: several keys have it (resolved through the table). */
+const SEVERAL = -1;
+
 /**
  * How a keyer filters lines before its table: by the sampled signature
  * (`"signature"`: cheap per line, but lines alike at the sampled characters
@@ -120,10 +123,12 @@ export class TierKeyer {
   fresh = 0;
   /**
    * Per signature: 0 when no key has it, the key's id when one key has it,
-   * -1 when several do (resolved through the table): the filter (small, so
-   * it stays in cache; used when `bloom` is not set). A line whose signature
-   * names one key is compared with it directly — few keys stay in the cache,
-   * so that costs less than hashing the line.
+   * −2 − p for the p-th pair of keys sharing it (told apart by one
+   * character or their lengths), −1 when more do (resolved through the
+   * table): the filter (small, so it stays in cache; used when `bloom` is
+   * not set). A line whose signature names one key, or a pair, is compared
+   * with that one key directly — few keys stay in the cache, so that costs
+   * less than hashing the line.
    */
   readonly sigs: Int32Array;
   /**
@@ -196,6 +201,28 @@ export class TierKeyer {
     this.counts = new Int32Array(table.size + 2);
   }
 
+  /** Pairs of keys sharing a signature, three ints each: id A, id B, where they first differ (-1: their lengths do). */
+  #pairs: number[] = [];
+
+  /**
+   * The signature entry after key `id` joins one that was `entry`: the key
+   * alone, a pair told apart by one character (the usual collision, e.g.
+   * `x = step(x);` and `y = step(y);`: no hashing for either), or SEVERAL.
+   */
+  #joined(entry: number, id: number): number {
+    if (entry === 0) return id;
+    if (entry < 0) return SEVERAL;
+    const a = this.keyOf[entry]!;
+    const b = this.keyOf[id]!;
+    let position = -1;
+    if (a.length === b.length) {
+      position = 0;
+      while (position < a.length && a.charCodeAt(position) === b.charCodeAt(position)) position++;
+    }
+    this.#pairs.push(entry, id, position);
+    return -(this.#pairs.length / 3 - 1) - 2;
+  }
+
   /** Let lines that may equal the new key `id` (hash `h`) through the filters. */
   #filter(key: string, h: number, id: number, asciiFile: boolean): void {
     // A key no line of an ASCII file can equal keeps its id but stays out of the filters.
@@ -207,7 +234,7 @@ export class TierKeyer {
         bloom[bit >>> 5]! |= 1 << (bit & 31);
       } else {
         const sig = signature(key, 0, key.length, this.tier === 4, this.shift);
-        this.sigs[sig] = this.sigs[sig] === 0 ? id : -1;
+        this.sigs[sig] = this.#joined(this.sigs[sig]!, id);
       }
     }
     if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;
@@ -230,7 +257,22 @@ export class TierKeyer {
    * `entry` (not 0): one key's id, compared directly, or -1 (the table).
    */
   resolveSignature(text: string, start: number, end: number, entry: number): number {
-    if (entry < 0) return this.dict.resolve(text, start, end);
+    if (entry === SEVERAL) return this.dict.resolve(text, start, end);
+    if (entry < 0) {
+      // Two keys: the character where they first differ (or their lengths) picks one.
+      const at = 3 * (-entry - 2);
+      const pairs = this.#pairs;
+      const position = pairs[at + 2]!;
+      const a = pairs[at]!;
+      let pick: number;
+      if (position < 0) pick = this.keyOf[a]!.length === end - start ? a : pairs[at + 1]!;
+      else {
+        if (position >= end - start) return 0;
+        const c = text.charCodeAt(start + position);
+        pick = (this.foldsText ? foldCode(c) : c) === this.keyOf[a]!.charCodeAt(position) ? a : pairs[at + 1]!;
+      }
+      entry = pick;
+    }
     const key = this.keyOf[entry]!;
     if (key.length !== end - start) return 0;
     this.dict.compared++;

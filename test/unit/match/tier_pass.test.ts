@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { normalizeLine, type LineTier } from "../../../lib/match/normalize.ts";
 import { scanLines } from "../../../lib/text/line_scan.ts";
+import { signature, signatureSamples } from "../../../lib/match/tier_keyer.ts";
 import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, TierKeyer } from "../../../lib/match/tier_pass.ts";
 import { passTrimmed } from "../../../lib/match/trimmed_pass.ts";
 
@@ -75,6 +76,24 @@ describe("tier passes: in-place comparison gives exactly the dictionary's ids", 
     expect(flat.eols.length).toBe(lines.length);
     const got = passAll(flat, queries);
     for (const tier of [1, 2, 3, 4] as const) expect(got.get(tier)).toEqual(referenceIds(lines, queries, tier));
+  });
+
+  test("keys sharing a signature: a pair told apart by a character or by length, three through the table", () => {
+    // Alike at every sampled character (signatureSamples), so each group shares one signature.
+    const pairByChar = ["    x = step(x);", "    y = step(y);"];
+    const sampled = (p: number, n: number): boolean => signatureSamples(n).includes(p);
+    const alike = (digit: string, n: number): string => Array.from({ length: n }, (_, p) => (sampled(p, n) ? "K" : digit)).join("");
+    const triple = ["1", "2", "3"].map((d) => alike(d, 12));
+    const queries = [...pairByChar, ...triple, "short", "shorts"];
+    const lines = [...pairByChar, "    z = step(z);", ...triple, alike("4", 12), "short", "shorts", "shortx", "    x = step(x);  "];
+    for (const ascii of [false, true]) {
+      const got = passAll(flatLinesOf(lines), queries, ascii);
+      for (const tier of [1, 2, 3, 4] as const) expect(got.get(tier)).toEqual(referenceIds(lines, queries, tier));
+    }
+    const k = new TierKeyer(1, new Set(queries), 0);
+    const entry = (q: string): number => k.sigs[signature(q, 0, q.length, false, k.shift)]!;
+    expect(entry(pairByChar[0]!)).toBeLessThan(-1);
+    expect(entry(triple[0]!)).toBe(-1);
   });
 
   // Above 4096 keys lines are filtered by their whole-line hash, below by a sampled signature; an
