@@ -7,9 +7,9 @@
  * up in an open-addressing table of the keys' hashes and lengths, laid out
  * as one typed array, so a line that equals no key almost never reaches a
  * comparison, and one that does is compared with the single key of its
- * slot. Two keys that share hash and length (rare: about one pair in a
- * million keys) mark their slot "look up by text": such a region is sliced
- * and found in the dictionary, still one lookup. Keys alike at every
+ * slot. Two keys that share hash and length (rare: about one pair among
+ * 100,000 keys of one length) mark their slot "look up by text": such a
+ * region is sliced and found in a small map of those keys, still one lookup. Keys alike at every
  * sampled character (`K00001M00N1Z`, `K00002M00N2Z`, …, or eight
  * 240-character lines differing near the end) — easy to send on purpose —
  * cost what any other key costs.
