@@ -244,17 +244,10 @@ export class TierKeyer {
 
   /**
    * The id of the key equal to the (non-empty) region `text[start, end)`
-   * (which passed the length filter and the keyer's filter), or 0. At tier 4 the
-   * region is folded as it is compared (folding keeps lengths). At most one
-   * comparison.
-   */
-  resolve(text: string, start: number, end: number): number {
-    return this.dict.resolve(text, start, end);
-  }
-
-  /**
-   * {@linkcode resolve} for a region whose signature's entry in `sigs` is
-   * `entry` (not 0): one key's id, compared directly, or -1 (the table).
+   * whose signature's entry in `sigs` is `entry` (not 0): one key's id or a
+   * pair's, compared directly, or SEVERAL (the table), else 0. At tier 4
+   * the region is folded as it is compared (folding keeps lengths). At most
+   * one comparison.
    */
   resolveSignature(text: string, start: number, end: number, entry: number): number {
     if (entry === SEVERAL) return this.dict.resolve(text, start, end);
@@ -279,7 +272,7 @@ export class TierKeyer {
     return sameRegion(key, text, start, end, this.foldsText) ? entry : 0;
   }
 
-  /** {@linkcode resolve} for a region whose {@linkcode regionHash} `h` passed `bloom`. */
+  /** The id of the key equal to a region whose {@linkcode regionHash} `h` passed `bloom`, or 0 (one comparison at most). */
   resolveHashed(text: string, start: number, end: number, h: number): number {
     return this.dict.resolveHashed(text, start, end, h);
   }
