@@ -16,7 +16,7 @@ import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts"
 import { PatternSearch } from "./search.ts";
 import { KeyTable, regionHash } from "./key_table.ts";
 import { adoptLfLineStarts, type TextFile, unscannedLfText } from "../text/text.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, tierMap, TierKeyer } from "./tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passExactScanningBytes, passLoosest, passLoosestBytes, tierMap, TierKeyer } from "./tier_pass.ts";
 import { passTrimmed } from "./trimmed_pass.ts";
 
 /** No two ids map to the same id. */
@@ -292,7 +292,9 @@ export class MatchIndex {
       // Lines tier 1 keyed take their ids from their key without being read
       // again: in a file made of the chunks' own lines (thousands of failing
       // chunks) that is most lines.
-      passLoosest(flat, keyer, tier1);
+      const bytes = this.#asciiBytes(flat);
+      if (bytes !== undefined && !keyer.foldsText) passLoosestBytes(flat, bytes, keyer, tier1);
+      else passLoosest(flat, keyer, tier1);
       const index = keyer.finish();
       // Each selector's id from the keyer (in the set's order), not looked up again.
       const present = new Map<string, boolean>();
@@ -307,6 +309,14 @@ export class MatchIndex {
       this.stats.linesKeyed += keyer.keyed;
     }
     return this.#selectorPresent;
+  }
+
+  /** The bytes of an ASCII decoded file whose code units they are (past a BOM), for the byte passes; else undefined. */
+  #asciiBytes(flat: FlatLines): Uint8Array | undefined {
+    const source = this.#source;
+    if (!isTextFile(source) || source.ascii !== true || flat.text !== source.text) return undefined;
+    const bytes = source.bytes.subarray(source.bom ? 3 : 0);
+    return bytes.length === flat.text.length ? bytes : undefined;
   }
 
   /** The index of `tier`, built on first use. */
@@ -363,8 +373,14 @@ export class MatchIndex {
     const unscanned = tiers.length === 1 && isTextFile(source) ? unscannedLfText(source) : undefined;
     if (unscanned !== undefined) {
       // Find the lines and key them in one pass (the file keeps the starts).
+      const file = source as TextFile;
       const keyer = new TierKeyer(1, this.#queries, 0, this.#hints.ascii === true);
-      adoptLfLineStarts(source as TextFile, passExactScanning(unscanned, keyer));
+      // An ASCII file is read through its bytes (see passExactScanningBytes).
+      const bytes = file.ascii === true ? file.bytes.subarray(file.bom ? 3 : 0) : undefined;
+      const starts = bytes !== undefined && bytes.length === unscanned.length
+        ? passExactScanningBytes(unscanned, bytes, keyer)
+        : passExactScanning(unscanned, keyer);
+      adoptLfLineStarts(file, starts);
       this.#finish([keyer]);
       return;
     }

@@ -32,6 +32,8 @@ import { foldCode, foldPunctuation } from "./normalize.ts";
  */
 const SEED = randomBytes(4).readInt32LE(0);
 
+const ENCODER = new TextEncoder();
+
 const FOLDABLE = /[\u00a0\u2000-\u200a\u2010-\u2015\u2018-\u201f\u202f\u205f\u3000\u2212\u2032\u2033]/;
 
 /**
@@ -59,6 +61,28 @@ export function regionHash(text: string, start: number, end: number, fold: boole
     if (i < end) h = Math.imul(((h << 5) | (h >>> 27)) ^ text.charCodeAt(i), 0x9e3779b1);
   }
   // Finalise (murmur3's mixer): the table keeps the low bits.
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/**
+ * {@linkcode regionHash} (unfolded) of `bytes[start, end)`, the bytes of an
+ * ASCII text: equal to the hash of the same region of the decoded string
+ * (each byte is its code unit), read without `charCodeAt`.
+ *
+ * @example
+ * ```ts
+ * regionHashBytes(new TextEncoder().encode("xab"), 1, 3) === regionHash("ab", 0, 2, false); // true
+ * ```
+ */
+export function regionHashBytes(bytes: Uint8Array, start: number, end: number): number {
+  let h = SEED ^ (end - start);
+  let i = start;
+  for (; i + 1 < end; i += 2) h = Math.imul(((h << 5) | (h >>> 27)) ^ (bytes[i]! | (bytes[i + 1]! << 16)), 0x9e3779b1);
+  if (i < end) h = Math.imul(((h << 5) | (h >>> 27)) ^ bytes[i]!, 0x9e3779b1);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -121,10 +145,27 @@ export class KeyTable {
   readonly hashes: number[] = [0];
   readonly #fold: boolean;
   #mask: number;
-  /** Per slot, side by side: hash, length, id (0: empty; BY_TEXT: see above) — one cache line per probe. */
+  /**
+   * Per slot, side by side: hash, length, id (0: empty; BY_TEXT: see
+   * above), where the key's bytes start (see #keyBytes) — one cache line
+   * per probe, and the key's bytes found without another array.
+   */
   #slots: Int32Array;
   /** The keys of BY_TEXT slots (two or more keys sharing hash and length): rare. */
   readonly #colliding = new Map<string, number>();
+  /**
+   * The keys' code units as bytes, back to back, for comparing regions of
+   * an ASCII file's bytes (see {@linkcode resolveHashedBytes}): a key's
+   * bytes sit in one small array instead of a string somewhere in the heap
+   * (with tens of thousands of keys each comparison with a key string was a
+   * few cache misses), and reading a byte costs less than `charCodeAt`.
+   */
+  #keyBytes = new Uint8Array(0);
+  /** Per id: where its bytes start in #keyBytes, −1 for a key that is not ASCII (equal to no ASCII region). */
+  #keyAt = new Int32Array(1);
+  /** Ids below this are in #keyBytes; #keyBytesLength bytes of it are used. */
+  #encodedUpTo = 1;
+  #keyBytesLength = 0;
 
   /**
    * A table sized for `keys` distinct keys (it grows past them). At tier 4
@@ -136,7 +177,7 @@ export class KeyTable {
     let capacity = 16;
     while (capacity < 2 * keys) capacity *= 2;
     this.#mask = capacity - 1;
-    this.#slots = new Int32Array(3 * capacity);
+    this.#slots = new Int32Array(4 * capacity);
   }
 
   /** How many keys the table holds. */
@@ -152,7 +193,7 @@ export class KeyTable {
     const mask = this.#mask;
     const length = key.length;
     for (let s = h & mask; ; s = (s + 1) & mask) {
-      const at = 3 * s;
+      const at = 4 * s;
       const slotId = slots[at + 2]!;
       if (slotId === 0) {
         const id = this.keys.length;
@@ -161,6 +202,8 @@ export class KeyTable {
         slots[at] = h;
         slots[at + 1] = length;
         slots[at + 2] = id;
+        // Its bytes' offset once encodeKeyBytes runs (none yet: never equal).
+        slots[at + 3] = -1;
         return id;
       }
       if (slots[at] !== h || slots[at + 1] !== length) continue;
@@ -184,17 +227,108 @@ export class KeyTable {
   #grow(): void {
     const old = this.#slots;
     const mask = 2 * (this.#mask + 1) - 1;
-    const slots = new Int32Array(3 * (mask + 1));
-    for (let at = 0; at < old.length; at += 3) {
+    const slots = new Int32Array(4 * (mask + 1));
+    for (let at = 0; at < old.length; at += 4) {
       if (old[at + 2] === 0) continue;
       let s = old[at]! & mask;
-      while (slots[3 * s + 2] !== 0) s = (s + 1) & mask;
-      slots[3 * s] = old[at]!;
-      slots[3 * s + 1] = old[at + 1]!;
-      slots[3 * s + 2] = old[at + 2]!;
+      while (slots[4 * s + 2] !== 0) s = (s + 1) & mask;
+      slots.set(old.subarray(at, at + 4), 4 * s);
     }
     this.#slots = slots;
     this.#mask = mask;
+  }
+
+  /**
+   * Make the keys added so far comparable with {@linkcode resolveHashedBytes}
+   * (call before a pass over bytes; keys interned later need another call).
+   * One native encoding of all new keys at once; key by key only when some
+   * are not ASCII.
+   */
+  encodeKeyBytes(): void {
+    const keys = this.keys;
+    const from = this.#encodedUpTo;
+    if (from === keys.length) return;
+    let chars = 0;
+    for (let id = from; id < keys.length; id++) chars += keys[id]!.length;
+    if (this.#keyBytesLength + chars > this.#keyBytes.length) {
+      const grown = new Uint8Array(Math.max(2 * this.#keyBytes.length, this.#keyBytesLength + chars));
+      grown.set(this.#keyBytes.subarray(0, this.#keyBytesLength));
+      this.#keyBytes = grown;
+    }
+    if (keys.length > this.#keyAt.length) {
+      const grown = new Int32Array(Math.max(2 * this.#keyAt.length, keys.length));
+      grown.set(this.#keyAt);
+      this.#keyAt = grown;
+    }
+    const keyAt = this.#keyAt;
+    let at = this.#keyBytesLength;
+    const joined = from === keys.length - 1 ? keys[from]! : keys.slice(from).join("");
+    const room = this.#keyBytes.subarray(at, at + chars);
+    const whole = ENCODER.encodeInto(joined, room);
+    if (whole.read === chars && whole.written === chars) {
+      // All ASCII (one byte per code unit, every unit read).
+      for (let id = from; id < keys.length; id++) {
+        keyAt[id] = at;
+        at += keys[id]!.length;
+      }
+    } else {
+      for (let id = from; id < keys.length; id++) {
+        const key = keys[id]!;
+        const one = ENCODER.encodeInto(key, this.#keyBytes.subarray(at, at + key.length));
+        if (one.read === key.length && one.written === key.length) {
+          keyAt[id] = at;
+          at += key.length;
+        } else keyAt[id] = -1;
+      }
+    }
+    this.#keyBytesLength = at;
+    // Each slot holds its key's offset too (resolveHashedBytes reads no other array).
+    const slots = this.#slots;
+    const mask = this.#mask;
+    for (let id = from; id < keys.length; id++) {
+      const h = this.hashes[id]!;
+      for (let s = h & mask; slots[4 * s + 2] !== 0; s = (s + 1) & mask) {
+        if (slots[4 * s + 2] === id) {
+          slots[4 * s + 3] = keyAt[id]!;
+          break;
+        }
+      }
+    }
+    this.#encodedUpTo = keys.length;
+  }
+
+  /**
+   * {@linkcode resolveHashed} for a region of an ASCII text given by its
+   * bytes too (`bytes[i]` is `text`'s code unit `i`), compared byte by byte
+   * with the key's bytes ({@linkcode encodeKeyBytes} first). Unfolded
+   * tables only.
+   */
+  resolveHashedBytes(bytes: Uint8Array, text: string, start: number, end: number, h: number): number {
+    const length = end - start;
+    const slots = this.#slots;
+    const mask = this.#mask;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const at = 4 * s;
+      const id = slots[at + 2]!;
+      if (id === 0) return 0;
+      if (slots[at] !== h || slots[at + 1] !== length) continue;
+      this.compared++;
+      if (id === BY_TEXT) return this.#colliding.get(text.slice(start, end)) ?? 0;
+      return this.#sameBytesAt(slots[at + 3]!, bytes, start, length) ? id : 0;
+    }
+  }
+
+  /** Whether key `id` is the `length` bytes at `start` ({@linkcode encodeKeyBytes} first; a key that is not ASCII never is). */
+  sameBytes(id: number, bytes: Uint8Array, start: number, length: number): boolean {
+    return this.#sameBytesAt(this.#keyAt[id]!, bytes, start, length);
+  }
+
+  #sameBytesAt(from: number, bytes: Uint8Array, start: number, length: number): boolean {
+    if (from < 0) return false;
+    const keyBytes = this.#keyBytes;
+    // From the end: keys alike at their start (indentation, `return `) differ there.
+    for (let j = length - 1; j >= 0; j--) if (bytes[start + j] !== keyBytes[from + j]) return false;
+    return true;
   }
 
   /** The id of a normalised key text, or undefined (a lookup, not counted in `compared`). */
@@ -220,7 +354,7 @@ export class KeyTable {
     const slots = this.#slots;
     const mask = this.#mask;
     for (let s = h & mask; ; s = (s + 1) & mask) {
-      const at = 3 * s;
+      const at = 4 * s;
       const id = slots[at + 2]!;
       if (id === 0) return 0;
       if (slots[at] !== h || slots[at + 1] !== length) continue;

@@ -12,8 +12,8 @@
  */
 import { EOL_CHARS, type EolCode, grownInt32, lineCapacityFor } from "../text/line_scan.ts";
 import { contentEnd, contentStart, isWhitespaceCode, normalizeLine } from "./normalize.ts";
-import { HASH_FILTER_SHIFT, MAX_TRACKED_LENGTH, signature, type TierKeyer } from "./tier_keyer.ts";
-import { regionHash } from "./key_table.ts";
+import { HASH_FILTER_SHIFT, MAX_TRACKED_LENGTH, signature, signatureBytes, type TierKeyer } from "./tier_keyer.ts";
+import { regionHash, regionHashBytes } from "./key_table.ts";
 
 export { TierKeyer } from "./tier_keyer.ts";
 
@@ -180,6 +180,88 @@ export function passExactScanning(text: string, k: TierKeyer): Int32Array {
   return starts.subarray(0, count + 1);
 }
 
+/**
+ * {@linkcode passExactScanning} for an ASCII text whose bytes are at hand
+ * (`bytes[i]` is `text`'s code unit `i`: a file `decodeText` found ASCII,
+ * past its BOM): lines are still found by the native search in `text`,
+ * but hashed, sampled and compared through `bytes` — a byte costs less to
+ * read than a code unit, and the keys' bytes lie in one small array
+ * ({@linkcode KeyTable.encodeKeyBytes}) instead of strings spread over the
+ * heap. Same ids, counts and starts as the string pass. A separate copy of
+ * the loop rather than a branch in it: each stays compiled for its shape.
+ *
+ * @example
+ * ```ts
+ * const k = new TierKeyer(1, new Set(["b"]), 0, true);
+ * [...passExactScanningBytes("a\nb\n", new TextEncoder().encode("a\nb\n"), k)]; // [0, 2, 4]
+ * k.finish().ids; // Int32Array [0, 1]
+ * ```
+ */
+export function passExactScanningBytes(text: string, bytes: Uint8Array, k: TierKeyer): Int32Array {
+  const total = text.length;
+  if (bytes.length !== total || k.foldsText) throw new RangeError("passExactScanningBytes: the bytes must be the ASCII text's, at an unfolded tier");
+  k.dict.encodeKeyBytes();
+  let starts: Int32Array = new Int32Array(Math.max(lineCapacityFor(text), k.ids.length + 1));
+  let ids = k.growIds(starts.length);
+  const { lengths, sigs, sigBits, bloom, counts } = k;
+  const shift = k.shift;
+  const longLengths = k.longLengths;
+  let count = 0;
+  let pos = 0;
+  let previousStart = 0;
+  let previousLength = -1;
+  while (pos < total) {
+    if (count + 1 >= starts.length) {
+      starts = grownInt32(starts);
+      ids = k.growIds(starts.length);
+    }
+    const i = count++;
+    const start = pos;
+    starts[i] = start;
+    const lf = text.indexOf("\n", start);
+    const end = lf < 0 ? total : lf;
+    pos = lf < 0 ? total : lf + 1;
+    const length = end - start;
+    const sameLength = length === previousLength;
+    const before = previousStart;
+    previousStart = start;
+    previousLength = length;
+    if (length <= MAX_TRACKED_LENGTH ? lengths[length] === 0 : !longLengths) continue;
+    if (sameLength && length <= 16 && sameBytes(bytes, start, before, length)) {
+      const previous = ids[i - 1]!;
+      if (previous !== 0) {
+        ids[i] = previous;
+        counts[previous]!++;
+      }
+      continue;
+    }
+    let id: number;
+    if (length === 0) id = k.emptyId;
+    else if (bloom !== undefined) {
+      const h = regionHashBytes(bytes, start, end);
+      const bit = h >>> HASH_FILTER_SHIFT;
+      if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
+      id = k.resolveHashedBytes(bytes, text, start, end, h);
+    } else {
+      const sig = signatureBytes(bytes, start, end, shift);
+      if ((sigBits[sig >>> 5]! & (1 << (sig & 31))) === 0) continue;
+      id = k.resolveSignatureBytes(bytes, text, start, end, sigs[sig]!);
+    }
+    if (id !== 0) {
+      ids[i] = id;
+      counts[id]!++;
+    }
+  }
+  starts[count] = total;
+  k.trimIds(count);
+  return starts.subarray(0, count + 1);
+}
+
+function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
+  for (let j = length - 1; j >= 0; j--) if (bytes[a + j] !== bytes[b + j]) return false;
+  return true;
+}
+
 function sameChars(text: string, a: number, b: number, length: number): boolean {
   // From the end: neighbouring lines that differ mostly differ there (numbered keys, arguments).
   for (let j = length - 1; j >= 0; j--) if (text.charCodeAt(a + j) !== text.charCodeAt(b + j)) return false;
@@ -255,6 +337,83 @@ export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | un
     previousId = id;
     if (id !== 0) counts[id]!++;
   }
+}
+
+/**
+ * {@linkcode passLoosest} for an ASCII file whose bytes are at hand
+ * (`bytes[i]` is the flat text's code unit `i`; nothing in it folds): the
+ * lines tier 1 did not key are trimmed, sampled, hashed and compared
+ * through the bytes (see {@linkcode passExactScanningBytes}). Same counts.
+ *
+ * @example
+ * ```ts
+ * const k = new TierKeyer(4, new Set(["b"]), 0, true);
+ * passLoosestBytes(flatLinesOf(["a", "  b  ", "b"]), new TextEncoder().encode("a\n  b  \nb"), k, undefined);
+ * k.finish().count(1); // 2
+ * ```
+ */
+export function passLoosestBytes(flat: FlatLines, bytes: Uint8Array, k: TierKeyer, lower: LowerTier | undefined): void {
+  const { text, starts, eols } = flat;
+  if (bytes.length !== text.length || k.foldsText) throw new RangeError("passLoosestBytes: the bytes must be the ASCII text's, at an unfolded tier");
+  k.dict.encodeKeyBytes();
+  const n = eols.length;
+  const ids1 = lower?.ids;
+  const mapped = lower ? new Int32Array(lower.keyOf.length).fill(-1) : undefined;
+  const counts = k.counts;
+  const { lengths, sigs, sigBits, bloom } = k;
+  const longLengths = k.longLengths;
+  const shift = k.shift;
+  let previousId = 0;
+  let previousStart = 0;
+  let previousLength = -1;
+  for (let i = 0; i < n; i++) {
+    const id1 = ids1 === undefined ? 0 : ids1[i]!;
+    let id = 0;
+    const lineStart = starts[i]!;
+    const lineLength = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode] - lineStart;
+    const sameLength = lineLength === previousLength;
+    const before = previousStart;
+    previousStart = lineStart;
+    previousLength = lineLength;
+    if (id1 !== 0) {
+      id = mapped![id1]!;
+      if (id < 0) {
+        // The line is its tier-1 key: probe the key's trimmed region (no string made).
+        const key = lower!.keyOf[id1]!;
+        let s = 0;
+        while (s < key.length && isBlankCode(key.charCodeAt(s))) s++;
+        let e = key.length;
+        while (e > s && isBlankCode(key.charCodeAt(e - 1))) e--;
+        id = mapped![id1] = probe(k, key, s, e, false);
+      }
+    } else if (sameLength && lineLength <= 16 && sameBytes(bytes, lineStart, before, lineLength)) {
+      id = previousId;
+    } else {
+      let start = lineStart;
+      let end = lineStart + lineLength;
+      while (start < end && isBlankByte(bytes[start]!)) start++;
+      while (end > start && isBlankByte(bytes[end - 1]!)) end--;
+      const length = end - start;
+      if (length <= MAX_TRACKED_LENGTH ? lengths[length] !== 0 : longLengths) {
+        if (length === 0) id = k.emptyId;
+        else if (bloom !== undefined) {
+          const h = regionHashBytes(bytes, start, end);
+          const bit = h >>> HASH_FILTER_SHIFT;
+          if ((bloom[bit >>> 5]! & (1 << (bit & 31))) !== 0) id = k.resolveHashedBytes(bytes, text, start, end, h);
+        } else {
+          const sig = signatureBytes(bytes, start, end, shift);
+          if ((sigBits[sig >>> 5]! & (1 << (sig & 31))) !== 0) id = k.resolveSignatureBytes(bytes, text, start, end, sigs[sig]!);
+        }
+      }
+    }
+    previousId = id;
+    if (id !== 0) counts[id]!++;
+  }
+}
+
+/** An ASCII blank a trimmed tier strips (space, tab, a line break): {@linkcode isBlankCode} below 0x80. */
+function isBlankByte(c: number): boolean {
+  return c === 0x20 || c === 0x09 || (c >= 0x0a && c <= 0x0d);
 }
 
 /** Record `id` (when not 0) for line `i`. */

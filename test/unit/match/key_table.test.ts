@@ -6,7 +6,7 @@
  * the "look up by text" slot is exercised for real, not through a stub.
  */
 import { describe, expect, test } from "bun:test";
-import { KeyTable, regionHash } from "../../../lib/match/key_table.ts";
+import { KeyTable, regionHash, regionHashBytes } from "../../../lib/match/key_table.ts";
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
@@ -88,6 +88,36 @@ describe("KeyTable", () => {
     });
     expect(table.get("line 20000 = f(0);")).toBeUndefined();
     expect(table.hashes[1]).toBe(regionHash(a, 0, a.length, false));
+  });
+
+  test("by bytes (an ASCII text): the same hash and ids, a colliding pair looked up by text, keys that are not ASCII never equal", () => {
+    const [a, b] = collidingPair();
+    const keys = [a, "caf\u00e9", "x = 1", b, ...Array.from({ length: 3000 }, (_, i) => `k${i} = v;`)];
+    const table = new KeyTable(false, 2);
+    for (const k of keys) table.intern(k, regionHash(k, 0, k.length, false));
+    table.encodeKeyBytes();
+    const resolveBytes = (region: string): number => {
+      const text = `<${region}>`;
+      const bytes = new TextEncoder().encode(text);
+      expect(regionHashBytes(bytes, 1, 1 + region.length)).toBe(regionHash(text, 1, 1 + region.length, false));
+      return table.resolveHashedBytes(bytes, text, 1, 1 + region.length, regionHashBytes(bytes, 1, 1 + region.length));
+    };
+    for (const [i, k] of keys.entries()) if (!/[^\x00-\x7f]/.test(k)) expect(resolveBytes(k)).toBe(i + 1);
+    expect(resolveBytes("cafe")).toBe(0);
+    expect(resolveBytes("k3000 = v;")).toBe(0);
+    // Interned after encoding (the table grows too): found once encoded again.
+    for (let i = 3000; i < 9000; i++) table.intern(`k${i} = v;`, regionHash(`k${i} = v;`, 0, `k${i} = v;`.length, false));
+    table.encodeKeyBytes();
+    expect(resolveBytes("k8999 = v;")).toBe(table.get("k8999 = v;")!);
+    expect(resolveBytes(a)).toBe(1);
+    expect(resolveBytes("x = 1")).toBe(3);
+    // Only one of the pair a key: the other shares its slot's hash and length and is compared, not taken.
+    const one = new KeyTable(false, 1);
+    one.intern(a, regionHash(a, 0, a.length, false));
+    one.encodeKeyBytes();
+    const bytes = new TextEncoder().encode(b);
+    expect(one.resolveHashedBytes(bytes, b, 0, b.length, regionHashBytes(bytes, 0, b.length))).toBe(0);
+    expect(one.compared).toBe(1);
   });
 
   test("tier 4: a region folds to its key as it is hashed and compared", () => {

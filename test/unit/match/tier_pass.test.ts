@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { normalizeLine, type LineTier } from "../../../lib/match/normalize.ts";
 import { scanLines } from "../../../lib/text/line_scan.ts";
 import { signature, signatureSamples } from "../../../lib/match/tier_keyer.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, TierKeyer } from "../../../lib/match/tier_pass.ts";
+import { regionHash } from "../../../lib/match/key_table.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passExactScanningBytes, passLoosest, passLoosestBytes, TierKeyer } from "../../../lib/match/tier_pass.ts";
 import { passTrimmed } from "../../../lib/match/trimmed_pass.ts";
 
 function prng(seed: number): () => number {
@@ -11,6 +12,29 @@ function prng(seed: number): () => number {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 2 ** 32;
   };
+}
+
+function isAscii(text: string): boolean {
+  return !/[^\x00-\x7f]/.test(text);
+}
+
+/**
+ * passExactScanning and passExactScanningBytes over the same LF text with
+ * both filters: the same starts, ids, counts and comparisons.
+ */
+function expectScanningAgree(text: string, queries: Iterable<string>): void {
+  const q = new Set(queries);
+  const bytes = new TextEncoder().encode(text);
+  expect(bytes.length).toBe(text.length);
+  for (const filter of ["signature", "hash"] as const) {
+    const byText = new TierKeyer(1, q, 0, true, filter);
+    const starts = [...passExactScanning(text, byText)];
+    const byBytes = new TierKeyer(1, q, 0, true, filter);
+    expect([...passExactScanningBytes(text, bytes, byBytes)]).toEqual(starts);
+    expect([...byBytes.ids]).toEqual([...byText.ids]);
+    expect([...byBytes.counts]).toEqual([...byText.counts]);
+    expect(byBytes.keyed).toBe(byText.keyed);
+  }
 }
 
 /** The ids a tier must give: each line's normalised form looked up among the normalised queries. */
@@ -41,6 +65,18 @@ function passAll(flat: FlatLines, queries: readonly string[], ascii = false): Ma
   passLoosest(flat, loose, tier1);
   // passLoosest counts only: each key's count must be tier 4's.
   expect([...loose.counts]).toEqual([...k4.counts]);
+  if (ascii && isAscii(flat.text)) {
+    // The byte pass over the same ASCII text: the same counts.
+    const bytes = new TextEncoder().encode(flat.text);
+    for (const filter of ["signature", "hash"] as const) {
+      const byBytes = new TierKeyer(4, set, 0, true, filter);
+      passLoosestBytes(flat, bytes, byBytes, tier1);
+      expect([...byBytes.counts]).toEqual([...k4.counts]);
+      const alone = new TierKeyer(4, set, 0, true, filter);
+      passLoosestBytes(flat, bytes, alone, undefined);
+      expect([...alone.counts]).toEqual([...k4.counts]);
+    }
+  }
   return new Map([k1, k2, k3, k4].map((k) => [k.tier, [...k.finish().ids]]));
 }
 
@@ -169,5 +205,58 @@ describe("passExactScanning: finding the lines and keying them in one pass", () 
       expect([...a.ids]).toEqual([...b.ids]);
       for (const key of q) expect(a.count(a.idOf(key))).toBe(b.count(b.idOf(key)));
     }
+  });
+});
+
+describe("the byte passes of an ASCII file: the string passes' results, read through the bytes", () => {
+  test("LF texts: pairs told apart by a character or length, keys through the table, repeats, blank lines", () => {
+    const sampled = (p: number, n: number): boolean => signatureSamples(n).includes(p);
+    const alike = (digit: string, n: number): string => Array.from({ length: n }, (_, p) => (sampled(p, n) ? "K" : digit)).join("");
+    const queries = ["    x = step(x);", "    y = step(y);", ...["1", "2", "3"].map((d) => alike(d, 12)), "short", "shorts", "", "}", "const somethingLong = computeIt(a, b);", "caf\u00e9", "x \u2014 y"];
+    const lines = ["    x = step(x);", "    y = step(y);", "    z = step(z);", alike("1", 12), alike("4", 12), alike("3", 12), "short", "shorts", "shortx", "", "", "}", "}", "}", "const somethingLong = computeIt(a, b);", "const somethingLong = computeIt(a, c);", "cafe", "x - y"];
+    for (const ending of ["", "\n"]) expectScanningAgree(lines.join("\n") + ending, queries);
+    expectScanningAgree("", queries);
+    expectScanningAgree("}", queries);
+  });
+
+  test("2000 random ASCII LF texts, with keys that are not ASCII (never equal to a line) among the queries", () => {
+    const rand = prng(41);
+    const lines = ["}", "", "x = 1", "  x = 1", "return;", "const somethingLong = computeIt(a, b);", "ete", "x = 2", "  }"];
+    const queries = [...lines, "\u00e9t\u00e9", "x \u2014 1"];
+    for (let k = 0; k < 2000; k++) {
+      const n = Math.floor(rand() * 120);
+      let text = "";
+      for (let i = 0; i < n; i++) text += lines[Math.floor(rand() * lines.length)] + "\n";
+      if (rand() < 0.3) text += "x = 1";
+      expectScanningAgree(text, queries.filter(() => rand() < 0.6));
+    }
+  });
+
+  test("6000 keys (hash filter) over 30,000 lines; a key added after the first byte pass is encoded by the next", () => {
+    const rand = prng(43);
+    const keys = Array.from({ length: 6000 }, (_, i) => `  value${i} = compute(${i % 31}, "${"abc".slice(i % 3)}");`);
+    const lines = Array.from({ length: 30_000 }, () => (rand() < 0.4 ? keys[Math.floor(rand() * keys.length)]! : `  value${Math.floor(rand() * 12000)} = compute(0, "");`));
+    const text = lines.join("\n") + "\n";
+    expectScanningAgree(text, keys);
+    // One table, two passes: the second sees a key interned in between.
+    const table = new TierKeyer(1, new Set(keys), 0, true).dict;
+    const bytes = new TextEncoder().encode(text);
+    const first = new TierKeyer(1, table, 0, true);
+    passExactScanningBytes(text, bytes, first);
+    const late = lines.find((l) => table.get(l) === undefined)!;
+    const lateId = table.intern(late, regionHash(late, 0, late.length, false));
+    const second = new TierKeyer(1, table, 0, true);
+    passExactScanningBytes(text, bytes, second);
+    const expected = lines.filter((l) => l === late).length;
+    expect(expected).toBeGreaterThan(0);
+    expect(second.counts[lateId]).toBe(expected);
+    expect(first.counts[1]).toBe(second.counts[1]);
+  });
+
+  test("the byte passes refuse bytes that are not the text's", () => {
+    const k = new TierKeyer(1, new Set(["a"]), 0, true);
+    expect(() => passExactScanningBytes("a\u00e9", new TextEncoder().encode("a\u00e9"), k)).toThrow(RangeError);
+    expect(() => passLoosestBytes(flatLinesOf(["a"]), new Uint8Array(3), new TierKeyer(4, new Set(["a"]), 0, true), undefined)).toThrow(RangeError);
+    expect(() => passLoosestBytes(flatLinesOf(["a"]), new Uint8Array(1), new TierKeyer(4, new Set(["a"]), 0, false), undefined)).toThrow(RangeError);
   });
 });
