@@ -18,6 +18,8 @@ function isAscii(text: string): boolean {
 }
 /** Signature bits at most (the filter tables hold 2^bits entries; fewer keys get smaller tables). */
 const MAX_SIG_BITS = 16;
+/** The byte passes' signature bit filter: at most 2^20 bits (see `TierKeyer.sigBits`). */
+const MAX_FILTER_BITS = 20;
 /**
  * With more keys than this, lines are filtered by a bit table of their
  * whole-line hash instead of the sampled signature: a patch of thousands of
@@ -151,13 +153,17 @@ export class TierKeyer {
    */
   readonly sigs: Int32Array;
   /**
-   * One bit per signature: set when its `sigs` entry is not 0. A pass tests
-   * this first: 1/32 the size of `sigs` (8 KiB at most), it stays in the
-   * nearest cache, while `sigs` (up to 256 KiB) would compete there with the
-   * pass's other tables — with 10,000 selectors, touching it for every
-   * line made the selectors' pass 15% slower per line than with 5,000.
+   * The byte passes' first filter: bit `m >>> filterShift` set for the
+   * unshifted signature `m` (`signature(…, 0)`) of each key — sixteen
+   * times as many bits as `sigs` has entries (up to 2^20 bits, 128 KiB),
+   * so a line passes in vain sixteen times less often, and `sigs` and the
+   * keys are touched only by lines that pass. With 10,000 selectors, lines
+   * passing `sigs` alone in vain (each then reading a key string: a cache
+   * miss) made the selectors' pass cost more per line than with 5,000.
    */
   readonly sigBits: Int32Array;
+  /** 32 minus the bits of `sigBits`. */
+  readonly filterShift: number;
   /**
    * With many keys (see HASH_FILTER_KEYS): bit `h >>> 12` set for the
    * whole-line hash `h` of each key ({@linkcode regionHash}); the passes
@@ -200,7 +206,9 @@ export class TierKeyer {
     const hashed = filter === "hash" || (filter === "auto" && count > HASH_FILTER_KEYS);
     this.bloom = hashed ? new Int32Array(1 << (HASH_FILTER_BITS - 5)) : undefined;
     this.sigs = new Int32Array(hashed ? 1 : 1 << bits);
-    this.sigBits = new Int32Array(hashed ? 1 : Math.max(1, (1 << bits) >>> 5));
+    const filterBits = Math.min(MAX_FILTER_BITS, bits + 4);
+    this.filterShift = 32 - filterBits;
+    this.sigBits = new Int32Array(hashed ? 1 : (1 << filterBits) >>> 5);
     const queryIds = (this.queryIds = new Int32Array(count));
     // Tier 1 normalises nothing: the index's own table of query texts is its dictionary as it is.
     const adopted = tier === 1 && queries instanceof KeyTable ? queries : undefined;
@@ -261,9 +269,11 @@ export class TierKeyer {
         const bit = h >>> HASH_FILTER_SHIFT;
         bloom[bit >>> 5]! |= 1 << (bit & 31);
       } else {
-        const sig = signature(key, 0, key.length, this.tier === 4, this.shift);
+        const mixed = signature(key, 0, key.length, this.tier === 4, 0);
+        const sig = mixed >>> this.shift;
         this.sigs[sig] = this.#joined(this.sigs[sig]!, id);
-        this.sigBits[sig >>> 5]! |= 1 << (sig & 31);
+        const bit = mixed >>> this.filterShift;
+        this.sigBits[bit >>> 5]! |= 1 << (bit & 31);
       }
     }
     if (key.length <= MAX_TRACKED_LENGTH) this.lengths[key.length] = 1;

@@ -205,6 +205,7 @@ export function passExactScanningBytes(text: string, bytes: Uint8Array, k: TierK
   let ids = k.growIds(starts.length);
   const { lengths, sigs, sigBits, bloom, counts } = k;
   const shift = k.shift;
+  const filterShift = k.filterShift;
   const longLengths = k.longLengths;
   let count = 0;
   let pos = 0;
@@ -243,9 +244,12 @@ export function passExactScanningBytes(text: string, bytes: Uint8Array, k: TierK
       if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
       id = k.resolveHashedBytes(bytes, text, start, end, h);
     } else {
-      const sig = signatureBytes(bytes, start, end, shift);
-      if ((sigBits[sig >>> 5]! & (1 << (sig & 31))) === 0) continue;
-      id = k.resolveSignatureBytes(bytes, text, start, end, sigs[sig]!);
+      const mixed = signatureBytes(bytes, start, end, 0);
+      const bit = mixed >>> filterShift;
+      if ((sigBits[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
+      const entry = sigs[mixed >>> shift]!;
+      if (entry === 0) continue;
+      id = k.resolveSignatureBytes(bytes, text, start, end, entry);
     }
     if (id !== 0) {
       ids[i] = id;
@@ -286,12 +290,37 @@ export function tierMap(keyOf: readonly string[], to: TierKeyer): Int32Array {
 }
 
 /**
+ * The lines tier 1 keyed, for the selectors' passes: each key's count
+ * goes to the id its trimmed (and, at tier 4, folded) form has at `k`'s
+ * tier — once per key, not once per line (the normalisations compose, so
+ * every line carrying a tier-1 key has that key's id here too). Reading a
+ * per-key table for each of 260,000 keyed lines of a million was a
+ * random access into tens of thousands of entries: the pass cost more per
+ * line as the patch grew.
+ */
+function countKeyedLines(k: TierKeyer, lower: LowerTier & { count(id: number): number }): void {
+  const counts = k.counts;
+  const keyOf = lower.keyOf;
+  const fold = k.foldsText;
+  for (let id1 = 1; id1 < keyOf.length; id1++) {
+    const lines = lower.count(id1);
+    if (lines === 0) continue;
+    const key = keyOf[id1]!;
+    let s = 0;
+    while (s < key.length && isBlankCode(key.charCodeAt(s))) s++;
+    let e = key.length;
+    while (e > s && isBlankCode(key.charCodeAt(e - 1))) e--;
+    const id = probe(k, key, s, e, fold);
+    if (id !== 0) counts[id]! += lines;
+  }
+}
+
+/**
  * The pass for one tier 3 or 4 keyer alone (the selectors of
  * `index.ts`), counting how many lines carry each key — no per-line ids
  * (the selectors only need to know which keys occur): each line not keyed
- * by tier 1 is trimmed at both ends and probed once; a line tier 1 keyed
- * takes the id its key has here, probed once per key seen (not for every
- * key of tier 1: most never occur).
+ * by tier 1 is trimmed at both ends and probed once; the lines tier 1
+ * keyed count through their keys ({@linkcode countKeyedLines}).
  *
  * @example
  * ```ts
@@ -300,39 +329,27 @@ export function tierMap(keyOf: readonly string[], to: TierKeyer): Int32Array {
  * k.finish().count(1); // 2
  * ```
  */
-export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | undefined): void {
+export function passLoosest(flat: FlatLines, k: TierKeyer, lower: (LowerTier & { count(id: number): number }) | undefined): void {
   const { text, starts, eols } = flat;
   const n = eols.length;
   const ids1 = lower?.ids;
-  const mapped = lower ? new Int32Array(lower.keyOf.length).fill(-1) : undefined;
   const fold = k.foldsText;
   const counts = k.counts;
+  if (lower !== undefined) countKeyedLines(k, lower);
   let previousId = 0;
   for (let i = 0; i < n; i++) {
-    const id1 = ids1 === undefined ? 0 : ids1[i]!;
+    // (A line right after a keyed line never equals it: it would be keyed too.)
+    if (ids1 !== undefined && ids1[i] !== 0) continue;
+    const lineStart = starts[i]!;
+    const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
     let id: number;
-    if (id1 !== 0) {
-      id = mapped![id1]!;
-      if (id < 0) {
-        // The line is its tier-1 key: probe the key's trimmed region (no string made).
-        const key = lower!.keyOf[id1]!;
-        let s = 0;
-        while (s < key.length && isBlankCode(key.charCodeAt(s))) s++;
-        let e = key.length;
-        while (e > s && isBlankCode(key.charCodeAt(e - 1))) e--;
-        id = mapped![id1] = probe(k, key, s, e, fold);
-      }
-    } else {
-      const lineStart = starts[i]!;
-      const lineEnd = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode];
-      if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) id = previousId;
-      else {
-        let start = lineStart;
-        while (start < lineEnd && isBlankCode(text.charCodeAt(start))) start++;
-        let end = lineEnd;
-        while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
-        id = probe(k, text, start, end, fold);
-      }
+    if (i > 0 && sameAsPrevious(flat, i, lineStart, lineEnd - lineStart)) id = previousId;
+    else {
+      let start = lineStart;
+      while (start < lineEnd && isBlankCode(text.charCodeAt(start))) start++;
+      let end = lineEnd;
+      while (end > start && isBlankCode(text.charCodeAt(end - 1))) end--;
+      id = probe(k, text, start, end, fold);
     }
     previousId = id;
     if (id !== 0) counts[id]!++;
@@ -352,41 +369,32 @@ export function passLoosest(flat: FlatLines, k: TierKeyer, lower: LowerTier | un
  * k.finish().count(1); // 2
  * ```
  */
-export function passLoosestBytes(flat: FlatLines, bytes: Uint8Array, k: TierKeyer, lower: LowerTier | undefined): void {
+export function passLoosestBytes(flat: FlatLines, bytes: Uint8Array, k: TierKeyer, lower: (LowerTier & { count(id: number): number }) | undefined): void {
   const { text, starts, eols } = flat;
   if (bytes.length !== text.length || k.foldsText) throw new RangeError("passLoosestBytes: the bytes must be the ASCII text's, at an unfolded tier");
   k.dict.encodeKeyBytes();
   const n = eols.length;
   const ids1 = lower?.ids;
-  const mapped = lower ? new Int32Array(lower.keyOf.length).fill(-1) : undefined;
   const counts = k.counts;
   const { lengths, sigs, sigBits, bloom } = k;
   const longLengths = k.longLengths;
   const shift = k.shift;
+  const filterShift = k.filterShift;
+  if (lower !== undefined) countKeyedLines(k, lower);
   let previousId = 0;
   let previousStart = 0;
   let previousLength = -1;
   for (let i = 0; i < n; i++) {
-    const id1 = ids1 === undefined ? 0 : ids1[i]!;
+    if (ids1 !== undefined && ids1[i] !== 0) continue;
     let id = 0;
     const lineStart = starts[i]!;
     const lineLength = starts[i + 1]! - EOL_CHARS[eols[i] as EolCode] - lineStart;
-    const sameLength = lineLength === previousLength;
+    // The previous unkeyed line (one right after a keyed line never equals it).
+    const sameLength = lineLength === previousLength && previousStart + lineLength + EOL_CHARS[eols[i - 1] as EolCode] === lineStart;
     const before = previousStart;
     previousStart = lineStart;
     previousLength = lineLength;
-    if (id1 !== 0) {
-      id = mapped![id1]!;
-      if (id < 0) {
-        // The line is its tier-1 key: probe the key's trimmed region (no string made).
-        const key = lower!.keyOf[id1]!;
-        let s = 0;
-        while (s < key.length && isBlankCode(key.charCodeAt(s))) s++;
-        let e = key.length;
-        while (e > s && isBlankCode(key.charCodeAt(e - 1))) e--;
-        id = mapped![id1] = probe(k, key, s, e, false);
-      }
-    } else if (sameLength && lineLength <= 16 && sameBytes(bytes, lineStart, before, lineLength)) {
+    if (sameLength && lineLength <= 16 && sameBytes(bytes, lineStart, before, lineLength)) {
       id = previousId;
     } else {
       let start = lineStart;
@@ -401,8 +409,12 @@ export function passLoosestBytes(flat: FlatLines, bytes: Uint8Array, k: TierKeye
           const bit = h >>> HASH_FILTER_SHIFT;
           if ((bloom[bit >>> 5]! & (1 << (bit & 31))) !== 0) id = k.resolveHashedBytes(bytes, text, start, end, h);
         } else {
-          const sig = signatureBytes(bytes, start, end, shift);
-          if ((sigBits[sig >>> 5]! & (1 << (sig & 31))) !== 0) id = k.resolveSignatureBytes(bytes, text, start, end, sigs[sig]!);
+          const mixed = signatureBytes(bytes, start, end, 0);
+          const bit = mixed >>> filterShift;
+          if ((sigBits[bit >>> 5]! & (1 << (bit & 31))) !== 0) {
+            const entry = sigs[mixed >>> shift]!;
+            if (entry !== 0) id = k.resolveSignatureBytes(bytes, text, start, end, entry);
+          }
         }
       }
     }
