@@ -153,9 +153,9 @@ export class MatchIndex {
     return Array.isArray(source) ? this.#flatLines().text : (source as FlatLines | TextFile).text;
   }
 
-  /** Register a text that some chunk will search for. Must precede building any tier. */
-  add(text: string): void {
-    this.#add(text);
+  /** Register a text that some chunk will search for; returns its query number. Must precede building any tier. */
+  add(text: string): number {
+    return this.#add(text);
   }
 
   #add(text: string): number {
@@ -215,11 +215,18 @@ export class MatchIndex {
    * searched for: its texts become queries, and every tier's first
    * multi-pattern pass takes it along. Must precede building any tier.
    */
-  addPattern(texts: readonly string[]): void {
-    const numbers = new Int32Array(texts.length);
-    for (let k = 0; k < texts.length; k++) numbers[k] = this.#add(texts[k]!);
+  addPattern(texts: readonly string[], known?: Int32Array): Int32Array {
+    // `known`: the texts' query numbers as `add` returned them (a chunk's
+    // new side shares its context lines with the old side): not hashed and
+    // looked up again.
+    let numbers = known;
+    if (numbers === undefined || numbers.length !== texts.length) {
+      numbers = new Int32Array(texts.length);
+      for (let k = 0; k < texts.length; k++) numbers[k] = this.#add(texts[k]!);
+    }
     this.#patterns.push(texts);
     this.#patternQueries.push(numbers);
+    return numbers;
   }
 
   /** The pattern search of tier index `t` (one of this index's tiers). */

@@ -163,7 +163,7 @@ export class KeyTable {
   #keyBytes = new Uint8Array(0);
   /** Per id: where its bytes start in #keyBytes, −1 for a key that is not ASCII (equal to no ASCII region). */
   #keyAt = new Int32Array(1);
-  /** Ids below this are in #keyBytes; #keyBytesLength bytes of it are used. */
+  /** Ids below this are written into #keyBytes; #keyBytesLength bytes of it are placed (see #place). */
   #encodedUpTo = 1;
   #keyBytesLength = 0;
 
@@ -202,8 +202,8 @@ export class KeyTable {
         slots[at] = h;
         slots[at + 1] = length;
         slots[at + 2] = id;
-        // Its bytes' offset once encodeKeyBytes runs (none yet: never equal).
-        slots[at + 3] = -1;
+        // Where its bytes will be (encodeKeyBytes writes them before any byte pass).
+        slots[at + 3] = this.#place(id, length);
         return id;
       }
       if (slots[at] !== h || slots[at + 1] !== length) continue;
@@ -218,6 +218,7 @@ export class KeyTable {
       const id = this.keys.length;
       this.keys.push(key);
       this.hashes.push(h);
+      this.#place(id, length);
       this.#colliding.set(key, id);
       return id;
     }
@@ -238,63 +239,68 @@ export class KeyTable {
     this.#mask = mask;
   }
 
+  /** Key `id`'s place in #keyBytes (after every earlier key's): its offset. */
+  #place(id: number, length: number): number {
+    if (id >= this.#keyAt.length) {
+      const grown = new Int32Array(2 * this.#keyAt.length);
+      grown.set(this.#keyAt);
+      this.#keyAt = grown;
+    }
+    const at = this.#keyBytesLength;
+    this.#keyAt[id] = at;
+    this.#keyBytesLength = at + length;
+    return at;
+  }
+
   /**
    * Make the keys added so far comparable with {@linkcode resolveHashedBytes}
-   * (call before a pass over bytes; keys interned later need another call).
-   * One native encoding of all new keys at once; key by key only when some
-   * are not ASCII.
+   * (call before a pass over bytes; keys interned later need another call):
+   * their bytes written at the places `intern` gave them, all new keys in
+   * one native encoding, key by key only when some are not ASCII (those get
+   * no place: equal to no ASCII region).
    */
   encodeKeyBytes(): void {
     const keys = this.keys;
     const from = this.#encodedUpTo;
     if (from === keys.length) return;
-    let chars = 0;
-    for (let id = from; id < keys.length; id++) chars += keys[id]!.length;
-    if (this.#keyBytesLength + chars > this.#keyBytes.length) {
-      const grown = new Uint8Array(Math.max(2 * this.#keyBytes.length, this.#keyBytesLength + chars));
-      grown.set(this.#keyBytes.subarray(0, this.#keyBytesLength));
+    if (this.#keyBytesLength > this.#keyBytes.length) {
+      const grown = new Uint8Array(Math.max(2 * this.#keyBytes.length, this.#keyBytesLength));
+      grown.set(this.#keyBytes);
       this.#keyBytes = grown;
     }
-    if (keys.length > this.#keyAt.length) {
-      const grown = new Int32Array(Math.max(2 * this.#keyAt.length, keys.length));
-      grown.set(this.#keyAt);
-      this.#keyAt = grown;
-    }
     const keyAt = this.#keyAt;
-    let at = this.#keyBytesLength;
+    const start = keyAt[from]!;
+    const chars = this.#keyBytesLength - start;
     const joined = from === keys.length - 1 ? keys[from]! : keys.slice(from).join("");
-    const room = this.#keyBytes.subarray(at, at + chars);
-    const whole = ENCODER.encodeInto(joined, room);
-    if (whole.read === chars && whole.written === chars) {
-      // All ASCII (one byte per code unit, every unit read).
-      for (let id = from; id < keys.length; id++) {
-        keyAt[id] = at;
-        at += keys[id]!.length;
-      }
-    } else {
+    const whole = ENCODER.encodeInto(joined, this.#keyBytes.subarray(start, start + chars));
+    // All ASCII: one byte per code unit, every unit read. Else key by key.
+    if (whole.read !== chars || whole.written !== chars) {
       for (let id = from; id < keys.length; id++) {
         const key = keys[id]!;
+        const at = keyAt[id]!;
         const one = ENCODER.encodeInto(key, this.#keyBytes.subarray(at, at + key.length));
-        if (one.read === key.length && one.written === key.length) {
-          keyAt[id] = at;
-          at += key.length;
-        } else keyAt[id] = -1;
-      }
-    }
-    this.#keyBytesLength = at;
-    // Each slot holds its key's offset too (resolveHashedBytes reads no other array).
-    const slots = this.#slots;
-    const mask = this.#mask;
-    for (let id = from; id < keys.length; id++) {
-      const h = this.hashes[id]!;
-      for (let s = h & mask; slots[4 * s + 2] !== 0; s = (s + 1) & mask) {
-        if (slots[4 * s + 2] === id) {
-          slots[4 * s + 3] = keyAt[id]!;
-          break;
-        }
+        if (one.read !== key.length || one.written !== key.length) this.#unplace(id);
       }
     }
     this.#encodedUpTo = keys.length;
+  }
+
+  /** Whether key `id` is ASCII ({@linkcode encodeKeyBytes} first). */
+  isAsciiKey(id: number): boolean {
+    return this.#keyAt[id]! >= 0;
+  }
+
+  /** Key `id` is not ASCII: no place (its slot too, when it has one). */
+  #unplace(id: number): void {
+    this.#keyAt[id] = -1;
+    const slots = this.#slots;
+    const mask = this.#mask;
+    for (let s = this.hashes[id]! & mask; slots[4 * s + 2] !== 0; s = (s + 1) & mask) {
+      if (slots[4 * s + 2] === id) {
+        slots[4 * s + 3] = -1;
+        return;
+      }
+    }
   }
 
   /**

@@ -12,10 +12,6 @@ import { foldCode, type LineTier, normalizeLine } from "./normalize.ts";
 import { TierIndex } from "./tier_index.ts";
 import { KeyTable, regionHash, regionHashBytes, sameRegion } from "./key_table.ts";
 
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
 /** Signature bits at most (the filter tables hold 2^bits entries; fewer keys get smaller tables). */
 const MAX_SIG_BITS = 16;
 /** The byte passes' signature bit filter: at most 2^20 bits (see `TierKeyer.sigBits`). */
@@ -215,23 +211,19 @@ export class TierKeyer {
     const table = (this.dict = adopted ?? new KeyTable(tier === 4, count));
     this.keyOf = table.keys;
     if (adopted !== undefined) {
-      for (let id = 1; id <= count; id++) {
-        queryIds[id - 1] = id;
-        this.#filter(adopted.keys[id]!, adopted.hashes[id]!, id, asciiFile);
-      }
+      for (let id = 1; id <= count; id++) queryIds[id - 1] = id;
     } else {
       let q = 0;
       const texts: Iterable<string> = queries instanceof KeyTable ? queries.keys.slice(1) : queries instanceof Map ? queries.keys() : (queries as Iterable<string>);
       for (const query of texts) {
         const key = normalizeLine(query, tier);
         // One hash per key, for the table and the filter.
-        const h = regionHash(key, 0, key.length, tier === 4);
-        const known = table.size;
-        const id = table.intern(key, h);
-        queryIds[q++] = id;
-        if (id > known) this.#filter(key, h, id, asciiFile);
+        queryIds[q++] = table.intern(key, regionHash(key, 0, key.length, tier === 4));
       }
     }
+    // In an ASCII file the keys' bytes tell which keys are ASCII (and the byte passes need them).
+    if (asciiFile) table.encodeKeyBytes();
+    for (let id = 1; id <= table.size; id++) this.#filter(table.keys[id]!, table.hashes[id]!, id, asciiFile);
     this.emptyId = table.get("") ?? 0;
     this.ids = new Int32Array(lineCount);
     this.counts = new Int32Array(table.size + 2);
@@ -262,7 +254,7 @@ export class TierKeyer {
   /** Let lines that may equal the new key `id` (hash `h`) through the filters. */
   #filter(key: string, h: number, id: number, asciiFile: boolean): void {
     // A key no line of an ASCII file can equal keeps its id but stays out of the filters.
-    if (asciiFile && !isAscii(key)) return;
+    if (asciiFile && !this.dict.isAsciiKey(id)) return;
     if (key.length > 0) {
       const bloom = this.bloom;
       if (bloom !== undefined) {
