@@ -211,6 +211,8 @@ export function passExactScanningBytes(text: string, bytes: Uint8Array, k: TierK
   let pos = 0;
   let previousStart = 0;
   let previousLength = -1;
+  /** Lines that passed the length filter so far. */
+  let passed = 0;
   while (pos < total) {
     if (count + 1 >= starts.length) {
       starts = grownInt32(starts);
@@ -228,6 +230,7 @@ export function passExactScanningBytes(text: string, bytes: Uint8Array, k: TierK
     previousStart = start;
     previousLength = length;
     if (length <= MAX_TRACKED_LENGTH ? lengths[length] === 0 : !longLengths) continue;
+    passed++;
     if (sameLength && length <= 16 && sameBytes(bytes, start, before, length)) {
       const previous = ids[i - 1]!;
       if (previous !== 0) {
@@ -252,7 +255,13 @@ export function passExactScanningBytes(text: string, bytes: Uint8Array, k: TierK
       if ((sigBits[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
       const entry = sigs[mixed >>> shift]!;
       if (entry === 0) continue;
-      id = k.resolveSignatureBytes(bytes, text, start, end, entry);
+      // Compared through the bytes while most lines get this far (then the
+      // bytes are read in order and arrive ahead of use), else through the
+      // text: the bytes of a line here and there among lines that stop at
+      // the length filter are not in the cache, the text just searched is
+      // (a code file with one failing chunk: 25% slower by bytes; a file
+      // of frequent lines: 15% faster). Either gives the same id.
+      id = 2 * passed > i ? k.resolveSignatureBytes(bytes, text, start, end, entry) : k.resolveSignature(text, start, end, entry);
     }
     if (id !== 0) {
       ids[i] = id;

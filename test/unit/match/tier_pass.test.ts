@@ -217,6 +217,10 @@ describe("the byte passes of an ASCII file: the string passes' results, read thr
     for (const ending of ["", "\n"]) expectScanningAgree(lines.join("\n") + ending, queries);
     expectScanningAgree("", queries);
     expectScanningAgree("}", queries);
+    // Sparse: most lines stop at the length filter (keys compared through the text), then dense (through the bytes).
+    const filler = Array.from({ length: 300 }, (_, i) => "#".repeat(40 + (i % 7)));
+    expectScanningAgree([...filler, ...lines, ...lines, ...lines, ...lines].join("\n"), queries);
+    expectScanningAgree([...lines, ...filler, ...lines].join("\n"), queries);
   });
 
   test("2000 random ASCII LF texts, with keys that are not ASCII (never equal to a line) among the queries", () => {
