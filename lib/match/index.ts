@@ -111,19 +111,21 @@ export class MatchIndex {
   readonly #source: readonly string[] | FlatLines | TextFile;
   readonly #hints: FileHints;
   /**
-   * Query texts by number, in order of registration (a pattern keeps its
-   * lines' numbers): number = id − 1 in this table. Tier 1 takes the table
-   * as its dictionary, so no query text is looked up twice.
+   * Query texts by id (1, 2, … in order of registration; a pattern keeps
+   * its lines' ids). Tier 1 takes the table as its dictionary, so its ids
+   * are these and no query text is looked up twice.
    */
   readonly #queries: KeyTable;
   readonly #tiers = new Map<LineTier, TierIndex>();
   #flat: FlatLines | undefined;
   readonly #probes = new Map<string, boolean>();
   readonly #patterns: (readonly string[])[] = [];
-  /** Per registered pattern, its lines' query numbers. */
+  /** Per registered pattern, its lines' query ids (tier 1's ids too). */
   readonly #patternQueries: Int32Array[] = [];
   /** Per registered pattern: whether its selector is in the file at tier 4 (see SELECTOR_QUERIES). */
   #selectorPresent: Map<readonly string[], boolean> | undefined;
+  #lastSelectorTexts: readonly string[] | undefined;
+  #lastSelectorAnswer = true;
   readonly #searches = new Map<TierIndex, PatternSearch>();
   readonly #anchors = new Set<string>();
   #anchorTiers: Map<LineTier, TierIndex> | undefined;
@@ -153,7 +155,7 @@ export class MatchIndex {
     return Array.isArray(source) ? this.#flatLines().text : (source as FlatLines | TextFile).text;
   }
 
-  /** Register a text that some chunk will search for; returns its query number. Must precede building any tier. */
+  /** Register a text that some chunk will search for; returns its query id. Must precede building any tier. */
   add(text: string): number {
     return this.#add(text);
   }
@@ -163,10 +165,9 @@ export class MatchIndex {
     if (this.#tiers.size > 0) {
       const known = queries.get(text);
       if (known === undefined) throw new Error("MatchIndex: queries must be added before any tier is built");
-      return known - 1;
+      return known;
     }
-    // Query number = id - 1 in the table (ids start at 1).
-    return queries.intern(text, regionHash(text, 0, text.length, false)) - 1;
+    return queries.intern(text, regionHash(text, 0, text.length, false));
   }
 
   /** Register an `@@` anchor (a query too): {@linkcode anchorTier} keys only these. */
@@ -216,17 +217,17 @@ export class MatchIndex {
    * multi-pattern pass takes it along. Must precede building any tier.
    */
   addPattern(texts: readonly string[], known?: Int32Array): Int32Array {
-    // `known`: the texts' query numbers as `add` returned them (a chunk's
+    // `known`: the texts' query ids as `add` returned them (a chunk's
     // new side shares its context lines with the old side): not hashed and
     // looked up again.
-    let numbers = known;
-    if (numbers === undefined || numbers.length !== texts.length) {
-      numbers = new Int32Array(texts.length);
-      for (let k = 0; k < texts.length; k++) numbers[k] = this.#add(texts[k]!);
+    let ids = known;
+    if (ids === undefined || ids.length !== texts.length) {
+      ids = new Int32Array(texts.length);
+      for (let k = 0; k < texts.length; k++) ids[k] = this.#add(texts[k]!);
     }
     this.#patterns.push(texts);
-    this.#patternQueries.push(numbers);
-    return numbers;
+    this.#patternQueries.push(ids);
+    return ids;
   }
 
   /** The pattern search of tier index `t` (one of this index's tiers). */
@@ -241,7 +242,7 @@ export class MatchIndex {
         let q = 0;
         for (const text of this.#queries.keys.slice(1)) queryIds[q++] = t.idOf(text);
       }
-      found = new PatternSearch(t, this.#patterns, this.stats, { numbers: this.#patternQueries, queryIds });
+      found = new PatternSearch(t, this.#patterns, this.stats, { ids: this.#patternQueries, queryIds });
       this.#searches.set(t, found);
     }
     return found;
@@ -263,8 +264,13 @@ export class MatchIndex {
   mayMatch(texts: readonly string[], tier: LineTier): boolean {
     if (tier === 1 || this.#tiers.has(tier)) return true;
     if (this.#queries.size > SELECTOR_QUERIES) {
-      // Necessary: the selector line must be in the file at tier 4.
-      return this.#selectorPresence().get(texts) ?? true;
+      // Necessary: the selector line must be in the file at tier 4. (Asked
+      // for tiers 2, 3 and 4 in a row: the last answer is kept.)
+      if (texts !== this.#lastSelectorTexts) {
+        this.#lastSelectorTexts = texts;
+        this.#lastSelectorAnswer = this.#selectorPresence().get(texts) ?? true;
+      }
+      return this.#lastSelectorAnswer;
     }
     if (tier === 4 && this.#hints.ascii !== true) return true;
     let key = "";

@@ -344,23 +344,23 @@ function registerQueries(index: MatchIndex, form: ChunkForms): void {
   for (const anchor of form.escapedAnchors) if (anchor !== undefined) index.addAnchor(anchor);
   // Every old side searched for, and the new side (diagnostics look for it: already applied?).
   const full = form.full;
-  const oldNumbers = full.oldTexts.length > 0 ? index.addPattern(full.oldTexts) : new Int32Array(0);
-  // Without its trailing blank context the old side is its own first lines: their numbers.
-  if (form.dropped !== undefined) index.addPattern(form.dropped.oldTexts, oldNumbers.slice(0, form.dropped.oldTexts.length));
+  const oldIds = full.oldTexts.length > 0 ? index.addPattern(full.oldTexts) : new Int32Array(0);
+  // Without its trailing blank context the old side is its own first lines: their ids.
+  if (form.dropped !== undefined) index.addPattern(form.dropped.oldTexts, oldIds.slice(0, form.dropped.oldTexts.length));
   for (const variant of [form.escaped, form.escapedDropped]) {
     if (variant !== undefined && variant.oldTexts.length > 0) index.addPattern(variant.oldTexts);
   }
   if (full.newTexts.length > 0) {
     // The new side's context lines are the old side's texts: only its + lines are looked up.
-    const numbers = new Int32Array(full.newTexts.length);
+    const ids = new Int32Array(full.newTexts.length);
     let i = 0;
     let j = 0;
     for (const line of full.body) {
-      if (line.kind === "context") numbers[i++] = oldNumbers[j++]!;
+      if (line.kind === "context") ids[i++] = oldIds[j++]!;
       else if (line.kind === "delete") j++;
-      else numbers[i++] = index.add(line.text);
+      else ids[i++] = index.add(line.text);
     }
-    index.addPattern(full.newTexts, numbers);
+    index.addPattern(full.newTexts, ids);
   }
   if (form.escaped) for (const text of form.escaped.newTexts) index.add(text);
 }

@@ -122,25 +122,30 @@ export class PatternSearch {
   /**
    * `patterns`: every line sequence that may be asked about (others cost a
    * pass of their own). `queries`, when the caller numbered the patterns'
-   * lines: `numbers[k]` the query numbers of `patterns[k]`, `queryIds` each
-   * number's id at this tier (so no line text is looked up per pattern).
+   * lines: `ids[k]` the query ids (1, 2, …) of `patterns[k]`, `queryIds[q − 1]`
+   * query `q`'s id at this tier (so no line text is looked up per pattern;
+   * where each query's id is its own — tier 1 — the arrays are taken as
+   * they are).
    */
   constructor(
     index: TierIndex,
     patterns: readonly (readonly string[])[],
     stats: MatchStats,
-    queries?: { numbers: readonly Int32Array[]; queryIds: Int32Array },
+    queries?: { ids: readonly Int32Array[]; queryIds: Int32Array },
   ) {
     this.#index = index;
     this.#stats = stats;
     this.#budget = 2 * index.ids.length + 1024;
     let frequentCost = 0;
+    const queryIds = queries?.queryIds;
+    let same = queryIds !== undefined;
+    for (let q = 0; same && q < queryIds!.length; q++) same = queryIds![q] === q + 1;
     for (let k = 0; k < patterns.length; k++) {
-      let ids: Int32Array | undefined;
-      const numbers = queries?.numbers[k];
-      if (numbers !== undefined) {
-        ids = new Int32Array(numbers.length);
-        for (let j = 0; j < numbers.length; j++) ids[j] = queries!.queryIds[numbers[j]!]!;
+      let ids = queries?.ids[k];
+      if (ids !== undefined && !same) {
+        const own = ids;
+        ids = new Int32Array(own.length);
+        for (let j = 0; j < own.length; j++) ids[j] = queryIds![own[j]! - 1]!;
       }
       const entry = this.#entry(patterns[k]!, ids);
       if (this.#pending.has(entry.pattern)) continue;
@@ -157,7 +162,12 @@ export class PatternSearch {
     return rarest;
   }
 
+  /** The last sequence asked about and its entry: locate asks about one chunk's texts a few times in a row. */
+  #lastTexts: readonly string[] | undefined;
+  #lastEntry: Entry | undefined;
+
   #entry(texts: readonly string[], known?: Int32Array): Entry {
+    if (texts === this.#lastTexts) return this.#lastEntry!;
     let entry = this.#entries.get(texts);
     if (entry === undefined) {
       const ids = known ?? this.#index.pattern(texts);
@@ -166,6 +176,8 @@ export class PatternSearch {
       while (this.#known.length <= entry.pattern) this.#known.push(undefined);
       this.#entries.set(texts, entry);
     }
+    this.#lastTexts = texts;
+    this.#lastEntry = entry;
     return entry;
   }
 
