@@ -16,8 +16,9 @@ import { type MatchStats, newMatchStats, type TierIndex } from "./tier_index.ts"
 import { PatternSearch } from "./search.ts";
 import { KeyTable, regionHash } from "./key_table.ts";
 import { adoptLfLineStarts, type TextFile, unscannedLfText } from "../text/text.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passExactScanningBytes, passLoosest, passLoosestBytes, tierMap, TierKeyer } from "./tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, tierMap, TierKeyer } from "./tier_pass.ts";
 import { passTrimmed } from "./trimmed_pass.ts";
+import { passExactScanningBytes, passLoosestBytes } from "./byte_pass.ts";
 
 /** No two ids map to the same id. */
 function injective(map: Int32Array): boolean {

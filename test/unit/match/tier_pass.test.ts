@@ -3,7 +3,8 @@ import { normalizeLine, type LineTier } from "../../../lib/match/normalize.ts";
 import { scanLines } from "../../../lib/text/line_scan.ts";
 import { signature, signatureSamples } from "../../../lib/match/tier_keyer.ts";
 import { regionHash } from "../../../lib/match/key_table.ts";
-import { type FlatLines, flatLinesOf, passExact, passExactScanning, passExactScanningBytes, passLoosest, passLoosestBytes, TierKeyer } from "../../../lib/match/tier_pass.ts";
+import { type FlatLines, flatLinesOf, passExact, passExactScanning, passLoosest, TierKeyer } from "../../../lib/match/tier_pass.ts";
+import { passExactScanningBytes, passLoosestBytes } from "../../../lib/match/byte_pass.ts";
 import { passTrimmed } from "../../../lib/match/trimmed_pass.ts";
 
 function prng(seed: number): () => number {
