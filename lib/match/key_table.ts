@@ -233,7 +233,10 @@ export class KeyTable {
       if (old[at + 2] === 0) continue;
       let s = old[at]! & mask;
       while (slots[4 * s + 2] !== 0) s = (s + 1) & mask;
-      slots.set(old.subarray(at, at + 4), 4 * s);
+      slots[4 * s] = old[at]!;
+      slots[4 * s + 1] = old[at + 1]!;
+      slots[4 * s + 2] = old[at + 2]!;
+      slots[4 * s + 3] = old[at + 3]!;
     }
     this.#slots = slots;
     this.#mask = mask;
