@@ -314,16 +314,22 @@ export class KeyTable {
    */
   resolveHashedBytes(bytes: Uint8Array, text: string, start: number, end: number, h: number): number {
     const length = end - start;
+    const at = this.#slotOf(h, length);
+    if (at < 0) return 0;
+    this.compared++;
+    const id = this.#slots[at + 2]!;
+    if (id === BY_TEXT) return this.#colliding.get(text.slice(start, end)) ?? 0;
+    return this.#sameBytesAt(this.#slots[at + 3]!, bytes, start, length) ? id : 0;
+  }
+
+  /** Where the slot of hash `h` and `length` starts in #slots, or −1 when no key has both (the one probe both resolvers share). */
+  #slotOf(h: number, length: number): number {
     const slots = this.#slots;
     const mask = this.#mask;
     for (let s = h & mask; ; s = (s + 1) & mask) {
       const at = 4 * s;
-      const id = slots[at + 2]!;
-      if (id === 0) return 0;
-      if (slots[at] !== h || slots[at + 1] !== length) continue;
-      this.compared++;
-      if (id === BY_TEXT) return this.#colliding.get(text.slice(start, end)) ?? 0;
-      return this.#sameBytesAt(slots[at + 3]!, bytes, start, length) ? id : 0;
+      if (slots[at + 2] === 0) return -1;
+      if (slots[at] === h && slots[at + 1] === length) return at;
     }
   }
 
@@ -359,20 +365,14 @@ export class KeyTable {
   /** {@linkcode resolve} for a region whose {@linkcode regionHash} `h` the caller has. */
   resolveHashed(text: string, start: number, end: number, h: number): number {
     const fold = this.#fold;
-    const length = end - start;
-    const slots = this.#slots;
-    const mask = this.#mask;
-    for (let s = h & mask; ; s = (s + 1) & mask) {
-      const at = 4 * s;
-      const id = slots[at + 2]!;
-      if (id === 0) return 0;
-      if (slots[at] !== h || slots[at + 1] !== length) continue;
-      this.compared++;
-      if (id === BY_TEXT) {
-        const region = text.slice(start, end);
-        return this.#colliding.get(fold ? foldPunctuation(region) : region) ?? 0;
-      }
-      return sameRegion(this.keys[id]!, text, start, end, fold) ? id : 0;
+    const at = this.#slotOf(h, end - start);
+    if (at < 0) return 0;
+    this.compared++;
+    const id = this.#slots[at + 2]!;
+    if (id === BY_TEXT) {
+      const region = text.slice(start, end);
+      return this.#colliding.get(fold ? foldPunctuation(region) : region) ?? 0;
     }
+    return sameRegion(this.keys[id]!, text, start, end, fold) ? id : 0;
   }
 }
