@@ -225,11 +225,15 @@ async function wireChecks(shell: LocalShell | Awaited<ReturnType<typeof connectS
   });
   await check("wire", `${where}: a cached content is proved by hash and patched; the disk cache is verified on load`, async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "sap-runtime-cache-")), "c");
+    // flushed before the directory is removed: the commit's rememberCommitted
+    // writes to the disk cache in the background (an rm racing it fails
+    // with ENOTEMPTY)
+    let fresh: SnapshotCache | undefined;
     try {
       const cache = new SnapshotCache({ dir });
       await readSnapshots(shell, root, ["wire.ts"], { cache, compress });
       await cache.flush();
-      const fresh = new SnapshotCache({ dir });
+      fresh = new SnapshotCache({ dir });
       const report = await applyPatch(shell, {
         root,
         cache: fresh,
@@ -240,6 +244,7 @@ async function wireChecks(shell: LocalShell | Awaited<ReturnType<typeof connectS
       expectEqual(report.files[0]?.snapshot, "cached", "snapshot");
       expectEqual(readFileSync(join(root, "wire.ts"), "utf8"), text.replace(`  let v7 = f(7, "${where}"); // 7`, "  let v7 = 7;"), "file after the patch");
     } finally {
+      await fresh?.flush().catch(() => {});
       rmSync(join(dir, ".."), { recursive: true, force: true });
     }
   });
