@@ -183,7 +183,7 @@ for (const c of shells) {
       expect(() => lstatSync(join(root, "src/old.txt"))).toThrow();
     }, 30_000);
 
-    test("the source rewritten in place before it is pinned (hook overwrites a byte inside a copied range) → the rebuilt stage does not match: conflict with expected and actual SHA before any lock is taken, nothing written", async () => {
+    test("the source rewritten in place before it is pinned (hook overwrites a byte inside a copied range) → the rebuilt stage does not match: conflict with expected and actual SHA from the content comparison under the locks, nothing written", async () => {
       const text = bigText(10_000);
       const root = makeTree({ "big.txt": text, "other.txt": "o1\n" });
       const marker = join(tempDir(), "locked");
@@ -195,7 +195,9 @@ for (const c of shells) {
       expect(report.ok).toBe(false);
       expect(report.errors!.map((e) => [e.code, e.path])).toEqual([["conflict", "big.txt"]]);
       expect(report.errors![0]).toMatchObject({ expected_sha256: sha256Hex(text), actual_sha256: sha256Hex(now), actual_state: "file", retryable: true });
-      expect(existsSync(marker)).toBe(false); // refused in step 1
+      // found with the content comparison under the locks (the stages are
+      // hashed in the background meanwhile and judged there too)
+      expect(existsSync(marker)).toBe(true);
       expect(readFileSync(join(root, "big.txt"), "utf8")).toBe(now);
       expect(statSync(join(root, "big.txt")).ino).toBe(ino);
       expect(statSync(join(root, "big.txt")).nlink).toBe(1);
@@ -250,7 +252,9 @@ for (const c of shells) {
         const outside = join(makeTree({ "copy.txt": text }), "copy.txt");
         const swap = `mv ${q(root, "big.txt")} ${q(root, "big.real")} && ln -s ${shQuote(outside)} ${q(root, "big.txt")}`;
         const marker = join(tempDir(), "stage-accepted");
-        // white box: after step 1, SAP_DELTA_BAD is empty when every rebuilt stage had its planned SHA-256
+        // white box: at the stage_hashed hook (the background hash of step 1
+        // collected, under the locks), SAP_DELTA_BAD is empty when every
+        // rebuilt stage had its planned SHA-256
         const stageAccepted = `[ -n "$SAP_DELTA_BAD" ] || : > ${shQuote(marker)}`;
         return { text, root, outside, swap, marker, stageAccepted, before: statSync(outside) };
       };
@@ -264,28 +268,28 @@ for (const c of shells) {
 
       test("swapped just before the pin (hook): the pin is the symlink itself, nothing is read through it → conflict (symlink)", async () => {
         const s = setup();
-        const shell = new HookedShell(await c.open(), hooks({ "delta_pin:0": s.swap, "staged:": s.stageAccepted }));
+        const shell = new HookedShell(await c.open(), hooks({ "delta_pin:0": s.swap, "stage_hashed:": s.stageAccepted }));
         const report = await applyPatch(shell, { root: s.root, patch: linesPatch("big.txt", [5_000]) });
         expect(report.errors!.map((e) => [e.code, e.path, e.actual_state])).toEqual([["conflict", "big.txt", "symlink"]]);
-        expect(existsSync(s.marker)).toBe(false); // refused in step 1, at the pin
+        expect(existsSync(s.marker)).toBe(false); // refused in step 1, at the pin: no stage was hashed
         untouched(s);
       }, 30_000);
 
       test("swapped after the stage was built from the pin and the locks were taken (hook): the step-3 re-check under the locks refuses it → conflict (symlink)", async () => {
         const s = setup();
-        const shell = new HookedShell(await c.open(), hooks({ "staged:": s.stageAccepted, "locked:": s.swap }));
+        const shell = new HookedShell(await c.open(), hooks({ "stage_hashed:": s.stageAccepted, "locked:": s.swap }));
         const report = await applyPatch(shell, { root: s.root, patch: linesPatch("big.txt", [5_000]) });
         expect(report.errors!.map((e) => [e.code, e.path, e.actual_state])).toEqual([["conflict", "big.txt", "symlink"]]);
         expect(existsSync(s.marker)).toBe(true);
         untouched(s);
       }, 30_000);
 
-      test("no hard link possible (FAULT INJECTED: sap_link fails) and swapped between the check and the read: the stage read through the symlink passes its SHA check, yet the path checks before the locks refuse the symlinked source → conflict", async () => {
+      test("no hard link possible (FAULT INJECTED: sap_link fails) and swapped between the check and the read: the stage is read through the symlink (identical content, so its SHA-256 alone would pass), yet the path checks before the locks refuse the symlinked source → conflict", async () => {
         const s = setup();
-        const shell = new HookedShell(await c.open(), hooks({ "delta_pin:0": "sap_link() { return 1; }", "delta_read:0": s.swap, "staged:": s.stageAccepted }));
+        const shell = new HookedShell(await c.open(), hooks({ "delta_pin:0": "sap_link() { return 1; }", "delta_read:0": s.swap, "stage_hashed:": s.stageAccepted }));
         const report = await applyPatch(shell, { root: s.root, patch: linesPatch("big.txt", [5_000]) });
         expect(report.errors!.map((e) => [e.code, e.path, e.actual_state])).toEqual([["conflict", "big.txt", "symlink"]]);
-        expect(existsSync(s.marker)).toBe(true); // the stage read through the symlink passed its SHA check
+        expect(existsSync(s.marker)).toBe(false); // refused before the stages' SHA-256s are judged (under the locks)
         untouched(s);
       }, 30_000);
     });

@@ -43,6 +43,35 @@ for (const c of shells) {
       expect(statSync(join(root, "b.txt")).ino).toBe(inoB);
     });
 
+    // The stages are hashed in the background from the end of step 1 and
+    // judged under the locks with the content comparison: a stage that is
+    // not the planned content still stops the commit before any rename.
+    const alteredStages: { name: string; plan: () => ReturnType<typeof plan>; stage: number }[] = [
+      { name: "the second of two updates", plan: () => plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]), stage: 1 },
+      { name: "an add (no source to compare)", plan: () => plan([P.add("new.txt", "ours\n")]), stage: 0 },
+    ];
+    for (const a of alteredStages) {
+      test(`a stage that is not what was uploaded, ${a.name} (FAULT INJECTED: hook appends to it before it is hashed) → remote_error 'did not match its SHA-256', found under the locks, nothing written`, async () => {
+        const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
+        const inoA = statSync(join(root, "a.txt")).ino;
+        const marker = join(tempDir(), "locked");
+        const shell = new HookedShell(
+          await c.open(),
+          at("stages_built", "", `sap_get S_d_${a.stage}; sap_pcd $SAP_V && printf X >> ./s${a.stage}`) + "\n" + at("locked", "", `: > ${q(marker, "")}`),
+        );
+        const report = await commitRemote(shell, root, a.plan());
+        expect(report.ok).toBe(false);
+        expect(report.errors!.map((e) => e.code)).toEqual(["remote_error"]);
+        expect(report.errors![0]!.message).toContain("did not match its SHA-256");
+        expect(report.errors![0]!.message).toContain("nothing was changed");
+        expect(existsSync(marker)).toBe(true);
+        expect(read(root, "a.txt")).toBe("a1\n");
+        expect(read(root, "b.txt")).toBe("b1\n");
+        expect(statSync(join(root, "a.txt")).ino).toBe(inoA);
+        expect(existsSync(join(root, "new.txt"))).toBe(false);
+      });
+    }
+
     test("a file created at an Add's path after the re-check is never overwritten; earlier files restored (hook after check)", async () => {
       const root = makeTree({ "a.txt": "a1\n" });
       const inoA = statSync(join(root, "a.txt")).ino;

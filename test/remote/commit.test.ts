@@ -5,7 +5,7 @@
  * (LocalShell and SSH) lives in test/contract/commit.test.ts.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
@@ -50,6 +50,30 @@ for (const c of shellCases()) {
       expect(report.files[0]!.bytes_uploaded!).toBeLessThan(100);
       // white box: the source read by name (its directory is trusted), not from a pin ./o0
       if (readFileSync("/proc/sys/fs/protected_hardlinks", "utf8").trim() === "1") expect(readFileSync(join(seen, "source"), "utf8")).toBe(join(realpathSync(root), "shared/big.txt"));
+    });
+
+    rootTest("as a user who reads the file through its group only (mode 0060): the stages are hashed before they get that mode (SLOWED: sha256sum sleeps before a stage), content replaced", async () => {
+      // The stages are hashed in the background while the locks are taken;
+      // a stage given a mode without its owner's read bit could no longer be
+      // read by that hash (this user is not root), so the commit waits for
+      // the hash before such a chmod. The hash is slowed so that without the
+      // wait it would open the stage after the chmod.
+      const root = makeTree({ "shared/g.txt": { content: "v1\n", mode: 0o060 } });
+      chmodSync(root, 0o755);
+      chownSync(join(root, "shared"), 65534, 65534);
+      chownSync(join(root, "shared/g.txt"), 0, 65534);
+      chmodSync(join(root, "shared/g.txt"), 0o060);
+      const bin = tempDir();
+      chmodSync(bin, 0o755);
+      const real = Bun.which("sha256sum")!;
+      writeFileSync(join(bin, "sha256sum"), `#!/bin/sh\ncase " $* " in *"/s"[0-9]*) sleep 0.4 ;; esac\nexec ${shQuote(real)} "$@"\n`, { mode: 0o755 });
+      const options = asUser(c, 65534, 65534);
+      const shell = new LocalShell({ ...options, env: { ...options.env, PATH: `${bin}:/usr/local/bin:/usr/bin:/bin` } });
+      const report = await commitRemote(shell, root, plan([P.update("shared/g.txt", "v1\n", "v2\n")]));
+      expect(report.errors).toBeUndefined();
+      expect(readFileSync(join(root, "shared/g.txt"), "utf8")).toBe("v2\n");
+      expect(statSync(join(root, "shared/g.txt")).mode & 0o7777).toBe(0o060);
+      expect(report.files[0]!.warnings.map((w) => w.code)).toContain("owner_not_preserved");
     });
 
     rootTest("as a user who may not write the directory: permission_denied, nothing changed", async () => {

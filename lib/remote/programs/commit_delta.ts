@@ -12,6 +12,13 @@
  * other content land. If the check fails, the source is not what the plan
  * was built on any more: that is a conflict (nothing was changed,
  * retryable), reported for every path exactly like step 3 reports one.
+ * The stages are hashed in the background while the locks are taken
+ * (commit_prepare.ts, sap_stage_hash_start) and judged with the sources'
+ * content comparison under the locks: a source that changed is then a
+ * CONFLICT from that comparison; one that changed and came back as
+ * planned is `FAIL remote_error k delta` (sap_delta_fail). A source that
+ * is no longer a regular file when it is to be pinned is refused before
+ * any lock, as before (sap_delta_refuse).
  * The stage's content being right says nothing about the source being a
  * regular file in the root: that is still decided where it always was, by
  * the step-3 re-check under the locks.
@@ -173,16 +180,20 @@ sap_delta_build() {
   return 0
 }
 sap_delta_refuse() {
-  # A stage rebuilt from its source did not come out as planned, or the
-  # source was no longer a regular file: it changed since the snapshot.
+  # A delta source that was not a regular file, or could not be pinned,
+  # when its stage was to be rebuilt: it changed since the snapshot.
   # Report it as step 3 would, every path with its expected and actual
   # state, without taking locks (nothing will be written): sap_commit_check
   # and sap_commit_compare end the program as refused on any difference.
   sap_commit_check
   sap_commit_pins
   sap_commit_compare
-  # Nothing differs now: the source changed while it was read and is back
-  # as planned (or its pieces did not describe it).
+  sap_delta_fail
+}
+sap_delta_fail() {
+  # Nothing differs now, yet a stage rebuilt from its source (DB_i) did
+  # not come out as planned: the source changed while it was read and is
+  # back as planned (or its pieces did not describe it).
   i=0
   while [ $i -lt $SAP_N ]; do
     sap_get DB_$i

@@ -422,6 +422,8 @@ sap_commit_exit() {
   [ -n "$SAP_SIG" ] && sap_out "INTERRUPTED $SAP_SIG"
   if [ "$SAP_PHASE" = 5 ] && [ -z "$SAP_DONE" ]; then sap_commit_rollback; fi
   [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted
+  # a stage hash still running (the program ends before its verdict)
+  [ -z "$SAP_HASH_PID" ] || { kill "$SAP_HASH_PID" 2>/dev/null; wait "$SAP_HASH_PID" 2>/dev/null; }
   sap_commit_cleanup
   sap_out "SAP-END $SAP_STATUS"
 }

@@ -1,6 +1,7 @@
 /**
  * Steps 0–4 of the commit program (lib/remote/programs/commit_program.ts):
- * the §6 walk and the directory trust policy, stage upload and SHA check,
+ * the §6 walk and the directory trust policy, stage upload and its SHA
+ * check (hashed in the background, judged under the locks),
  * the §7 re-check of every expected state under the locks, copying mode
  * / owner onto the stages (the pins, copies and second links are in
  * commit_links.ts). Nothing here changes a user file; any refusal ends
@@ -180,38 +181,119 @@ sap_commit_stage() {
     i=$((i + 1))
   done
   if [ -n "$SAP_BLOB" ]; then { sap_pcd $SAP_W && rm -f ./b; } 2>/dev/null; SAP_BLOB=; fi
-  sap_cs_n=$SAP_BN
   # Durability, part 1: the stages' data on stable storage, started here in
   # the background (one sync run, or one per private directory) so that the
   # flush overlaps the hash below, the locks and the source's re-hash; step
   # 5 waits for it before the first rename (sap_sync_wait). Part 2, the
   # directories, follows the renames (sap_sync_dirs). A stage found wrong
-  # below is flushed for nothing: harmless, and the commit stops anyway.
+  # later is flushed for nothing: harmless, and the commit stops anyway.
   SAP_SYNC_BG=1
   sap_batch_run sync keep
   SAP_SYNC_BG=
-  sap_batch_run sha keep
-  sap_cs_j=0
-  while [ $sap_cs_j -lt $sap_cs_n ]; do
-    sap_get SC_$sap_cs_j
-    sap_cs_i=$SAP_V
-    sap_get BS_$sap_cs_j
-    sap_cs_h=$SAP_V
-    sap_get F_new_$sap_cs_i
-    if [ "$sap_cs_h" != "$SAP_V" ]; then
-      sap_get F_np_$sap_cs_i
-      # a stage rebuilt from its source: the source is not as planned
-      if [ -n "$SAP_V" ]; then SAP_DELTA_BAD=1; sap_set DB_$sap_cs_i 1
-      else
-        sap_get S_k_$sap_cs_i
-        if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $SAP_V private"; else sap_out "FAIL remote_error $SAP_V stage_sha"; fi
-        SAP_STATUS=failed
-        exit 0
+  sap_hook stages_built
+  sap_stage_hash_start
+  SAP_BN=0
+}
+sap_stage_hash_start() {
+  # The stages' SHA-256s (the queue built by sap_commit_stage, SC_j = file
+  # index of entry j): one batched hashing run, started in the background
+  # so that it overlaps the locks, the re-check, pins and metadata and the
+  # sources' own re-hash; the verdict is given under the locks, in
+  # sap_commit_compare (sap_stage_hash_wait, sap_upload_verdict). Nothing
+  # is written before that verdict, so where it is given changes no outcome;
+  # it only moves the refusal of a delta stage rebuilt from a changed
+  # source from before the locks to the content comparison under them.
+  # The job's results go to ./h in the working private directory through
+  # fd 6 and are read back through fd 5, both opened here, before the job
+  # starts: the job creates nothing itself, and one that outlives a killed
+  # program writes only into that file of ours. Where ./h cannot be
+  # made, the stages are hashed right here instead.
+  SAP_HASH_N=$SAP_BN SAP_HASH_PID= SAP_HASH_DONE=
+  if sap_pcd $SAP_W && { command exec 6>| ./h 5< ./h; } 2>/dev/null; then
+    (
+      exec 5<&-
+      sap_batch_run sha keep
+      printf '%s\n' "$\{SAP_PSWAP:--}"
+      sap_sh_j=0
+      while [ $sap_sh_j -lt $SAP_BN ]; do
+        sap_get BS_$sap_sh_j
+        printf '%s\n' "$\{SAP_V:--}"
+        sap_sh_j=$((sap_sh_j + 1))
+      done
+    ) >&6 2>/dev/null </dev/null &
+    SAP_HASH_PID=$!
+    exec 6>&-
+  else
+    exec 6>&- 5<&- 2>/dev/null
+    sap_batch_run sha keep
+    sap_sh_j=0
+    while [ $sap_sh_j -lt $SAP_HASH_N ]; do
+      sap_get BS_$sap_sh_j
+      sap_set SG_$sap_sh_j "$SAP_V"
+      sap_sh_j=$((sap_sh_j + 1))
+    done
+    sap_stage_hash_judge
+  fi
+}
+sap_stage_hash_wait() {
+  # The background hash's results (sap_stage_hash_start) as SG_j (empty:
+  # that stage could not be hashed), judged by sap_stage_hash_judge. Only
+  # builtins: it runs between the content comparison and the renames.
+  [ -n "$SAP_HASH_PID" ] || return 0
+  wait "$SAP_HASH_PID" 2>/dev/null
+  SAP_HASH_PID=
+  sap_hw_l=
+  { IFS= read -r sap_hw_l <&5; } 2>/dev/null
+  [ "$sap_hw_l" = 1 ] && SAP_PSWAP=1
+  sap_hw_j=0
+  while [ $sap_hw_j -lt $SAP_HASH_N ]; do
+    sap_hw_l=
+    { IFS= read -r sap_hw_l <&5; } 2>/dev/null
+    [ "$sap_hw_l" != - ] || sap_hw_l=
+    sap_set SG_$sap_hw_j "$sap_hw_l"
+    sap_hw_j=$((sap_hw_j + 1))
+  done
+  exec 5<&- 2>/dev/null
+  sap_stage_hash_judge
+}
+sap_stage_hash_judge() {
+  # Every stage against its planned SHA-256. A delta stage, rebuilt from
+  # its source, that came out wrong means the source is not as planned:
+  # DB_i and SAP_DELTA_BAD (the content comparison then reports the
+  # conflict, or sap_delta_fail the source that changed and came back). A
+  # whole upload that came out wrong: SAP_UPLOAD_BAD, the path index.
+  SAP_HASH_DONE=1
+  sap_hj_j=0
+  while [ $sap_hj_j -lt $SAP_HASH_N ]; do
+    sap_get SC_$sap_hj_j
+    sap_hj_i=$SAP_V
+    sap_get SG_$sap_hj_j
+    sap_hj_h=$SAP_V
+    sap_get F_new_$sap_hj_i
+    if [ "$sap_hj_h" != "$SAP_V" ]; then
+      sap_get F_np_$sap_hj_i
+      if [ -n "$SAP_V" ]; then SAP_DELTA_BAD=1; sap_set DB_$sap_hj_i 1
+      elif [ -z "$SAP_UPLOAD_BAD" ]; then sap_get S_k_$sap_hj_i; SAP_UPLOAD_BAD=$SAP_V
       fi
     fi
-    sap_cs_j=$((sap_cs_j + 1))
+    sap_hj_j=$((sap_hj_j + 1))
   done
-  SAP_BN=0
+  sap_hook stage_hashed
+}
+sap_upload_verdict() {
+  # A whole upload whose stage does not have its planned SHA-256: the
+  # upload failed (or our private directory was swapped), not the source.
+  [ -n "$SAP_UPLOAD_BAD" ] || return 0
+  if [ -n "$SAP_PSWAP" ]; then sap_out "FAIL remote_error $SAP_UPLOAD_BAD private"; else sap_out "FAIL remote_error $SAP_UPLOAD_BAD stage_sha"; fi
+  SAP_STATUS=failed
+  exit 0
+}
+sap_stage_mode_guard() {
+  # $1: the octal mode about to be given to a stage. A user other than
+  # root cannot read a file without its owner's read bit, so the
+  # background hash must have read the stages before such a mode is set.
+  [ -n "$SAP_HASH_PID" ] && [ "$SAP_EUID" != 0 ] && [ $(( 0$1 & 0400 )) = 0 ] && sap_stage_hash_wait
+  return 0
 }
 sap_check_path() {
   # $1 path index, $2 expected sha or -: 0 fine (missing as expected),
@@ -263,7 +345,9 @@ sap_commit_check() {
   done
   if [ $sap_cc_bad = 1 ]; then
     # refused anyway: compare the contents now, so that every conflicting
-    # path is reported at once
+    # path is reported at once (and let the stages' hash finish first
+    # rather than be killed at the exit)
+    sap_stage_hash_wait
     sap_commit_pins soft
     sap_commit_compare
     SAP_STATUS=refused
@@ -272,7 +356,8 @@ sap_commit_check() {
 }
 sap_commit_compare() {
   # Step 3, last part: every source still has the content the plan was
-  # built on (one hashing run per directory, or for all). From here to
+  # built on (one hashing run per directory, or for all); with $1 = final
+  # (the main sequence), also every stage its planned SHA-256. From here to
   # each file's rename, only shell builtins and the earlier files' renames
   # run: that is the whole window in which a writer not using these locks
   # can be lost (each rename is preceded by a check that the name is
@@ -301,9 +386,14 @@ sap_commit_compare() {
     fi
     i=$((i + 1))
   done
-  [ $SAP_BN -gt 0 ] || return 0
   sap_cm_n=$SAP_BN
-  sap_batch_run sha
+  [ $sap_cm_n = 0 ] || sap_batch_run sha
+  SAP_BN=0
+  if [ "$1" = final ]; then
+    # the stages' verdict, under the locks (sap_stage_hash_start)
+    sap_stage_hash_wait
+    sap_upload_verdict
+  fi
   sap_cm_bad=0 sap_cm_j=0
   while [ $sap_cm_j -lt $sap_cm_n ]; do
     sap_get CQ_$sap_cm_j
@@ -320,6 +410,7 @@ sap_commit_compare() {
     sap_cm_j=$((sap_cm_j + 1))
   done
   if [ $sap_cm_bad = 1 ]; then SAP_STATUS=refused; exit 0; fi
+  [ "$1" != final ] || [ -z "$SAP_DELTA_BAD" ] || sap_delta_fail
 }
 sap_acl_scan() {
   # One ls (and one getfattr where installed) over the queued sources (MK_j
@@ -365,6 +456,7 @@ sap_owner_mode() {
   # $1 file index, $2 uid, $3 gid, $4 octal mode: chown first (it clears
   # setuid and setgid bits), then chmod. chgrp alone keeps at least the
   # group when the owner may not be changed.
+  sap_stage_mode_guard "$4"
   sap_stage_enter $1 || return 1
   chown "$2:$3" ./s$1 2>/dev/null || chgrp "$3" ./s$1 2>/dev/null
   chmod "$4" ./s$1 2>/dev/null
@@ -378,6 +470,7 @@ sap_mode_queue() {
 sap_mode_flush() {
   # Runs its own batches: only where no other batch is being built.
   for SAP_BMODE in $SAP_QMODES; do
+    sap_stage_mode_guard "$SAP_BMODE"
     SAP_BN=0 sap_mf_i=0
     while [ $sap_mf_i -lt $SAP_N ]; do
       sap_get QM_$sap_mf_i

@@ -19,7 +19,9 @@
  * `p/<name>` the source's pin (hard link, named as the source in its
  * directory: the delta source, the content checked, the backup), `c<i>` a copy where no hard link may be made, `d<i>` a deleted /
  * moved source, `t<i>` a delta's part of the blob, `j` the journal (work
- * directory; written only through fd 8), `k/<lock>` / `L<k>` / `u/<lock>`
+ * directory; written only through fd 8), `h` the stages' SHA-256s (work
+ * directory; written by the background hash of step 1 through fd 6, read
+ * through fd 5), `k/<lock>` / `L<k>` / `u/<lock>`
  * / `X<n>` locks built ahead / built alone / being released / broken. An add or move whose parents are
  * missing: the directories are made 0700 in step 5, the stage is copied
  * into the last one (`.sap-<op>-a<i>`, private there) and linked to its
@@ -40,12 +42,16 @@
  * just rewritten) in that window is not lost either.
  *
  * Step 1 of a delta upload assembles the stage from ranges of the pinned
- * source and the uploaded stretches; a stage that does not come out with
- * the planned SHA-256 means the source changed since the snapshot: the
- * program then reports every path as step 3 would (without locks, nothing
- * will be written) and ends `refused` with `CONFLICT` lines — or, when the
+ * source and the uploaded stretches. Every stage's SHA-256 is computed in
+ * the background from the end of step 1 (overlapping the locks, the
+ * re-check and the sources' re-hash) and judged together with the content
+ * comparison, under the locks, before anything is written: a whole upload
+ * that came out wrong ends `failed` with `FAIL remote_error k stage_sha`;
+ * a delta stage that came out wrong means the source changed since the
+ * snapshot — a `CONFLICT` from the comparison (`refused`), or, when the
  * source is back as planned by then, `failed` with `FAIL remote_error k
- * delta`.
+ * delta`. A delta source that is not a regular file when it is to be
+ * pinned is reported as step 3 would, before any lock (sap_delta_refuse).
  *
  * State machine (what a crash leaves, and what reconcile does with it):
  * - steps 0–4 (no `B` line in the journal): private directories with
@@ -115,6 +121,7 @@ import { SH_COMMIT_LINKS } from "./commit_links.ts";
 /** The main sequence. */
 const SH_COMMIT_MAIN: string = sh`
 SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_WK=- SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL= SAP_STAGE_BAD= SAP_DELTA_BAD= SAP_PSWAP=
+SAP_HASH_N=0 SAP_HASH_PID= SAP_HASH_DONE= SAP_UPLOAD_BAD=
 trap 'sap_commit_exit' EXIT
 trap 'SAP_SIG=HUP; exit 129' HUP
 trap 'SAP_SIG=INT; exit 130' INT
@@ -158,7 +165,7 @@ sap_commit_meta
 sap_commit_copies
 sap_commit_refs
 sap_commit_journal
-sap_commit_compare
+sap_commit_compare final
 sap_hook compared
 sap_commit_finalize
 SAP_PHASE=7
