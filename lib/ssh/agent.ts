@@ -10,9 +10,12 @@
  *
  * @module
  */
-import { connect } from "node:net";
+import type * as Net from "node:net";
 import type { BaseAgent, ParsedKey } from "ssh2";
 import type { Ssh2Module } from "./ssh2_module.ts";
+
+/** process.getBuiltinModule (Bun, Node ≥ 22.3, Deno; not yet in every runtime's types). */
+type BuiltinLoader = { getBuiltinModule(id: string): unknown };
 
 /** How long listing the agent's keys may take before the agent counts as unreachable. */
 export const AGENT_TIMEOUT_MS = 5000;
@@ -34,7 +37,9 @@ export type AgentListing = { ok: true; keys: ParsedKey[] } | { ok: false; reason
 export function listAgentKeys(ssh2: Ssh2Module, socket: string, timeoutMs: number = AGENT_TIMEOUT_MS): Promise<AgentListing> {
   return new Promise((resolve) => {
     let settled = false;
-    const sock = connect(socket);
+    // node:net is loaded here, not with the module: mod.ts loads this
+    // file for every user, and a local apply never talks to an agent.
+    const sock = ((process as unknown as BuiltinLoader).getBuiltinModule("node:net") as typeof Net).connect(socket);
     const done = (listing: AgentListing): void => {
       if (settled) return;
       settled = true;
