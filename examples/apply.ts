@@ -58,7 +58,7 @@
  *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readSync } from "node:fs";
 import { applyPatch, connectSsh, LocalShell, newOperationId, reconcile, reconcileTicketOf, RemoteShellError, shQuote, SnapshotCache } from "../mod.ts";
 import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket, RemoteShell, SshOptions } from "../mod.ts";
 import { parseApplyArgs, USAGE } from "./cli/args.ts";
@@ -158,7 +158,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function reconcileFromFile(options: ApplyCliOptions, file: string): Promise<number> {
   let text: string;
   try {
-    text = file === "-" ? await readStdin() : readFileSync(file, "utf8");
+    text = file === "-" ? readStdin() : readFileSync(file, "utf8");
   } catch (error) {
     return usageError(`cannot read --reconcile ${file}: ${(error as Error).message}`);
   }
@@ -278,14 +278,34 @@ async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
 async function readPatch(file: string | undefined): Promise<string | null> {
   if (file !== undefined) return readFileSync(file, "utf8");
   if (process.stdin.isTTY) return null;
-  return await readStdin();
+  return readStdin();
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+/**
+ * All of stdin, read with readSync: the stream machinery behind
+ * `process.stdin` costs a few ms of a short run. A descriptor left
+ * non-blocking by whoever shares it answers EAGAIN while no data is there:
+ * then wait a millisecond and read on (nothing read is ever dropped).
+ */
+function readStdin(): string {
+  const chunks: Uint8Array[] = [];
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const chunk = new Uint8Array(STDIN_CHUNK);
+    let n: number;
+    try {
+      n = readSync(0, chunk, 0, chunk.length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+      Atomics.wait(pause, 0, 0, 1);
+      continue;
+    }
+    if (n === 0) break;
+    chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+  }
   return Buffer.concat(chunks).toString("utf8");
 }
+const STDIN_CHUNK = 1024 * 1024;
 
 /** The report of a connection that never opened: nothing was read or changed. */
 function notConnected(failure: PatchFailure, operationId: string): CommitReport {
