@@ -72,6 +72,16 @@ for (const c of shells) {
       });
     }
 
+    test("the program's stderr still reaches the report after the stages' hash is collected (FAULT INJECTED: hook writes to stderr and exits after the comparison) → remote_error quoting it, nothing written", async () => {
+      const root = makeTree({ "a.txt": "a1\n" });
+      const shell = new HookedShell(await c.open(), at("compared", "", "printf 'stderr-after-compare\\n' >&2; exit 7"));
+      const report = await commitRemote(shell, root, plan([P.update("a.txt", "a1\n", "a2\n")]));
+      expect(report.ok).toBe(false);
+      expect(report.errors!.map((e) => e.code)).toEqual(["remote_error"]);
+      expect(report.errors![0]!.message).toContain("stderr-after-compare");
+      expect(read(root, "a.txt")).toBe("a1\n");
+    });
+
     test("a file created at an Add's path after the re-check is never overwritten; earlier files restored (hook after check)", async () => {
       const root = makeTree({ "a.txt": "a1\n" });
       const inoA = statSync(join(root, "a.txt")).ino;

@@ -224,7 +224,7 @@ sap_stage_hash_start() {
     SAP_HASH_PID=$!
     exec 6>&-
   else
-    exec 6>&- 5<&- 2>/dev/null
+    exec 6>&- 5<&-
     sap_batch_run sha keep
     sap_sh_j=0
     while [ $sap_sh_j -lt $SAP_HASH_N ]; do
@@ -253,7 +253,7 @@ sap_stage_hash_wait() {
     sap_set SG_$sap_hw_j "$sap_hw_l"
     sap_hw_j=$((sap_hw_j + 1))
   done
-  exec 5<&- 2>/dev/null
+  exec 5<&-
   sap_stage_hash_judge
 }
 sap_stage_hash_judge() {
