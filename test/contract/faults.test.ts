@@ -72,6 +72,19 @@ for (const c of shells) {
       });
     }
 
+    test("no file for the stages' hashes in the private directory (FAULT INJECTED: hook puts a directory at ./h) → a stage write failure naming the file, before any lock, nothing written", async () => {
+      const root = makeTree({ "a.txt": "a1\n" });
+      const marker = join(tempDir(), "locked");
+      const shell = new HookedShell(await c.open(), at("stages_built", "", "sap_pcd $SAP_W && mkdir ./h") + "\n" + at("locked", "", `: > ${q(marker, "")}`));
+      const report = await commitRemote(shell, root, plan([P.update("a.txt", "a1\n", "a2\n")]));
+      expect(report.ok).toBe(false);
+      expect(report.errors!.map((e) => e.code)).toEqual(["remote_error"]);
+      expect(report.errors![0]!.message).toContain("a.txt");
+      expect(report.errors![0]!.message).toContain("nothing was changed");
+      expect(existsSync(marker)).toBe(false);
+      expect(read(root, "a.txt")).toBe("a1\n");
+    });
+
     test("the program's stderr still reaches the report after the stages' hash is collected (FAULT INJECTED: hook writes to stderr and exits after the comparison) → remote_error quoting it, nothing written", async () => {
       const root = makeTree({ "a.txt": "a1\n" });
       const shell = new HookedShell(await c.open(), at("compared", "", "printf 'stderr-after-compare\\n' >&2; exit 7"));

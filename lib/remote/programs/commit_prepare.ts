@@ -206,34 +206,25 @@ sap_stage_hash_start() {
   # The job's results go to ./h in the working private directory through
   # fd 6 and are read back through fd 5, both opened here, before the job
   # starts: the job creates nothing itself, and one that outlives a killed
-  # program writes only into that file of ours. Where ./h cannot be
-  # made, the stages are hashed right here instead.
-  SAP_HASH_N=$SAP_BN SAP_HASH_PID= SAP_HASH_DONE=
-  if sap_pcd $SAP_W && { command exec 6>| ./h 5< ./h; } 2>/dev/null; then
-    (
-      exec 5<&-
-      sap_batch_run sha keep
-      printf '%s\n' "$\{SAP_PSWAP:--}"
-      sap_sh_j=0
-      while [ $sap_sh_j -lt $SAP_BN ]; do
-        sap_get BS_$sap_sh_j
-        printf '%s\n' "$\{SAP_V:--}"
-        sap_sh_j=$((sap_sh_j + 1))
-      done
-    ) >&6 2>/dev/null </dev/null &
-    SAP_HASH_PID=$!
-    exec 6>&-
-  else
-    exec 6>&- 5<&-
+  # program writes only into that file of ours. A ./h that cannot be made
+  # (no inode left, a read-only file system) fails the commit as a stage
+  # that cannot be written does: the journal would fail there next.
+  SAP_HASH_N=$SAP_BN SAP_HASH_PID=
+  sap_pcd $SAP_W || sap_write_fail "$SAP_WK" $SAP_W stage
+  { command exec 6>| ./h 5< ./h; } 2>/dev/null || sap_write_fail "$SAP_WK" $SAP_W stage
+  (
+    exec 5<&-
     sap_batch_run sha keep
+    printf '%s\n' "$\{SAP_PSWAP:--}"
     sap_sh_j=0
-    while [ $sap_sh_j -lt $SAP_HASH_N ]; do
+    while [ $sap_sh_j -lt $SAP_BN ]; do
       sap_get BS_$sap_sh_j
-      sap_set SG_$sap_sh_j "$SAP_V"
+      printf '%s\n' "$\{SAP_V:--}"
       sap_sh_j=$((sap_sh_j + 1))
     done
-    sap_stage_hash_judge
-  fi
+  ) >&6 2>/dev/null </dev/null &
+  SAP_HASH_PID=$!
+  exec 6>&-
 }
 sap_stage_hash_wait() {
   # The background hash's results (sap_stage_hash_start) as SG_j (empty:
@@ -262,7 +253,6 @@ sap_stage_hash_judge() {
   # DB_i and SAP_DELTA_BAD (the content comparison then reports the
   # conflict, or sap_delta_fail the source that changed and came back). A
   # whole upload that came out wrong: SAP_UPLOAD_BAD, the path index.
-  SAP_HASH_DONE=1
   sap_hj_j=0
   while [ $sap_hj_j -lt $SAP_HASH_N ]; do
     sap_get SC_$sap_hj_j
