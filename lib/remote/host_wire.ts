@@ -31,6 +31,7 @@
  */
 import { Buffer } from "node:buffer";
 import type * as Zlib from "node:zlib";
+import { lazyBuiltin } from "./lazy_builtin.ts";
 import type { Codec } from "./inflate.ts";
 import { localCodecs } from "./inflate.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
@@ -122,14 +123,6 @@ export function noteHostTools(shell: RemoteShell, tools: readonly string[]): voi
 const PACKED = new Map<string, string>();
 const PACKED_MAX = 16;
 
-/**
- * node:zlib, loaded only once a program is packed (start-up cost, see
- * inflate.ts); process.getBuiltinModule is in Bun, Node ≥ 22.3 and Deno,
- * not yet in every runtime's types.
- */
-function gzipModule(): typeof Zlib {
-  return (process as unknown as { getBuiltinModule(id: string): unknown }).getBuiltinModule("node:zlib") as typeof Zlib;
-}
 
 /**
  * A program as it goes to the host: the `set -- …` line, then the body —
@@ -149,7 +142,7 @@ export function wireProgram(shell: RemoteShell, program: string, mode: CompressM
   const body = program.slice(cut + 1);
   let packed = PACKED.get(body);
   if (packed === undefined) {
-    packed = Buffer.from(gzipModule().gzipSync(new TextEncoder().encode(body), { level: 9 })).toString("base64");
+    packed = Buffer.from(lazyBuiltin<typeof Zlib>("node:zlib").gzipSync(new TextEncoder().encode(body), { level: 9 })).toString("base64");
     if (PACKED.size >= PACKED_MAX) PACKED.delete(PACKED.keys().next().value!);
     PACKED.set(body, packed);
   }

@@ -12,17 +12,11 @@
  * @module
  */
 import type * as Zlib from "node:zlib";
+import { lazyBuiltin } from "./lazy_builtin.ts";
 
-/** process.getBuiltinModule (Bun, Node ≥ 22.3, Deno; not yet in every runtime's types). */
-type BuiltinLoader = { getBuiltinModule(id: string): unknown };
-
-/**
- * node:zlib, loaded on first use: loading it costs about as much start-up
- * time as the rest of a small command-line apply (measured under Bun), and
- * a local apply never decompresses anything.
- */
+/** node:zlib, loaded on first use (lazy_builtin.ts): a local apply never decompresses. */
 function zlib(): typeof Zlib {
-  return (process as unknown as BuiltinLoader).getBuiltinModule("node:zlib") as typeof Zlib;
+  return lazyBuiltin<typeof Zlib>("node:zlib");
 }
 
 /** The compressors a snapshot may travel with. */

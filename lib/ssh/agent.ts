@@ -13,9 +13,7 @@
 import type * as Net from "node:net";
 import type { BaseAgent, ParsedKey } from "ssh2";
 import type { Ssh2Module } from "./ssh2_module.ts";
-
-/** process.getBuiltinModule (Bun, Node ≥ 22.3, Deno; not yet in every runtime's types). */
-type BuiltinLoader = { getBuiltinModule(id: string): unknown };
+import { lazyBuiltin } from "../remote/lazy_builtin.ts";
 
 /** How long listing the agent's keys may take before the agent counts as unreachable. */
 export const AGENT_TIMEOUT_MS = 5000;
@@ -39,7 +37,7 @@ export function listAgentKeys(ssh2: Ssh2Module, socket: string, timeoutMs: numbe
     let settled = false;
     // node:net is loaded here, not with the module: mod.ts loads this
     // file for every user, and a local apply never talks to an agent.
-    const sock = ((process as unknown as BuiltinLoader).getBuiltinModule("node:net") as typeof Net).connect(socket);
+    const sock = lazyBuiltin<typeof Net>("node:net").connect(socket);
     const done = (listing: AgentListing): void => {
       if (settled) return;
       settled = true;
