@@ -31,14 +31,21 @@
  * tenth of the sizes for a fast look (the targets are about the full sizes;
  * a quick run's verdict is indicative only); `--no-process` and
  * `--no-remote`, `--no-wire` skip step 5's parts (their targets then show as not
- * measured → FAIL).
+ * measured → FAIL). `--write-docs` then writes the run's tables into
+ * `docs/performance.md` between its `<!-- bench:begin NAME -->` markers
+ * (bench/docs_markers.ts), so the figures there are never typed by hand; it
+ * refuses `--quick` (those sizes are not the targets' sizes).
  *
  * @module
  */
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
 import { run } from "mitata";
 import { registerAdversarialBenches } from "./adversarial.bench.ts";
 import { checkOurs, checkPeers } from "./checks.ts";
+import { BENCH_DOC_PATH, benchDocSections, replaceMarkedSections } from "./docs_markers.ts";
 import { registerFamilyBenches } from "./families.bench.ts";
 import { defaultCacheDir } from "./fixtures.ts";
 import { registerPeerBenches } from "./peers.bench.ts";
@@ -49,6 +56,11 @@ import { measurePaired, type PairedResult } from "./paired.ts";
 import { FULL_SIZES, loadSuite, mitataRegistrar, QUICK_SIZES, type Registrar } from "./suite.ts";
 
 const quick = process.argv.includes("--quick");
+const writeDocs = process.argv.includes("--write-docs");
+if (writeDocs && quick) {
+  console.error("--write-docs refuses --quick: the docs show the full sizes the targets are about");
+  process.exit(2);
+}
 const sizes = quick ? QUICK_SIZES : FULL_SIZES;
 const cacheDir = defaultCacheDir();
 const started = performance.now();
@@ -108,7 +120,7 @@ for (const spec of specs) {
   console.error(line);
 }
 
-let processMarkdown = "## Whole processes\n\nskipped (--no-process)";
+let processMarkdown = "## Whole processes\n\nnot measured in this run (--no-process)";
 let processCorrect = true;
 const processTargets: TargetResult[] = [];
 if (!process.argv.includes("--no-process")) {
@@ -125,7 +137,7 @@ if (processTargets.length === 0) {
 
 // Imported lazily so the planning benchmarks still run (and say why) when
 // the remote layer cannot load.
-let remoteMarkdown = "## Remote figures\n\nskipped (--no-remote)";
+let remoteMarkdown = "## Remote figures\n\nnot measured in this run (--no-remote)";
 const remoteTargets: TargetResult[] = [];
 if (!process.argv.includes("--no-remote")) {
   try {
@@ -141,7 +153,7 @@ if (remoteTargets.length === 0) {
   remoteTargets.push({ label: "readSnapshots and commitRemote: one exec each (not measured)", kind: "required", pass: false });
 }
 
-let wireMarkdown = "## Wire (throttled link)\n\nskipped (--no-wire)";
+let wireMarkdown = "## Wire (throttled link)\n\nnot measured in this run (--no-wire)";
 const wireTargets: TargetResult[] = [];
 if (!process.argv.includes("--no-wire")) {
   try {
@@ -202,5 +214,29 @@ console.log(
 );
 const verdict = formatVerdict(targets, failedChecks.map((c) => c.name));
 for (const line of verdict.lines) console.log(line);
-console.log(`(bench took ${((performance.now() - started) / 60_000).toFixed(1)} min)`);
+const minutes = (performance.now() - started) / 60_000;
+console.log(`(bench took ${minutes.toFixed(1)} min)`);
+if (writeDocs) {
+  const repo = join(import.meta.dir, "..");
+  const git = (...args: string[]) => spawnSync("git", args, { cwd: repo, encoding: "utf8" }).stdout.trim();
+  const commit = git("rev-parse", "--short", "HEAD") || "an unknown commit";
+  const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
+  const doc = join(repo, BENCH_DOC_PATH);
+  const sections = benchDocSections({
+    machine: `${result.context.cpu.name ?? "unknown cpu"}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, bun ${Bun.version}`,
+    commit: `\`${commit}\`${dirty ? " (+ local changes)" : ""}`,
+    finishedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    minutes,
+    verdictLines: verdict.lines,
+    checks: { passed: checks.length - failedChecks.length, total: checks.length },
+    targets,
+    ratios: rows,
+    medians,
+    process: processMarkdown,
+    remote: remoteMarkdown,
+    wire: wireMarkdown,
+  });
+  writeFileSync(doc, replaceMarkedSections(readFileSync(doc, "utf8"), sections));
+  console.log(`wrote ${Object.keys(sections).length} sections into ${BENCH_DOC_PATH}`);
+}
 process.exit(verdict.pass ? 0 : 1);
