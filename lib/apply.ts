@@ -20,7 +20,22 @@ import type { SnapshotCache } from "./remote/snapshot_cache.ts";
 import { cacheScope, rememberCommitted } from "./remote/snapshot_wire.ts";
 import type { ApplyReport, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
 
-/** One `applyPatch` request. Only `root` and `patch` are required. */
+/**
+ * One `applyPatch` request. Only `root` and `patch` are required.
+ *
+ * @example
+ * ```ts
+ * const request: ApplyRequest = {
+ *   root: "/srv/app",
+ *   patch,
+ *   dryRun: true,
+ *   expectedSha256: { "config.yml": "<file_sha256 from the last read>" },
+ *   matching: "whitespace",
+ *   limits: { maxFiles: 20 },
+ * };
+ * const report = await applyPatch(shell, request);
+ * ```
+ */
 export interface ApplyRequest {
   /** Absolute root directory on the target host; patch paths are relative to it. Chosen by configuration, never by the model. */
   root: string;
@@ -36,6 +51,7 @@ export interface ApplyRequest {
   requireShaForDelete?: boolean;
   /** Create missing parent directories of added and moved-to files (default true). */
   createParents?: boolean;
+  /** Bounds on the patch and the files (defaults {@linkcode DEFAULT_LIMITS}); past one, `limit_exceeded`. */
   limits?: Partial<Limits>;
   /** Operation id for the commit (default random); needed by `reconcile` after `outcome_unknown`. */
   operationId?: string;
@@ -202,7 +218,15 @@ async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, err
   return refineParseFailures(request.patch, errors, { root: request.root, ...(snapshots ? { snapshots } : {}) });
 }
 
-/** Every path the patch names: sources and Move destinations, in patch order. */
+/**
+ * Every path the patch names: sources and Move destinations, in patch order.
+ *
+ * @example
+ * ```ts
+ * const parsed = parsePatch("*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-x\n+y\n*** End Patch");
+ * if (parsed.ok) patchPaths(parsed.patch); // ["a.txt", "b.txt"]
+ * ```
+ */
 export function patchPaths(patch: Patch): string[] {
   const paths: string[] = [];
   for (const op of patch.ops) {

@@ -173,6 +173,12 @@ export function listHint(directory: string): FailureHint {
 /**
  * What a front end says for a hint: its own words, or `undefined` to keep
  * the library's (`hint.says`).
+  *
+  * @example
+  * ```ts
+  * const cliWords: HintWords = (hint) => hint.kind === "expected_sha256" && hint.sha256 ? `pass --expect ${hint.path}=${hint.sha256}` : undefined;
+  * rewordFailure(f, cliWords);
+  * ```
  */
 export type HintWords = (hint: FailureHint) => string | undefined;
 

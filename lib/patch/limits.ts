@@ -8,6 +8,12 @@ import type { Limits } from "../types.ts";
 /**
  * Defaults sized for real work (40 MB files are a design target) while
  * bounding what one model call can make the host do.
+  *
+  * @example
+  * ```ts
+  * DEFAULT_LIMITS.maxFileBytes; // 134217728 (128 MiB)
+  * await applyPatch(shell, { root, patch, limits: { ...DEFAULT_LIMITS, maxFiles: 10 } });
+  * ```
  */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxPatchBytes: 16 * 1024 * 1024,

@@ -14,7 +14,7 @@
  * @module
  */
 import { failure, readHint, shaHint, warning } from "../failure.ts";
-import { unifiedDiff } from "../text/diff.ts";
+import { unifiedDiff, unifiedDiffOfLines } from "../text/diff.ts";
 import { resolveLimits } from "../patch/limits.ts";
 import { locateChunks } from "../match/locate.ts";
 import { foldFailures, FULL_FAILURES } from "./fold_failures.ts";
@@ -271,7 +271,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
     expected: { state: "sha256", sha256: sha },
     newSha256: sha256HexOfParts(parts),
     pieces,
-    diff: unifiedDiff({
+    diff: unifiedDiffOfLines({
       oldPath: op.path,
       newPath: op.moveTo ?? op.path,
       oldLines: { length: file.eols.length, at: (i: number) => lineOf(file, i) },

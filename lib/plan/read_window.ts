@@ -29,7 +29,14 @@ import { sha256Hex } from "../text/sha256.ts";
 import { decodeText } from "../text/text.ts";
 import type { PatchFailure } from "../types.ts";
 
-/** Options of {@linkcode readWindow}. */
+/**
+ * Options of {@linkcode readWindow}.
+ *
+ * @example
+ * ```ts
+ * readWindow(bytes, { offset: 40, limit: 20, lineIds: true, maxBytes: 128 * 1024, path: "app.py" });
+ * ```
+ */
 export interface ReadWindowOptions {
   /** 1-based first line of the window. Default 1. */
   offset?: number;
@@ -47,10 +54,26 @@ export interface ReadWindowOptions {
   path?: string;
 }
 
-/** How a file's lines end. */
+/**
+ * How a file's lines end.
+ *
+ * @example
+ * ```ts
+ * const w = readWindow(new TextEncoder().encode("a\r\nb\r\n"));
+ * if (!("code" in w)) w.eol; // "crlf"
+ * ```
+ */
 export type EolStyle = "lf" | "crlf" | "cr" | "mixed" | "none";
 
-/** A window of a file's lines and the file's identity. */
+/**
+ * A window of a file's lines and the file's identity.
+ *
+ * @example
+ * ```ts
+ * const w = readWindow(new TextEncoder().encode("one\ntwo\nthree\n"), { offset: 2, limit: 1 });
+ * if (!("code" in w)) console.log(w.text, w.start_line, w.end_line, w.file_sha256); // "two\n" 2 2 "…"
+ * ```
+ */
 export interface ReadWindowResult {
   /** The window's lines, each followed by `\n` (see the module doc), optionally prefixed `N:hh|`. */
   text: string;

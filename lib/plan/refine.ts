@@ -23,7 +23,15 @@ import { pathProblem } from "../patch/paths.ts";
 import { decodeText } from "../text/text.ts";
 import type { Chunk, MatchingMode, Patch, PatchFailure, Snapshots } from "../types.ts";
 
-/** What the refinements may use. */
+/**
+ * What the refinements may use.
+ *
+ * @example
+ * ```ts
+ * const context: RefineContext = { root: "/srv/app", snapshots };
+ * const sharper = refineParseFailures(text, parsed.errors, context);
+ * ```
+ */
 export interface RefineContext {
   /** The root the patch paths are relative to (absolute, on the target host). */
   root?: string;

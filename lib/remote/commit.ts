@@ -24,12 +24,34 @@ import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
 
-/** Default bounded wait for busy locks. */
+/**
+ * Default bounded wait for busy locks.
+ *
+ * @example
+ * ```ts
+ * await commitRemote(shell, root, plan, { lockWaitMs: 3 * DEFAULT_LOCK_WAIT_MS }); // wait up to 30 s for busy locks
+ * ```
+ */
 export const DEFAULT_LOCK_WAIT_MS = 10_000;
-/** Default age after which a lock whose owner is gone is broken. */
+/**
+ * Default age after which a lock whose owner is gone is broken.
+ *
+ * @example
+ * ```ts
+ * await commitRemote(shell, root, plan, { staleLockMs: DEFAULT_STALE_LOCK_MS / 2 }); // break abandoned locks after 60 s
+ * ```
+ */
 export const DEFAULT_STALE_LOCK_MS = 120_000;
 
-/** Options of {@linkcode commitRemote}. */
+/**
+ * Options of {@linkcode commitRemote}.
+ *
+ * @example
+ * ```ts
+ * const operationId = newOperationId();
+ * const report = await commitRemote(shell, "/srv/app", plan, { operationId, lockWaitMs: 5_000, onProgress: (sent, total) => console.error(`${sent}/${total}`) });
+ * ```
+ */
 export interface CommitOptions {
   /** Operation id (`[A-Za-z0-9_]{1,64}`); default a fresh random one. Keep it for reconcile. */
   operationId?: string;
@@ -37,6 +59,7 @@ export interface CommitOptions {
   lockWaitMs?: number;
   /** Locks older than this whose owner is gone are broken (warning `stale_lock_broken`), default 120 s. */
   staleLockMs?: number;
+  /** Abort the call: honoured until the commit starts; after that the outcome is reported as it is (`outcome_unknown` when it may have changed files). */
   signal?: AbortSignal;
   /**
    * Kill the program and report after this long. Default: 5 min + the lock

@@ -36,7 +36,15 @@ import type { Codec } from "./inflate.ts";
 import { localCodecs } from "./inflate.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
 
-/** The compression switch of the remote operations. */
+/**
+ * The compression switch of the remote operations.
+ *
+ * @example
+ * ```ts
+ * await readSnapshots(shell, root, paths, { compress: "auto" satisfies CompressMode }); // only over a network link
+ * await readSnapshots(shell, root, paths, { compress: false }); // never
+ * ```
+ */
 export type CompressMode = "auto" | boolean;
 
 /** Smallest snapshot content sent compressed (below it a compressor's start costs more than it saves). */

@@ -10,7 +10,14 @@ import { listProgram } from "./programs/list_program.ts";
 import { RecordReader } from "./records.ts";
 import type { RemoteShell } from "./shell.ts";
 
-/** Options of {@linkcode listFiles}. */
+/**
+ * Options of {@linkcode listFiles}.
+ *
+ * @example
+ * ```ts
+ * await listFiles(shell, "/etc/nginx", { path: "sites-enabled", depth: 1, glob: "*.conf", maxEntries: 200 });
+ * ```
+ */
 export interface ListFilesOptions {
   /** Root-relative directory to list; default the root. */
   path?: string;
@@ -24,18 +31,34 @@ export interface ListFilesOptions {
   glob?: string;
   /** Most entries returned (default 1000, at most 100000); `truncated` says when there were more. */
   maxEntries?: number;
+  /** Abort the call: the program is killed on the host and the result fails `cancelled`. */
   signal?: AbortSignal;
   /** Default 60 s. */
   timeoutMs?: number;
 }
 
-/** The kind of a listed entry; a symlink is never followed, so it is never a directory or file here. */
+/**
+ * The kind of a listed entry; a symlink is never followed, so it is never a directory or file here.
+ *
+ * @example
+ * ```ts
+ * const dirs = listing.entries.filter((e) => e.kind === ("directory" satisfies ListedKind));
+ * ```
+ */
 export type ListedKind = "file" | "directory" | "symlink" | "other";
 
-/** One entry of {@linkcode ListFilesResult}. */
+/**
+ * One entry of {@linkcode ListFilesResult}.
+ *
+ * @example
+ * ```ts
+ * const entry: ListedEntry = { path: "src/app.ts", kind: "file", depth: 2, size: 1234, mode: 0o644, mtime: 1764633600 };
+ * ```
+ */
 export interface ListedEntry {
   /** Root-relative path (what read_file and patches take). */
   path: string;
+  /** File, directory, symlink (never followed) or other. */
   kind: ListedKind;
   /** 1 = directly inside the listed directory. */
   depth: number;
@@ -49,8 +72,18 @@ export interface ListedEntry {
   addressable?: false;
 }
 
-/** What {@linkcode listFiles} returns. */
+/**
+ * What {@linkcode listFiles} returns.
+ *
+ * @example
+ * ```ts
+ * const listing: ListFilesResult = await listFiles(shell, "/srv/app");
+ * if (!listing.ok) console.error(listing.errors![0]!.message);
+ * else if (listing.truncated) console.error("more entries: narrow path or glob");
+ * ```
+ */
 export interface ListFilesResult {
+  /** True when the directory was listed; false with `errors` otherwise. */
   ok: boolean;
   /** The listed directory, root-relative (`""` for the root). */
   path: string;
@@ -62,6 +95,7 @@ export interface ListFilesResult {
   unreadable: string[];
   /** How many directories could not be entered. */
   unreadable_count: number;
+  /** With `ok: false`: why nothing was listed. */
   errors?: PatchFailure[];
 }
 

@@ -27,7 +27,14 @@ import { OutputBuffer } from "./output_buffer.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { ExecOptions, ExecResult, LocalFileAccess, RemoteShell } from "./shell.ts";
 
-/** Options of {@linkcode LocalShell}. */
+/**
+ * Options of {@linkcode LocalShell}.
+ *
+ * @example
+ * ```ts
+ * const shell = new LocalShell({ shell: ["/usr/bin/busybox", "sh"], cwd: "/srv/app", localReads: false });
+ * ```
+ */
 export interface LocalShellOptions {
   /**
    * The shell and its leading arguments; the adapter appends `-c <command>`.
@@ -90,6 +97,7 @@ export class LocalShell implements RemoteShell {
   readonly #cwd: string | undefined;
   readonly #maxOutput: number;
 
+  /** A shell for this machine; throws `TypeError` for a malformed option. */
   constructor(options: LocalShellOptions = {}) {
     const shell = options.shell ?? ["/bin/sh"];
     if (!Array.isArray(shell) || shell.length === 0 || !shell.every((s) => typeof s === "string" && s !== "")) {

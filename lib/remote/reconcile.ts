@@ -24,12 +24,20 @@ import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
 import type { TransactionLayout } from "./manifest.ts";
 
-/** Options of {@linkcode reconcile}. */
+/**
+ * Options of {@linkcode reconcile}.
+ *
+ * @example
+ * ```ts
+ * const settled = await reconcile(shell, "/srv/app", ticket, ticket.operation_id, { lockWaitMs: 30_000 });
+ * ```
+ */
 export interface ReconcileOptions {
   /** Longest wait for the operation's locks (e.g. while its commit still runs), default 10 s. */
   lockWaitMs?: number;
   /** Age after which another operation's abandoned lock is broken, default 120 s. */
   staleLockMs?: number;
+  /** Abort the call: the program is killed on the host. */
   signal?: AbortSignal;
   /** Kill the program and report after this long. Default: 5 min + the lock wait (lib/remote/exec_bounds.ts). */
   timeoutMs?: number;

@@ -16,7 +16,14 @@ import { leftoversRemoved } from "./leftovers.ts";
 import { RecordReader } from "./records.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 
-/** Options of {@linkcode searchFiles}. */
+/**
+ * Options of {@linkcode searchFiles}.
+ *
+ * @example
+ * ```ts
+ * await searchFiles(shell, "/srv/app", "TODO", { path: "src", glob: "*.ts", fixedString: true, maxResults: 50 });
+ * ```
+ */
 export interface SearchFilesOptions {
   /** Root-relative directory to search below; default the root. */
   path?: string;
@@ -30,12 +37,20 @@ export interface SearchFilesOptions {
   maxResults?: number;
   /** Lines longer than this many bytes are cut (`cut: true`, no line id). Default 4096, at most 65536. */
   maxLineBytes?: number;
+  /** Abort the call: the program is killed on the host and the result fails `cancelled`. */
   signal?: AbortSignal;
   /** Default 60 s. */
   timeoutMs?: number;
 }
 
-/** One matching line. */
+/**
+ * One matching line.
+ *
+ * @example
+ * ```ts
+ * for (const m of result.matches) console.log(`${m.path}:${m.id ?? m.line} ${m.text}`); // "src/app.ts:12:5e  // TODO: retry"
+ * ```
+ */
 export interface SearchMatch {
   /** Root-relative path of the file. */
   path: string;
@@ -57,6 +72,11 @@ export interface SearchMatch {
  * entered), `changed` (swapped or changed while it was being read),
  * `unpinnable` (in a directory other users can write, and it could not be
  * pinned there, so it is not read at all: see {@linkcode SkipCause}).
+  *
+  * @example
+  * ```ts
+  * const binaries = result.skipped.examples.filter((e) => e.reason === ("binary" satisfies SkipReason));
+  * ```
  */
 export type SkipReason = "binary" | "unreadable" | "changed" | "unpinnable";
 
@@ -68,28 +88,54 @@ export type SkipReason = "binary" | "unreadable" | "changed" | "unpinnable";
  * there — `no_space`, `read_only_filesystem`, `permission_denied` (the
  * directory is not writable by this user), `private_failed` (anything
  * else).
+  *
+  * @example
+  * ```ts
+  * for (const e of result.skipped.examples) if (e.cause === ("hard_link_refused" satisfies SkipCause)) console.error(`${e.path}: search it as its owner or with sudo`);
+  * ```
  */
 export type SkipCause = "hard_link_refused" | "no_space" | "read_only_filesystem" | "permission_denied" | "private_failed";
 
-/** A file (or directory) left out, named. */
+/**
+ * A file (or directory) left out, named.
+ *
+ * @example
+ * ```ts
+ * const skipped: SkippedExample = { path: "uploads/report.pdf", reason: "binary" };
+ * ```
+ */
 export interface SkippedExample {
+  /** Root-relative path of the file or directory. */
   path: string;
+  /** Why it was left out. */
   reason: SkipReason;
   /** For `unpinnable`: why. */
   cause?: SkipCause;
 }
 
-/** What {@linkcode searchFiles} returns. */
+/**
+ * What {@linkcode searchFiles} returns.
+ *
+ * @example
+ * ```ts
+ * const result: SearchFilesResult = await searchFiles(shell, "/srv/app", "listen\\s+80");
+ * if (result.ok) console.log(`${result.matches.length} lines in ${result.files_searched} files${result.truncated ? " (more: narrow the search)" : ""}`);
+ * ```
+ */
 export interface SearchFilesResult {
+  /** True when the search ran; false with `errors` otherwise. */
   ok: boolean;
   /** The searched directory, root-relative (`""` for the root). */
   path: string;
+  /** The pattern as given. */
   pattern: string;
   /** In the order found: files breadth first by directory, lines in file order. */
   matches: SearchMatch[];
   /** More lines matched than `maxResults` (the search stopped). */
   truncated: boolean;
+  /** Files read and searched. */
   files_searched: number;
+  /** Directories walked. */
   directories_searched: number;
   /** Files (or directories) left out, by reason; `examples` names at most 20 per reason. */
   skipped: { binary: number; unreadable: number; changed: number; unpinnable: number; examples: SkippedExample[] };
@@ -99,6 +145,7 @@ export interface SearchFilesResult {
    * snapshot or search programs (programs/sh_reap.ts). Absent when none.
    */
   warnings?: Warning[];
+  /** With `ok: false`: why nothing was searched. */
   errors?: PatchFailure[];
 }
 

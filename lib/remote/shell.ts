@@ -16,7 +16,16 @@
  */
 import type { PatchFailure } from "../types.ts";
 
-/** Options of one {@linkcode RemoteShell.exec} call. */
+/**
+ * Options of one {@linkcode RemoteShell.exec} call.
+ *
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * const options: ExecOptions = { stdin: new TextEncoder().encode("data"), timeoutMs: 30_000, signal: controller.signal, maxStdoutBytes: 1 << 20 };
+ * await new LocalShell().exec("cat", options);
+ * ```
+ */
 export interface ExecOptions {
   /** Bytes written to the program's stdin, then stdin is closed. */
   stdin?: Uint8Array;
@@ -43,9 +52,20 @@ export interface ExecOptions {
   maxStderrBytes?: number;
 }
 
-/** What one program run produced. */
+/**
+ * What one program run produced.
+ *
+ * @example
+ * ```ts
+ * const r: ExecResult = await new LocalShell().exec("echo hi; exit 3");
+ * r.exitCode; // 3
+ * new TextDecoder().decode(r.stdout); // "hi\n"
+ * ```
+ */
 export interface ExecResult {
+  /** Everything the program wrote to stdout (up to {@linkcode ExecOptions.maxStdoutBytes}). */
   stdout: Uint8Array;
+  /** The first {@linkcode ExecOptions.maxStderrBytes} bytes the program wrote to stderr. */
   stderr: Uint8Array;
   /**
    * The exit code; `null` when the program was killed by a signal or, for a
@@ -53,6 +73,7 @@ export interface ExecResult {
    * program may or may not have finished: callers treat it as outcome unknown).
    */
   exitCode: number | null;
+  /** The signal that ended the program (`"SIGKILL"`), or `null`. */
   signal: string | null;
   /** Bytes of stderr dropped beyond {@linkcode ExecOptions.maxStderrBytes} (absent or 0: none). */
   stderrDropped?: number;
@@ -93,7 +114,9 @@ export interface ExecResult {
  * ```
  */
 export interface RemoteShell {
+  /** Run the POSIX `sh` program `command` on the host; see the contract above. */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /** Release the transport (an SSH connection); later calls fail `connect_failed`. */
   close?(): Promise<void>;
   /** True when every program runs elevated (sudo); reports carry it. */
   readonly elevated?: boolean;
@@ -128,14 +151,19 @@ export interface RemoteShell {
  * ```
  */
 export interface LocalFileIdentity {
+  /** Size in bytes. */
   size: number;
+  /** Inode number. */
   inode: number;
   /** Whole seconds. */
   mtime: number;
   /** Permission bits (`& 0o7777`). */
   mode: number;
+  /** Owner's uid. */
   uid: number;
+  /** Owner's gid. */
   gid: number;
+  /** Hard-link count. */
   nlink: number;
 }
 
@@ -160,7 +188,14 @@ export interface LocalFileAccess {
   read(path: string, expect: LocalFileIdentity): Uint8Array | null;
 }
 
-/** Options of {@linkcode RemoteShellError}. */
+/**
+ * Options of {@linkcode RemoteShellError}.
+ *
+ * @example
+ * ```ts
+ * new RemoteShellError(failure("limit_exceeded", "the program wrote more than 1 MiB"), { started: true, overflow: "stdout" });
+ * ```
+ */
 export interface RemoteShellErrorOptions {
   /** Whether the program may have started; see {@linkcode RemoteShellError.started}. */
   started?: boolean;
@@ -172,6 +207,12 @@ export interface RemoteShellErrorOptions {
  * Failure codes that by their nature are decided before any program can
  * start (no connection, no login): an error with one of them and no
  * `started` flag is treated as "nothing ran".
+  *
+  * @example
+  * ```ts
+  * NEVER_STARTED_CODES.has("auth_failed"); // true: no program can run before login
+  * NEVER_STARTED_CODES.has("timeout"); // false
+  * ```
  */
 export const NEVER_STARTED_CODES: ReadonlySet<string> = new Set([
   "connect_failed",
@@ -214,6 +255,7 @@ export class RemoteShellError extends Error {
    * too small for a legitimate reply). Unset: not said.
    */
   readonly overflow?: "stdout" | "output";
+  /** Wrap `failure`; `options.started` says whether the program may have run. */
   constructor(failure: PatchFailure, options: RemoteShellErrorOptions = {}) {
     super(failure.message);
     this.name = "RemoteShellError";

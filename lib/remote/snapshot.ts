@@ -26,8 +26,16 @@ import { cacheScope, compressedBound, FrameReader, heldContents, rememberSnapsho
 import type { CompressedFile } from "./snapshot_wire.ts";
 import type { FileKind, FileSnapshot, PatchFailure, SharedDirectories, Snapshots } from "../types.ts";
 
-/** Options of {@linkcode readSnapshots}. */
+/**
+ * Options of {@linkcode readSnapshots}.
+ *
+ * @example
+ * ```ts
+ * const snapshots = await readSnapshots(shell, "/srv/app", ["config.yml"], { timeoutMs: 60_000, cache, sharedDirectories: "refuse" });
+ * ```
+ */
 export interface ReadSnapshotsOptions {
+  /** Abort the call: the program is killed on the host and the call fails `cancelled`. */
   signal?: AbortSignal;
   /** Kill the program and fail after this long. Default 5 min (lib/remote/exec_bounds.ts). */
   timeoutMs?: number;

@@ -37,7 +37,14 @@ import { lstat, open, readFile, rename, rm, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { sha256Hex } from "../text/sha256.ts";
 
-/** Options of {@linkcode SnapshotCache}. */
+/**
+ * Options of {@linkcode SnapshotCache}.
+ *
+ * @example
+ * ```ts
+ * const cache = new SnapshotCache({ maxBytes: 32 * 1024 * 1024, dir: `${process.env.HOME}/.cache/ssh-apply-patch` });
+ * ```
+ */
 export interface SnapshotCacheOptions {
   /** Most bytes of content kept in memory, and again on disk with `dir` (default 128 MiB). */
   maxBytes?: number;
@@ -52,10 +59,19 @@ export interface SnapshotCacheOptions {
   dir?: string;
 }
 
-/** The counters of a cache, for reports and tests. */
+/**
+ * The counters of a cache, for reports and tests.
+ *
+ * @example
+ * ```ts
+ * const { hits, misses, bytes } = cache.stats;
+ * console.log(`${hits} proved by hash, ${misses} downloaded after all, ${bytes} bytes held`);
+ * ```
+ */
 export interface SnapshotCacheStats {
   /** Contents in memory, and their bytes. */
   entries: number;
+  /** Bytes of those contents. */
   bytes: number;
   /** Contents the host proved unchanged (a snapshot served from the cache). */
   hits: number;
@@ -74,9 +90,18 @@ export const MAX_HINTS = 4096;
 
 const SHA = /^[0-9a-f]{64}$/;
 
-/** What the cache remembers about one path. */
+/**
+ * What the cache remembers about one path.
+ *
+ * @example
+ * ```ts
+ * const hint: CacheHint = { sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", size: 4 };
+ * ```
+ */
 export interface CacheHint {
+  /** SHA-256 (lowercase hex) of the content last seen at the path. */
   sha256: string;
+  /** Its size in bytes. */
   size: number;
 }
 
@@ -108,6 +133,7 @@ export class SnapshotCache {
   #hintsWriting: Promise<void> | null = null;
   readonly #stats = { hits: 0, misses: 0, evictions: 0, rejectedDiskEntries: 0 };
 
+  /** An empty cache (with `dir`, loaded from disk); throws `TypeError` for a bad option or an unsafe `dir`. */
   constructor(options: SnapshotCacheOptions = {}) {
     const maxBytes = options.maxBytes ?? DEFAULT_CACHE_BYTES;
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new TypeError("SnapshotCache: maxBytes must be a non-negative integer");

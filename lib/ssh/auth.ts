@@ -29,7 +29,14 @@ import type { Ssh2Module } from "./ssh2_module.ts";
 
 export type { PassphraseSource } from "./identities.ts";
 
-/** What a password callback is told. Never includes anything secret. */
+/**
+ * What a password callback is told. Never includes anything secret.
+ *
+ * @example
+ * ```ts
+ * const password = async ({ target, prompt }: PasswordRequest) => await askUser(`${prompt.trim()} (${target})`);
+ * ```
+ */
 export interface PasswordRequest {
   /** `user@host:port` of the hop asking. */
   target: string;
@@ -37,7 +44,15 @@ export interface PasswordRequest {
   prompt: string;
 }
 
-/** A password, or a callback asked once per connection attempt (password and keyboard-interactive). */
+/**
+ * A password, or a callback asked once per connection attempt (password and keyboard-interactive).
+ *
+ * @example
+ * ```ts
+ * await connectSsh({ host: "deploy@web1", password: process.env.SSH_PW }); // a string
+ * await connectSsh({ host: "deploy@web1", password: async ({ target }) => await askUser(`password for ${target}`) }); // asked per attempt
+ * ```
+ */
 export type PasswordSource = string | ((request: PasswordRequest) => Promise<string>);
 
 /** One identity source, in order. */

@@ -28,7 +28,15 @@ import type { SshDestination } from "./destination.ts";
 
 export type { SshDestination } from "./destination.ts";
 
-/** Where the resolver reads files and what it knows about this machine (so it stays testable). */
+/**
+ * Where the resolver reads files and what it knows about this machine (so it stays testable).
+ *
+ * @example
+ * ```ts
+ * const source: SshConfigSource = { readFile: (p) => (existsSync(p) ? readFileSync(p, "utf8") : undefined), homeDir: homedir(), systemConfigPath: "/etc/ssh/ssh_config" };
+ * resolveSshConfig("web1", `${homedir()}/.ssh/config`, source);
+ * ```
+ */
 export interface SshConfigSource {
   /** The text of a file, or `undefined` when it does not exist / is unreadable. */
   readFile(path: string): string | undefined;
@@ -41,7 +49,7 @@ export interface SshConfigSource {
   /** The system-wide file read after the user file (OpenSSH: `/etc/ssh/ssh_config`); none when unset. */
   systemConfigPath?: string;
   /** Variables for `${VAR}` and `IdentityAgent SSH_AUTH_SOCK`; default `process.env`. */
-  env?: Environment;
+  env?: Readonly<Record<string, string | undefined>>;
   /** `%i`; default the process's uid. */
   uid?: number;
   /** `%l` (and `%L`, up to the first dot); default `os.hostname()`. */
@@ -50,21 +58,41 @@ export interface SshConfigSource {
   homeOf?(user: string): string | undefined;
 }
 
-/** Values given outside the configuration (as on ssh's command line): they win over it. */
+/**
+ * Values given outside the configuration (as on ssh's command line): they win over it.
+ *
+ * @example
+ * ```ts
+ * resolveSshConfig("web1", configPath, source, { user: "deploy", port: 2222 } satisfies SshConfigGiven);
+ * ```
+ */
 export interface SshConfigGiven {
+  /** The remote user, as `ssh -l` / `user@`. */
   user?: string;
+  /** The port, as `ssh -p`. */
   port?: number;
   /** Like `ssh -J`: a jump list or `none`, placed before every config line. */
   proxyJump?: string;
 }
 
-/** What the configuration says about one alias. */
+/**
+ * What the configuration says about one alias.
+ *
+ * @example
+ * ```ts
+ * const host: ResolvedSshHost = resolveSshConfig("web1", `${homedir()}/.ssh/config`, source);
+ * if (host.errors?.length) throw new Error(host.errors.join("; "));
+ * console.log(host.hostName, host.port ?? 22, host.proxyJump.map((h) => h.host));
+ * ```
+ */
 export interface ResolvedSshHost {
   /** The name the user typed. */
   alias: string;
   /** The host to connect to (`HostName`, `%h` expanded), else the alias; lowercased, as OpenSSH does. */
   hostName: string;
+  /** `User`, unless given. */
   user?: string;
+  /** `Port`, unless given. */
   port?: number;
   /** `IdentityFile` values in order, `~`, tokens and `${VAR}` expanded; `none` left out. */
   identityFiles: string[];
@@ -72,6 +100,7 @@ export interface ResolvedSshHost {
   identityFilesConfigured?: boolean;
   /** `CertificateFile` values, expanded. */
   certificateFiles?: string[];
+  /** `IdentitiesOnly`: offer agent keys only when they match a listed identity. */
   identitiesOnly?: boolean;
   /** `IdentityAgent`: a socket path, or `none` (also for `SSH_AUTH_SOCK` / `$VAR` when the variable is unset). */
   identityAgent?: string;
@@ -95,7 +124,9 @@ export interface ResolvedSshHost {
   hostKeyAlias?: string;
   /** `PubkeyAuthentication`, `PasswordAuthentication`, `KbdInteractiveAuthentication`. */
   pubkeyAuthentication?: boolean;
+  /** `PasswordAuthentication`. */
   passwordAuthentication?: boolean;
+  /** `KbdInteractiveAuthentication`. */
   kbdInteractiveAuthentication?: boolean;
   /** Things that were not applied (Match exec, unsupported keywords…). */
   warnings: string[];

@@ -6,10 +6,20 @@
  * @module
  */
 
-/** One hop of a `ProxyJump` chain, as written (`[user@]host[:port]`). */
+/**
+ * One hop of a `ProxyJump` chain, as written (`[user@]host[:port]`).
+ *
+ * @example
+ * ```ts
+ * parseSshDestination("deploy@web1:2222"); // { host: "web1", user: "deploy", port: 2222 } satisfies SshDestination
+ * ```
+ */
 export interface SshDestination {
+  /** Host name, alias or IP address (an IPv6 address without its brackets). */
   host: string;
+  /** The user before `@`, when given. */
   user?: string;
+  /** The port after `:`, when given. */
   port?: number;
 }
 

@@ -19,7 +19,15 @@ import {
 import type { KnownHostEntry } from "./known_hosts.ts";
 import type { PatchFailure, Warning } from "../types.ts";
 
-/** What to do with a host key that known_hosts does not vouch for. */
+/**
+ * What to do with a host key that known_hosts does not vouch for.
+ *
+ * @example
+ * ```ts
+ * const policy: HostKeyPolicy = "accept-new"; // trust a host seen for the first time and record it
+ * const shell = await connectSsh({ host: "web1", hostKeyPolicy: policy });
+ * ```
+ */
 export type HostKeyPolicy = "strict" | "accept-new" | "insecure-accept-any";
 
 /** Where known hosts are read from and (accept-new) appended to. */
@@ -32,12 +40,24 @@ export interface KnownHostsStore {
   append(path: string, line: string): void;
 }
 
-/** A host key added under `accept-new`. */
+/**
+ * A host key added under `accept-new`.
+ *
+ * @example
+ * ```ts
+ * for (const added of shell.addedHostKeys) console.error(`recorded ${added.fingerprint} for ${added.host}:${added.port} in ${added.file}`);
+ * ```
+ */
 export interface AddedHostKey {
+  /** The host name the key was recorded for (the `HostKeyAlias` when one is set). */
   host: string;
+  /** Its port. */
   port: number;
+  /** `SHA256:…` fingerprint of the key. */
   fingerprint: string;
+  /** The known_hosts file the line was appended to. */
   file: string;
+  /** The line appended (hashed host name). */
   line: string;
 }
 

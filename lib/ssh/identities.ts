@@ -12,7 +12,14 @@
 import type { ParsedKey } from "ssh2";
 import type { Ssh2Module } from "./ssh2_module.ts";
 
-/** A passphrase, or a callback asked once per encrypted key file. */
+/**
+ * A passphrase, or a callback asked once per encrypted key file.
+ *
+ * @example
+ * ```ts
+ * await connectSsh({ host: "web1", identityFile: "~/.ssh/id_ed25519", passphrase: async (keyPath) => await askUser(`passphrase for ${keyPath}`) });
+ * ```
+ */
 export type PassphraseSource = string | ((keyPath: string) => Promise<string>);
 
 /** One identity, loaded as far as possible without a passphrase. */

@@ -11,7 +11,15 @@
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
 
-/** One parsed key line of a known_hosts file. */
+/**
+ * One parsed key line of a known_hosts file.
+ *
+ * @example
+ * ```ts
+ * const [entry] = parseKnownHosts("web1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n").entries;
+ * entry?.keyType; // "ssh-ed25519"
+ * ```
+ */
 export interface KnownHostEntry {
   /** `@revoked` / `@cert-authority` marker, or `none`. */
   marker: "none" | "revoked" | "cert-authority";
@@ -27,14 +35,32 @@ export interface KnownHostEntry {
   line: number;
 }
 
-/** A line that could not be used, with the reason. */
+/**
+ * A line that could not be used, with the reason.
+ *
+ * @example
+ * ```ts
+ * for (const p of parseKnownHosts(text).invalid) console.error(`known_hosts line ${p.line}: ${p.reason}`);
+ * ```
+ */
 export interface KnownHostsProblem {
+  /** 1-based line in the source text. */
   line: number;
+  /** Why the line was skipped. */
   reason: string;
 }
 
-/** The result of {@linkcode parseKnownHosts}. */
+/**
+ * The result of {@linkcode parseKnownHosts}.
+ *
+ * @example
+ * ```ts
+ * const known: KnownHosts = parseKnownHosts(readFileSync(`${homedir()}/.ssh/known_hosts`, "utf8"));
+ * console.log(known.entries.length, known.invalid.length, known.unsupported.length);
+ * ```
+ */
 export interface KnownHosts {
+  /** The usable key lines, in file order. */
   entries: KnownHostEntry[];
   /** Malformed lines (skipped, as OpenSSH does). */
   invalid: KnownHostsProblem[];
@@ -42,7 +68,15 @@ export interface KnownHosts {
   unsupported: KnownHostsProblem[];
 }
 
-/** The verdict of {@linkcode verifyHostKey}. */
+/**
+ * The verdict of {@linkcode verifyHostKey}.
+ *
+ * @example
+ * ```ts
+ * const verdict: HostKeyVerdict = verifyHostKey(known.entries, "web1", 22, keyBlob);
+ * if (verdict.status === "mismatch") console.error(`changed key; known types ${verdict.knownTypes.join(", ")} on lines ${verdict.lines.join(", ")}`);
+ * ```
+ */
 export type HostKeyVerdict =
   | {
     status: "match";

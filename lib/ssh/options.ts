@@ -26,7 +26,15 @@ import { homeOf, localUser } from "./local_user.ts";
 import type { SudoOption } from "./sudo.ts";
 import type { PatchFailure } from "../types.ts";
 
-/** Options of {@linkcode connectSsh} (SPEC §2, §8). */
+/**
+ * Options of {@linkcode connectSsh} (SPEC §2, §8).
+ *
+ * @example
+ * ```ts
+ * const options: SshOptions = { host: "deploy@web1:2222", identityFile: "~/.ssh/deploy_ed25519", hostKeyPolicy: "strict", proxyJump: "bastion", keepaliveIntervalMs: 10_000 };
+ * const shell = await connectSsh(options);
+ * ```
+ */
 export interface SshOptions {
   /** Host name, IP, or ~/.ssh/config alias; `user@host:port` is accepted too. */
   host: string;

@@ -21,7 +21,15 @@ import { RemoteShellError, shQuote } from "../remote/shell.ts";
 import type { ExecResult } from "../remote/shell.ts";
 import type { PatchFailure } from "../types.ts";
 
-/** The `sudo` option of an adapter. */
+/**
+ * The `sudo` option of an adapter.
+ *
+ * @example
+ * ```ts
+ * await connectSsh({ host: "web1", sudo: true }); // sudo -n: needs a NOPASSWD rule
+ * await connectSsh({ host: "web1", sudo: { password: async () => process.env.SUDO_PW ?? "" } }); // sudo -S, the password on stdin
+ * ```
+ */
 export type SudoOption =
   | boolean
   | {

@@ -24,7 +24,15 @@
  */
 import type { LineEdit } from "../types.ts";
 
-/** The input of {@linkcode unifiedDiff}. */
+/**
+ * The input of {@linkcode unifiedDiff}.
+ *
+ * @example
+ * ```ts
+ * const input: UnifiedDiffInput = { oldPath: "a.txt", newPath: "a.txt", oldLines: ["x"], oldFinalNewline: true, edits: [{ start: 0, end: 1, replacement: [{ text: "y" }] }], newFinalNewline: true };
+ * unifiedDiff(input);
+ * ```
+ */
 export interface UnifiedDiffInput {
   /** Root-relative old path; `null` for an added file. */
   oldPath: string | null;
@@ -98,7 +106,22 @@ interface Row {
  * //  three
  * ```
  */
-export function unifiedDiff(input: UnifiedDiffInput | UnifiedDiffLinesInput): string {
+export function unifiedDiff(input: UnifiedDiffInput): string {
+  return unifiedDiffOfLines(input);
+}
+
+/**
+ * {@linkcode unifiedDiff} over any {@linkcode OldLines} list (the planner
+ * passes a view of the decoded file, so only the lines near the edits
+ * become strings). Internal: `mod.ts` exports `unifiedDiff`.
+ *
+ * @example
+ * ```ts
+ * const lines = ["one", "two"];
+ * unifiedDiffOfLines({ oldPath: "a", newPath: "a", oldLines: { length: 2, at: (i) => lines[i] }, oldFinalNewline: true, edits: [{ start: 1, end: 2, replacement: [] }], newFinalNewline: true });
+ * ```
+ */
+export function unifiedDiffOfLines(input: UnifiedDiffLinesInput): string {
   const { oldPath, newPath, oldLines } = input;
   const context = input.context ?? 3;
   if (oldPath === null && newPath === null) {

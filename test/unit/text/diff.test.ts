@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { applyPatch } from "diff";
-import { unifiedDiff, type UnifiedDiffInput } from "../../../lib/text/diff.ts";
+import { unifiedDiff, type UnifiedDiffInput, unifiedDiffOfLines } from "../../../lib/text/diff.ts";
 import type { LineEdit, OutputLine } from "../../../lib/types.ts";
 
 const L = (...lines: string[]): string => lines.join("\n") + "\n";
@@ -341,7 +341,7 @@ describe("unifiedDiff: old lines as a list read one line at a time", () => {
           return lines[index];
         },
       };
-      expect(unifiedDiff({ ...input, oldLines: list })).toBe(unifiedDiff(input));
+      expect(unifiedDiffOfLines({ ...input, oldLines: list })).toBe(unifiedDiff(input));
       // Every line read is in an edit or within 2 × context of one (hunks
       // merge across such gaps), or near the old last line (a change of the
       // final newline alone is a hunk of its own).
