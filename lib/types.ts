@@ -16,6 +16,11 @@
 /**
  * The stable failure codes (SPEC §2, §8). A program switches on these; the
  * message is for the model.
+  *
+  * @example
+  * ```ts
+  * if (!report.ok) for (const e of report.errors!) if ((e.code satisfies FailureCode) === "conflict") retry();
+  * ```
  */
 export type FailureCode =
   | "invalid_patch"
@@ -53,7 +58,14 @@ export type FailureCode =
   | "host_key_unknown"
   | "host_key_mismatch";
 
-/** One line of a file, as shown to a model: number, `N:hh` id and text. */
+/**
+ * One line of a file, as shown to a model: number, `N:hh` id and text.
+ *
+ * @example
+ * ```ts
+ * const ref: LineRef = { line: 12, id: "12:5e", text: "    listen 80;" };
+ * ```
+ */
 export interface LineRef {
   /** 1-based line number in the file. */
   line: number;
@@ -69,10 +81,25 @@ export interface LineRef {
   enclosing?: LineRef;
 }
 
-/** What kind of difference separates a chunk from the closest file region. */
+/**
+ * What kind of difference separates a chunk from the closest file region.
+ *
+ * @example
+ * ```ts
+ * if (failure.closest?.difference === ("indentation" satisfies DifferenceKind)) reindentChunk();
+ * ```
+ */
 export type DifferenceKind = "whitespace" | "indentation" | "content";
 
-/** The best-scoring file window for a chunk that did not match (SPEC §5.4). */
+/**
+ * The best-scoring file window for a chunk that did not match (SPEC §5.4).
+ *
+ * @example
+ * ```ts
+ * const c = failure.closest;
+ * if (c) console.log(`lines ${c.start_line}-${c.end_line} (score ${c.score}):\n${c.diff}`);
+ * ```
+ */
 export interface ClosestRegion {
   /** 1-based first line of the window. */
   start_line: number;
@@ -88,7 +115,14 @@ export interface ClosestRegion {
   diff: string;
 }
 
-/** The state of one path as a failure reports it. */
+/**
+ * The state of one path as a failure reports it.
+ *
+ * @example
+ * ```ts
+ * if (failure.actual_state === ("symlink" satisfies PathState)) console.error("symlinks are never followed");
+ * ```
+ */
 export type PathState =
   | "missing"
   | "file"
@@ -96,10 +130,20 @@ export type PathState =
   | "symlink"
   | "other";
 
-/** Per-path state after a commit that could not restore everything. */
+/**
+ * Per-path state after a commit that could not restore everything.
+ *
+ * @example
+ * ```ts
+ * for (const o of failure.outcomes ?? []) console.error(`${o.path}: ${o.state} ${o.sha256 ?? ""}`); // PathOutcome
+ * ```
+ */
 export interface PathOutcome {
+  /** Root-relative path. */
   path: string;
+  /** What the path holds now: the old version, the new one, nothing, or not known. */
   state: "old" | "new" | "missing" | "unknown";
+  /** SHA-256 of what it holds now (`null`: missing or not known). */
   sha256: string | null;
 }
 
@@ -118,6 +162,11 @@ export interface PathOutcome {
  * - `option`: a caller option and the value that would change the outcome;
  * - `reconcile`: settle operation `operation_id` before anything else;
  * - `list`: list the directory `path` (`""`: the root) to find the right name.
+  *
+  * @example
+  * ```ts
+  * for (const hint of failure.hints ?? []) if (hint.kind === "read") reread(hint.path, hint.start_line, hint.end_line);
+  * ```
  */
 export type FailureHint =
   | { kind: "read"; path: string; start_line?: number; end_line?: number; says: string }
@@ -126,7 +175,14 @@ export type FailureHint =
   | { kind: "reconcile"; operation_id: string; says: string }
   | { kind: "list"; path: string; says: string };
 
-/** The caller options a hint can name (library spelling). */
+/**
+ * The caller options a hint can name (library spelling).
+ *
+ * @example
+ * ```ts
+ * const raise = failure.hints?.find((h) => h.kind === "option" && h.option === ("maxFileBytes" satisfies HintOption));
+ * ```
+ */
 export type HintOption =
   | "matching"
   | "createParents"
@@ -144,9 +200,17 @@ export type HintOption =
 /**
  * A typed failure. `message` is a recovery instruction for a model: what was
  * expected, what is there now (bounded), and the concrete next step.
+  *
+  * @example
+  * ```ts
+  * const f: PatchFailure = failure("not_found", "src/a.ts does not exist. Use *** Add File: to create it.", { path: "src/a.ts" });
+  * f.retryable; // false
+  * ```
  */
 export interface PatchFailure {
+  /** The stable code a program switches on. */
   code: FailureCode;
+  /** The recovery instruction: starts with the code, ends with the next step. */
   message: string;
   /** True when the same request, sent again unchanged, may succeed. */
   retryable: boolean;
@@ -171,9 +235,13 @@ export interface PatchFailure {
    * how many, and every chunk number and patch line, ascending.
    */
   chunks?: { count: number; hunks: number[]; patch_lines: number[] };
+  /** The SHA-256 the caller or the plan expected (`null`: expected missing). */
   expected_sha256?: string | null;
+  /** The SHA-256 found (`null`: not a regular file, or missing). */
   actual_sha256?: string | null;
+  /** What the path was expected to be: missing, or a file with `expected_sha256`. */
   expected_state?: "missing" | "sha256";
+  /** What the path is now. */
   actual_state?: PathState;
   /** For `limit_exceeded`: which limit, its value and what was asked for. */
   limit?: { name: keyof Limits; max: number; actual: number };
@@ -199,6 +267,7 @@ export interface PatchFailure {
   no_space?: NoSpace;
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
   fingerprint?: string;
+  /** For host-key failures: the exact known_hosts line to add once the fingerprint is confirmed. */
   known_hosts_line?: string;
   /** For an absolute path inside the root: the root-relative path to write instead. */
   suggested_path?: string;
@@ -213,6 +282,11 @@ export interface PatchFailure {
  * operation) is read only from a lock of the remote user's own: another
  * user's lock is never opened (it could be a FIFO), so for it only the uid
  * is known.
+  *
+  * @example
+  * ```ts
+  * if (failure.code === "locked" && failure.lock) console.error(`held ${failure.lock.age_seconds} s by pid ${failure.lock.pid} on ${failure.lock.host}`);
+  * ```
  */
 export interface LockHolder {
   /**
@@ -223,16 +297,26 @@ export interface LockHolder {
   kind: "path" | "operation";
   /** Root-relative path of the lock directory on the host. */
   name: string;
+  /** How long the lock has been held, in seconds. */
   age_seconds: number;
   /** Owner of the lock directory, when it could be seen. */
   uid: number | null;
+  /** Process id of the holder, from its owner record (`null`: another user's lock, or unreadable). */
   pid: number | null;
+  /** Host name of the holder, from its owner record. */
   host: string | null;
   /** The operation holding it; the failure's own `operation_id` when it is this operation's. */
   operation_id: string | null;
 }
 
-/** Where a write ran out of space (`no_space`). */
+/**
+ * Where a write ran out of space (`no_space`).
+ *
+ * @example
+ * ```ts
+ * if (failure.no_space) console.error(`${failure.no_space.directory}: ${failure.no_space.bytes_free} bytes free, ${failure.no_space.bytes_needed} needed`);
+ * ```
+ */
 export interface NoSpace {
   /** The directory on the host (root joined with the path's directory). */
   directory: string;
@@ -248,13 +332,21 @@ export interface NoSpace {
 /**
  * A directory that users other than the remote user and root can write
  * (SPEC §6.1), as an `unsafe_directory` failure reports it.
+  *
+  * @example
+  * ```ts
+  * const d = failure.unsafe_directory;
+  * if (d) console.error(`${d.path} (mode ${d.mode}) is writable by ${d.writers} (${d.reason})`);
+  * ```
  */
 export interface UnsafeDirectory {
   /** Physical path on the host. */
   path: string;
   /** Permission bits, octal (`"2775"`). */
   mode: string;
+  /** Owner's uid. */
   uid: number;
+  /** Group's gid. */
   gid: number;
   /**
    * Why others can write it: `owner` (it belongs to another user), `group`
@@ -273,13 +365,32 @@ export interface UnsafeDirectory {
  * `"refuse"` (the default) fails `unsafe_directory` before anything is read
  * or written there; `"allow"` works there anyway, relying on the defence in
  * depth (private directories, pinned reads, renames that never follow).
+  *
+  * @example
+  * ```ts
+  * await applyPatch(shell, { root: "/var/www/uploads", patch, sharedDirectories: "allow" satisfies SharedDirectories });
+  * ```
  */
 export type SharedDirectories = "refuse" | "allow";
 
-/** Whether every directory a file's path goes through can be written only by the remote user and root. */
+/**
+ * Whether every directory a file's path goes through can be written only by the remote user and root.
+ *
+ * @example
+ * ```ts
+ * for (const f of report.files) if (f.directory_trust === ("shared" satisfies DirectoryTrust)) console.warn(`${f.path}: others can write its directory`);
+ * ```
+ */
 export type DirectoryTrust = "trusted" | "shared";
 
-/** Warning codes: a changed meaning or a weaker guarantee that still succeeded. */
+/**
+ * Warning codes: a changed meaning or a weaker guarantee that still succeeded.
+ *
+ * @example
+ * ```ts
+ * const fuzzy = report.warnings.filter((w) => w.code === ("fuzzy_match" satisfies WarningCode));
+ * ```
+ */
 export type WarningCode =
   | "patch_trimmed"
   | "heredoc_stripped"
@@ -306,13 +417,26 @@ export type WarningCode =
   | "agent_unavailable"
   | "cleanup_incomplete";
 
-/** A warning attached to a parse, a plan or a commit. */
+/**
+ * A warning attached to a parse, a plan or a commit.
+ *
+ * @example
+ * ```ts
+ * const w: Warning = warning("fuzzy_match", "chunk 2 matched ignoring trailing whitespace", { path: "a.py", hunk: 2 });
+ * ```
+ */
 export interface Warning {
+  /** The stable warning code. */
   code: WarningCode;
+  /** What changed meaning or which guarantee is weaker, in words. */
   message: string;
+  /** Root-relative path it is about. */
   path?: string;
+  /** 1-based chunk within its Update section. */
   hunk?: number;
+  /** 1-based file line. */
   line?: number;
+  /** 1-based line of the patch text. */
   patch_line?: number;
   /** Next steps as data (see {@linkcode FailureHint}). */
   hints?: FailureHint[];
@@ -322,8 +446,16 @@ export interface Warning {
 // The parsed patch (SPEC §3)
 // ---------------------------------------------------------------------------
 
-/** One body line of a chunk. */
+/**
+ * One body line of a chunk.
+ *
+ * @example
+ * ```ts
+ * const line: ChunkLine = { kind: "delete", text: "    listen 80;", patchLine: 4 };
+ * ```
+ */
 export interface ChunkLine {
+  /** `' '` context, `'-'` delete, `'+'` insert. */
   kind: "context" | "delete" | "insert";
   /** Text without the leading marker and without any line ending. */
   text: string;
@@ -331,7 +463,14 @@ export interface ChunkLine {
   patchLine: number;
 }
 
-/** One `@@` chunk of an Update section. */
+/**
+ * One `@@` chunk of an Update section.
+ *
+ * @example
+ * ```ts
+ * const chunk: Chunk = { anchors: ["server {"], lines: [{ kind: "delete", text: "listen 80;", patchLine: 4 }, { kind: "insert", text: "listen 8080;", patchLine: 5 }], endOfFile: false, patchLine: 3 };
+ * ```
+ */
 export interface Chunk {
   /** `@@ text` anchors in order, each narrowing the search; empty for a bare `@@`. */
   anchors: string[];
@@ -343,46 +482,109 @@ export interface Chunk {
   patchLine: number;
 }
 
-/** `*** Add File: path` with its `+` lines. */
+/**
+ * `*** Add File: path` with its `+` lines.
+ *
+ * @example
+ * ```ts
+ * const op: AddFileOp = { type: "add", path: "docs/notes.md", lines: ["# Notes"], patchLine: 2 };
+ * ```
+ */
 export interface AddFileOp {
+  /** Discriminant. */
   type: "add";
+  /** Root-relative path of the new file. */
   path: string;
   /** The new file's lines (without the `+`); the file is written with `\n` endings and a final newline. */
   lines: string[];
+  /** 1-based patch line of the section header. */
   patchLine: number;
 }
 
-/** `*** Delete File: path`. */
+/**
+ * `*** Delete File: path`.
+ *
+ * @example
+ * ```ts
+ * const op: DeleteFileOp = { type: "delete", path: "old.txt", patchLine: 2 };
+ * ```
+ */
 export interface DeleteFileOp {
+  /** Discriminant. */
   type: "delete";
+  /** Root-relative path of the file to delete. */
   path: string;
+  /** 1-based patch line of the section header. */
   patchLine: number;
 }
 
-/** `*** Update File: path`, optionally `*** Move to: moveTo`, with its chunks. */
+/**
+ * `*** Update File: path`, optionally `*** Move to: moveTo`, with its chunks.
+ *
+ * @example
+ * ```ts
+ * const op: UpdateFileOp = { type: "update", path: "src/app.py", moveTo: "src/main.py", chunks: [], patchLine: 2 };
+ * ```
+ */
 export interface UpdateFileOp {
+  /** Discriminant. */
   type: "update";
+  /** Root-relative path of the file to change. */
   path: string;
+  /** Root-relative destination of `*** Move to:`. */
   moveTo?: string;
+  /** The `@@` chunks in patch order (empty only for a pure move). */
   chunks: Chunk[];
+  /** 1-based patch line of the section header. */
   patchLine: number;
 }
 
-/** One file section of a patch. */
+/**
+ * One file section of a patch.
+ *
+ * @example
+ * ```ts
+ * for (const op of patch.ops) if (op.type === "update") console.log(op.path, op.chunks.length); // FileOp narrows on type
+ * ```
+ */
 export type FileOp = AddFileOp | DeleteFileOp | UpdateFileOp;
 
-/** A parsed patch: its file sections in patch order. */
+/**
+ * A parsed patch: its file sections in patch order.
+ *
+ * @example
+ * ```ts
+ * const parsed = parsePatch(text);
+ * if (parsed.ok) parsed.patch.ops.map((op) => op.path); // Patch
+ * ```
+ */
 export interface Patch {
+  /** The file sections in patch order. */
   ops: FileOp[];
 }
 
-/** Options of {@linkcode parsePatch}. */
+/**
+ * Options of {@linkcode parsePatch}.
+ *
+ * @example
+ * ```ts
+ * parsePatch(text, { limits: { maxPatchBytes: 1024 * 1024, maxFiles: 10 } } satisfies ParseOptions);
+ * ```
+ */
 export interface ParseOptions {
   /** Limits; only `maxPatchBytes`, `maxFiles` and `maxChunksPerFile` apply to parsing. */
   limits?: Partial<Limits>;
 }
 
-/** The result of {@linkcode parsePatch}. */
+/**
+ * The result of {@linkcode parsePatch}.
+ *
+ * @example
+ * ```ts
+ * const r: ParseResult = parsePatch(text);
+ * if (!r.ok) for (const e of r.errors) console.error(e.message);
+ * ```
+ */
 export type ParseResult =
   | { ok: true; patch: Patch; warnings: Warning[] }
   | { ok: false; errors: PatchFailure[]; warnings: Warning[] };
@@ -391,24 +593,46 @@ export type ParseResult =
 // Snapshots (SPEC §2)
 // ---------------------------------------------------------------------------
 
-/** What a path is on the remote side. */
+/**
+ * What a path is on the remote side.
+ *
+ * @example
+ * ```ts
+ * const snap = snapshots.get("a.txt");
+ * if (snap?.kind === ("missing" satisfies FileKind)) console.log("an Add would create it");
+ * ```
+ */
 export type FileKind = "missing" | "file" | "directory" | "symlink" | "other";
 
 /**
  * The state of one root-relative path as read in one `exec` (readSnapshots).
  * `bytes` and `sha256` are present for regular files.
+  *
+  * @example
+  * ```ts
+  * const snapshots = await readSnapshots(new LocalShell(), "/srv/app", ["config.yml"]);
+  * const s: FileSnapshot | undefined = snapshots.get("config.yml");
+  * if (s?.kind === "file") console.log(s.size, s.sha256, s.mode?.toString(8));
+  * ```
  */
 export interface FileSnapshot {
+  /** Root-relative path. */
   path: string;
+  /** What the path is on the host. */
   kind: FileKind;
+  /** The file's content (regular files). */
   bytes?: Uint8Array;
   /** Lowercase hex SHA-256 of `bytes`. */
   sha256?: string;
+  /** Size in bytes. */
   size?: number;
   /** Permission bits including setuid/setgid/sticky (`mode & 0o7777`). */
   mode?: number;
+  /** Owner's uid. */
   uid?: number;
+  /** Group's gid. */
   gid?: number;
+  /** Hard-link count (more than 1: the commit warns `hard_link_broken`). */
   nlink?: number;
   /** For a missing path: whether its parent directory exists. */
   parentExists?: boolean;
@@ -441,23 +665,60 @@ export interface FileSnapshot {
   warnings?: Warning[];
 }
 
-/** How a snapshot's bytes reached the client (see `FileSnapshot.transfer`). */
+/**
+ * How a snapshot's bytes reached the client (see `FileSnapshot.transfer`).
+ *
+ * @example
+ * ```ts
+ * for (const f of report.files) if (f.snapshot === ("cached" satisfies SnapshotTransfer)) console.log(`${f.path}: proved by hash, not downloaded`);
+ * ```
+ */
 export type SnapshotTransfer = "cached" | "downloaded" | "compressed";
 
-/** All snapshots of a patch, keyed by root-relative path. */
+/**
+ * All snapshots of a patch, keyed by root-relative path.
+ *
+ * @example
+ * ```ts
+ * const snapshots: Snapshots = new Map([["a.txt", { path: "a.txt", kind: "missing" }]]);
+ * planPatch(patch, snapshots);
+ * ```
+ */
 export type Snapshots = ReadonlyMap<string, FileSnapshot>;
 
 // ---------------------------------------------------------------------------
 // Plans (SPEC §2, §4, §5)
 // ---------------------------------------------------------------------------
 
-/** Matching strictness: where the tier ladder stops (SPEC §5.2). */
+/**
+ * Matching strictness: where the tier ladder stops (SPEC §5.2).
+ *
+ * @example
+ * ```ts
+ * planPatch(patch, snapshots, { matching: "exact" satisfies MatchingMode });
+ * ```
+ */
 export type MatchingMode = "exact" | "whitespace" | "lenient";
 
-/** Tier of the ladder that matched: 1 exact … 5 escaped-literal recovery. */
+/**
+ * Tier of the ladder that matched: 1 exact … 5 escaped-literal recovery.
+ *
+ * @example
+ * ```ts
+ * const fuzzy = plan.files.flatMap((f) => f.hunks).filter((h) => h.tier > (1 satisfies MatchTier));
+ * ```
+ */
 export type MatchTier = 1 | 2 | 3 | 4 | 5;
 
-/** The configurable limits (all in bytes or counts). */
+/**
+ * The configurable limits (all in bytes or counts).
+ *
+ * @example
+ * ```ts
+ * const limits: Limits = { ...DEFAULT_LIMITS, maxFileBytes: 512 * 1024 * 1024 };
+ * await applyPatch(shell, { root, patch, limits });
+ * ```
+ */
 export interface Limits {
   /** Largest accepted patch text, in UTF-8 bytes. */
   maxPatchBytes: number;
@@ -469,12 +730,26 @@ export interface Limits {
   maxFileBytes: number;
 }
 
-/** The expected state of a path at commit time: an enum, never a sentinel hash. */
+/**
+ * The expected state of a path at commit time: an enum, never a sentinel hash.
+ *
+ * @example
+ * ```ts
+ * const expected: ExpectedState = { state: "sha256", sha256: "c3f9c8c283a2b1f2f1896f27a01cbe3cddc0c9d93f752e4639035a0f5b36f6e8" };
+ * ```
+ */
 export type ExpectedState =
   | { state: "missing" }
   | { state: "sha256"; sha256: string };
 
-/** Where one chunk landed. */
+/**
+ * Where one chunk landed.
+ *
+ * @example
+ * ```ts
+ * for (const h of plannedFile.hunks) console.log(`chunk ${h.index} at line ${h.line}, tier ${h.tier}`); // HunkPlacement
+ * ```
+ */
 export interface HunkPlacement {
   /** 1-based chunk index within the Update section. */
   index: number;
@@ -487,13 +762,27 @@ export interface HunkPlacement {
 /**
  * A byte range `[start, end)` of the source file as the plan read it (the
  * snapshot whose SHA-256 is the file's `expected.sha256`).
+  *
+  * @example
+  * ```ts
+  * const kept: SourcePiece = { source: [0, 2] }; // the first two bytes of the old file
+  * ```
  */
 export interface SourcePiece {
+  /** Byte range of the source snapshot. */
   source: [start: number, end: number];
 }
 
-/** A byte range `[start, end)` of the new content itself (`newBytes`): bytes the old file does not supply. */
+/**
+ * A byte range `[start, end)` of the new content itself (`newBytes`): bytes the old file does not supply.
+ *
+ * @example
+ * ```ts
+ * const added: FreshPiece = { fresh: [2, 4] }; // bytes 2-4 of the new content are new
+ * ```
+ */
 export interface FreshPiece {
+  /** Byte range of `newBytes`. */
   fresh: [start: number, end: number];
 }
 
@@ -510,8 +799,17 @@ export interface FreshPiece {
  */
 export type ContentPiece = SourcePiece | FreshPiece;
 
-/** One planned file change. */
+/**
+ * One planned file change.
+ *
+ * @example
+ * ```ts
+ * const planned = planPatch(patch, snapshots);
+ * if (planned.ok) for (const f of planned.plan.files) console.log(f.op, f.path, f.newSha256, f.diff); // PlannedFile
+ * ```
+ */
 export interface PlannedFile {
+  /** What the commit does to the file. */
   op: "add" | "update" | "delete" | "move";
   /** Root-relative source path (the new path for `add`). */
   path: string;
@@ -536,19 +834,38 @@ export interface PlannedFile {
   pieces?: ContentPiece[];
   /** Unified diff of the change (git-style `a/` `b/` headers). */
   diff: string;
+  /** Where each chunk landed. */
   hunks: HunkPlacement[];
+  /** Warnings of this file's plan (fuzzy matches, indentation, …). */
   warnings: Warning[];
 }
 
-/** The full plan of a patch: checked completely before anything is written. */
+/**
+ * The full plan of a patch: checked completely before anything is written.
+ *
+ * @example
+ * ```ts
+ * const planned = planPatch(patch, snapshots);
+ * if (planned.ok) await commitRemote(shell, root, planned.plan satisfies Plan);
+ * ```
+ */
 export interface Plan {
+  /** One entry per file section, in patch order. */
   files: PlannedFile[];
+  /** Warnings of the whole patch (parse leniencies). */
   warnings: Warning[];
   /** Create missing parent directories of added / moved-to files. */
   createParents: boolean;
 }
 
-/** Options of {@linkcode planPatch}. */
+/**
+ * Options of {@linkcode planPatch}.
+ *
+ * @example
+ * ```ts
+ * planPatch(patch, snapshots, { matching: "whitespace", expectedSha256: { "a.txt": sha }, requireShaForDelete: true } satisfies PlanOptions);
+ * ```
+ */
 export interface PlanOptions {
   /** Default `"lenient"` (all five tiers). */
   matching?: MatchingMode;
@@ -558,13 +875,23 @@ export interface PlanOptions {
   requireShaForDelete?: boolean;
   /** Create missing parents of added files. Default true. */
   createParents?: boolean;
+  /** Bounds on the patch and the files (defaults `DEFAULT_LIMITS`). */
   limits?: Partial<Limits>;
   /** Longest excerpt in a failure, in lines (default 40) and bytes (default 4096). */
   excerptLines?: number;
+  /** Longest excerpt in a failure, in bytes (default 4096). */
   excerptBytes?: number;
 }
 
-/** The result of {@linkcode planPatch}: all failures of the patch together. */
+/**
+ * The result of {@linkcode planPatch}: all failures of the patch together.
+ *
+ * @example
+ * ```ts
+ * const r: PlanResult = planPatch(patch, snapshots);
+ * if (!r.ok) console.error(r.errors.map((e) => e.message).join("\n\n"));
+ * ```
+ */
 export type PlanResult =
   | { ok: true; plan: Plan }
   | { ok: false; errors: PatchFailure[]; warnings: Warning[] };
@@ -577,6 +904,11 @@ export type PlanResult =
  * One line of an edit's replacement: either a line of the old file kept
  * with its own text and ending (context lines keep the file's text, never the
  * patch's), or new text that takes the file's dominant ending.
+  *
+  * @example
+  * ```ts
+  * const replacement: OutputLine[] = [{ keep: 3 }, { text: "new line" }]; // old line 3 kept as it is, then a new line
+  * ```
  */
 export type OutputLine = { keep: number } | { text: string };
 
@@ -585,10 +917,18 @@ export type OutputLine = { keep: number } | { text: string };
  * inside a replacement are ascending and lie within `[start, end)`. Edits of
  * one file are sorted and do not overlap; `start === end` is a pure insertion
  * before line `start` (`start === lines.length`: at end of file).
+  *
+  * @example
+  * ```ts
+  * const edit: LineEdit = { start: 1, end: 2, replacement: [{ text: "TWO" }] }; // replace the second line
+  * ```
  */
 export interface LineEdit {
+  /** 0-based first old line replaced. */
   start: number;
+  /** 0-based old line after the last one replaced (`start` for a pure insertion). */
   end: number;
+  /** The lines that take their place. */
   replacement: OutputLine[];
 }
 
@@ -596,21 +936,41 @@ export interface LineEdit {
 // Reports (SPEC §2, §7)
 // ---------------------------------------------------------------------------
 
-/** What was kept of the replaced file's metadata. */
+/**
+ * What was kept of the replaced file's metadata.
+ *
+ * @example
+ * ```ts
+ * for (const f of report.files) if (f.metadata_preserved && !f.metadata_preserved.owner) console.warn(`${f.path}: owner not kept`);
+ * ```
+ */
 export interface MetadataPreserved {
+  /** The permission bits were kept. */
   mode: boolean;
+  /** Owner and group were kept. */
   owner: boolean;
 }
 
-/** The outcome of one file of a commit (or of a dry run, or of reconcile). */
+/**
+ * The outcome of one file of a commit (or of a dry run, or of reconcile).
+ *
+ * @example
+ * ```ts
+ * for (const f of report.files) console.log(f.op, f.path, f.previous_sha256?.slice(0, 12), "→", f.new_sha256?.slice(0, 12)); // FileReport
+ * ```
+ */
 export interface FileReport {
+  /** What was done to the file. */
   op: PlannedFile["op"];
+  /** Root-relative path (the source of a move). */
   path: string;
+  /** Destination of a move. */
   move_to?: string;
   /** SHA-256 before the change (`null`: did not exist). */
   previous_sha256: string | null;
   /** SHA-256 after the change (`null`: deleted). */
   new_sha256: string | null;
+  /** Bytes of the new content (0 for a delete). */
   bytes_written: number;
   /** `null` when nothing was replaced (add, delete, dry run). */
   metadata_preserved: MetadataPreserved | null;
@@ -628,7 +988,9 @@ export interface FileReport {
    * Absent for an Add (nothing was read) and in reconcile reports.
    */
   snapshot?: SnapshotTransfer;
+  /** Unified diff of the change (cut for very large ones by front ends). */
   diff: string;
+  /** Warnings about this file. */
   warnings: Warning[];
   /**
    * `"trusted"`: every directory of the file's path(s), and the root's
@@ -641,18 +1003,39 @@ export interface FileReport {
   state?: "applied" | "not_applied" | "diverged";
 }
 
-/** The honest atomicity guarantee (SPEC §7). */
+/**
+ * The honest atomicity guarantee (SPEC §7).
+ *
+ * @example
+ * ```ts
+ * report.atomicity satisfies Atomicity; // "batch_preflight_per_file_commit"
+ * ```
+ */
 export type Atomicity = "batch_preflight_per_file_commit";
 
-/** The result of commitRemote / reconcile. */
+/**
+ * The result of commitRemote / reconcile.
+ *
+ * @example
+ * ```ts
+ * const committed: CommitReport = await commitRemote(shell, root, plan);
+ * if (!committed.ok && committed.errors?.[0]?.code === "outcome_unknown") await reconcile(shell, root, plan, committed.operation_id);
+ * ```
+ */
 export interface CommitReport {
+  /** True when every file was committed (or, for reconcile, settled); false with `errors`. */
   ok: boolean;
+  /** The operation's id: what `reconcile` takes. */
   operation_id: string;
+  /** The atomicity guarantee that applied. */
   atomicity: Atomicity;
   /** The remote programs ran under sudo. */
   elevated: boolean;
+  /** One report per planned file, in plan order. */
   files: FileReport[];
+  /** Warnings of the operation (stale locks broken, leftovers removed, …). */
   warnings: Warning[];
+  /** With `ok: false`: every failure. */
   errors?: PatchFailure[];
   /**
    * For a commit that reported `ok`: whether every new content and every
@@ -670,16 +1053,34 @@ export interface CommitReport {
  * contents: per file its op, path(s), the SHA-256 it was planned from and
  * the one it gets. Plain JSON: it travels in failures, log lines, files and
  * tool results, and `reconcile` accepts it in place of the plan.
+  *
+  * @example
+  * ```ts
+  * const ticket: ReconcileTicket | null = reconcileTicketOf(report);
+  * if (ticket) await reconcile(shell, root, ticket, ticket.operation_id);
+  * ```
  */
 export interface ReconcileTicket {
+  /** The operation to settle. */
   operation_id: string;
+  /** Its planned files, in plan order. */
   files: ReconcileTicketFile[];
 }
 
-/** One planned file of a {@linkcode ReconcileTicket}. */
+/**
+ * One planned file of a {@linkcode ReconcileTicket}.
+ *
+ * @example
+ * ```ts
+ * const file: ReconcileTicketFile = { op: "update", path: "a.txt", previous_sha256: "c3f9…", new_sha256: "b628…", new_size: 14 };
+ * ```
+ */
 export interface ReconcileTicketFile {
+  /** What the plan did to the file. */
   op: PlannedFile["op"];
+  /** Root-relative path (the source of a move). */
   path: string;
+  /** Destination of a move. */
   move_to?: string;
   /** SHA-256 the plan was built on (`null`: an Add, the path was missing). */
   previous_sha256: string | null;
@@ -689,7 +1090,16 @@ export interface ReconcileTicketFile {
   new_size: number | null;
 }
 
-/** The result of applyPatch. */
+/**
+ * The result of applyPatch.
+ *
+ * @example
+ * ```ts
+ * const report: ApplyReport = await applyPatch(shell, { root: "/srv/app", patch, dryRun: true });
+ * if (report.ok && report.dry_run) for (const f of report.files) console.log(f.diff);
+ * ```
+ */
 export interface ApplyReport extends CommitReport {
+  /** True when nothing was committed (`dryRun`): the diffs and SHAs are what a commit would do. */
   dry_run: boolean;
 }
