@@ -19,7 +19,7 @@ export function toolsCacheDir(): string {
   return join(tmpdir(), "ssh-apply-patch-bench", "tools");
 }
 
-/** The Codex version measured (bump deliberately; the README names it). */
+/** The Codex version measured (bump deliberately; docs/performance.md names it). */
 export const CODEX_VERSION = "0.171.0";
 
 /** Where Codex is, or why not. */

@@ -34,7 +34,7 @@ Patch and checks:
   --matching MODE             exact | whitespace | lenient (default lenient)
   --require-sha-for-delete    a Delete needs an --expect for its path
   --shared-directories MODE   refuse (default) | allow: work in directories other users can
-                              write (refused by default: unsafe_directory); see README
+                              write (refused by default: unsafe_directory); see docs/security.md
   --timeout-ms N              limit for each remote program (and the SSH handshake)
   --cache-dir DIR             keep the contents read and written in DIR (private, created 0700):
                               the next run on a file this run saw only has the host prove its

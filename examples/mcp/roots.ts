@@ -51,7 +51,7 @@ export type RootOptions = {
   /**
    * Directories of this root (or above it) that other users can write:
    * `refuse` (default: `unsafe_directory`) or `allow` (accept the risk; see
-   * the README's threat model). Only the operator can set it.
+   * docs/security.md's threat model). Only the operator can set it.
    */
   sharedDirectories?: "refuse" | "allow";
   /** SSH roots: run the programs through `sudo -n` (passwordless sudo). */

@@ -16,7 +16,7 @@
  * chunk leaves the cursor where it was and the next chunk is still located,
  * so every failure of the file is reported at once.
  *
- * Choices where the spec is silent (also in the README):
+ * Choices where the spec is silent (also in docs/matching.md):
  * - Anchors always match ignoring leading and trailing whitespace, also in
  *   `"exact"` mode: `@@` lines conventionally drop the indentation of the
  *   line they name (`@@ def run(self):`). Only tiers 4–5 warn for anchors.

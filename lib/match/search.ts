@@ -20,7 +20,7 @@
  * From the first and last 32 occurrences every question locate asks is
  * answered exactly: the first ≤ 21 matches at or after a position (one:
  * unique; several: ambiguous), and the first ≤ 21 before it (out of order).
- * One approximation, documented in the README: when a chunk matches more
+ * One approximation, documented in docs/performance.md: when a chunk matches more
  * than 64 places and its search starts after the 12th of them, the
  * `ambiguous_hunk` candidates listed are real matches after the start but
  * not necessarily the first ones.

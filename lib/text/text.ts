@@ -7,7 +7,7 @@
  * This file: the text model (SPEC §5.3): bytes ⇄ logical lines, keeping every line's
  * own ending, the UTF-8 BOM and the final-newline state.
  *
- * Decisions where the spec is silent (also in the README):
+ * Decisions where the spec is silent (also in docs/matching.md):
  * - Line endings are LF, CRLF and lone CR; a CR directly followed by LF is one
  *   CRLF ending, never a CR line plus an empty LF line.
  * - The dominant ending is the most frequent one; ties (and files without

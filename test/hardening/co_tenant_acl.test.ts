@@ -74,7 +74,7 @@ describe("a default ACL on the directory of an existing file", () => {
 
   // Not the BusyBox-only userland: its ls shows no ACLs (and it has no
   // getfacl), so there the stage's inherited ACL is not seen — a gap the
-  // README states ("Other users on the host").
+  // docs/security.md states ("Default ACLs").
   for (const c of shellCases().filter((s) => s.name !== "busybox")) {
     rootTest(`${c.name}: the Update fails unsafe_directory (acl) naming the directory and setfacl -k, before anything is renamed: content, inode, mode unchanged, no leftovers`, async () => {
       const t = coTenantTree({ sharing: "group" });

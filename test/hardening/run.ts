@@ -1,7 +1,7 @@
 /**
  * `npm run hardening`: the long versions of the hardening campaigns (the
  * same code as the short versions in `npm test`, bigger parameters), then
- * one table of figures in Markdown (ready for the README). Progress goes to
+ * one table of figures in Markdown (ready for docs/hardening.md). Progress goes to
  * stderr, the table to stdout. Exit status 1 when any invariant broke.
  *
  * Flags: `--quick` (a smoke run with the short parameters), `--only=a,b`

@@ -1,5 +1,5 @@
 /**
- * The package as others install it (README "Use it from Node, Deno or Bun"):
+ * The package as others install it (docs/library.md "From Node, Deno or Bun"):
  * - as an npm dependency (`npm install git+https://…` or a tarball): npm runs
  *   `prepare` (scripts/build_node.ts) and installs a copy under
  *   `node_modules/ssh-apply-patch`, where Node and Deno refuse to strip types,

@@ -23,7 +23,7 @@
  * /proc/<pid> is absent or its start time differs. Anything else — another
  * host sharing the directory (NFS), another boot, another pid namespace (a
  * container sharing the directory), a host without /proc, an id written by
- * an older version — cannot be decided and is left alone (README: remove
+ * an older version — cannot be decided and is left alone (docs/security.md: remove
  * those by hand). No age bound: the caller's timeoutMs has no upper limit,
  * so no age proves a program gone.
  *
