@@ -97,7 +97,66 @@ describe("checkDocLinks on a synthetic repository", () => {
   });
 });
 
+/** Commands shown in Markdown: inline code spans and the lines of sh / bash / console fences. */
+function shownCommands(text: string): { line: number; command: string }[] {
+  const out: { line: number; command: string }[] = [];
+  let shell = false;
+  let inFence = false;
+  text.split("\n").forEach((raw, i) => {
+    const fence = /^ {0,3}(`{3,}|~{3,})\s*([a-z]*)/.exec(raw);
+    if (fence) {
+      if (inFence) inFence = shell = false;
+      else {
+        inFence = true;
+        shell = ["sh", "bash", "console", "shell"].includes(fence[2]!);
+      }
+      return;
+    }
+    if (inFence) {
+      if (shell && raw.trim() !== "" && !raw.trim().startsWith("#")) out.push({ line: i + 1, command: raw.trim() });
+      return;
+    }
+    for (const m of raw.matchAll(/`([^`]+)`/g)) out.push({ line: i + 1, command: m[1]! });
+  });
+  return out;
+}
+
+/**
+ * A command that runs `bun` or `node` by its bare name (issue 27 item 6): after `npm install` Bun is
+ * only in node_modules/.bin, and the system's Node may be older than 22.18. (`deno` commands are
+ * for Deno users, who have it.)
+ */
+function offPathRuntime(command: string): string | null {
+  const m = /^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(bun|node)\s/.exec(command);
+  return m ? m[1]! : null;
+}
+
+describe("README.md is the front page", () => {
+  const readme = readFileSync(join(REPO, "README.md"), "utf8");
+  test("at most 250 lines (the reference lives in docs/)", () => {
+    expect(readme.split("\n").length - (readme.endsWith("\n") ? 1 : 0)).toBeLessThanOrEqual(250);
+  });
+  test("opens with the newcomer's two commands", () => {
+    const head = readme.split("\n").slice(0, 8).join("\n");
+    expect(head).toContain("npm install && npm run demo");
+    expect(head).toContain("npm install && npm test");
+  });
+  test("shownCommands / offPathRuntime find a bare runtime and accept npx, node_modules/.bin and prose", () => {
+    const text = "Run `bun test` or `npx bun test`.\n```sh\nSUDO_PW=x bun examples/apply.ts\nnode_modules/.bin/node x.ts\n# bun in a comment\n```\n```ts\nbun (not a shell block)\n```";
+    expect(shownCommands(text).filter((c) => offPathRuntime(c.command)).map((c) => c.line)).toEqual([1, 3]);
+  });
+});
+
 describe("the project's docs", () => {
+  test("never tell the reader to run bun or node by a bare name (npx bun, node_modules/.bin/node)", () => {
+    const found: string[] = [];
+    for (const file of projectDocs().filter((f) => f !== "docs/performance-notes.md")) {
+      for (const c of shownCommands(readFileSync(join(REPO, file), "utf8"))) {
+        if (offPathRuntime(c.command)) found.push(`${file}:${c.line}: ${c.command}`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
   test("docs/ exists with its index, and README.md links into it", () => {
     expect(existsSync(join(REPO, "docs", "README.md"))).toBe(true);
     expect(markdownLinks(readFileSync(join(REPO, "README.md"), "utf8")).some((l) => l.target.startsWith("docs/"))).toBe(true);
