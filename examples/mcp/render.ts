@@ -6,11 +6,22 @@
  *
  * @module
  */
-import type { CommitReport, FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
+import type { ApplyReport, CommitReport, FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
 import { mcpFailures, mcpWarnings } from "./hint_words.ts";
 import type { McpWordsContext } from "./hint_words.ts";
 import type { ApplyPatchOutput } from "./schemas.ts";
 import { cutText, diffCutNote } from "./bounds.ts";
+
+/**
+ * What apply_patch holds before it goes on the wire (library shapes): an
+ * ApplyReport, or a report-shaped failure from before any operation (no
+ * operation fields), and the reconcile the server ran after an unknown
+ * outcome.
+ */
+export type ApplyPatchResult =
+  & Omit<ApplyReport, "operation_id" | "atomicity" | "elevated">
+  & Partial<Pick<ApplyReport, "operation_id" | "atomicity" | "elevated">>
+  & { reconciled?: CommitReport };
 
 /** A text content block. */
 export type TextBlock = { type: "text"; text: string };
@@ -74,7 +85,7 @@ export function failureBlocks(errors: readonly PatchFailure[], warnings: readonl
  * return { isError: true, ...failedApplyResult(report, { tools: new Set(["read_file", "apply_patch"]) }) };
  * ```
  */
-export function failedApplyResult(report: ApplyPatchOutput, context: McpWordsContext = {}): { content: TextBlock[]; structuredContent: ApplyPatchOutput } {
+export function failedApplyResult(report: ApplyPatchResult, context: McpWordsContext = {}): { content: TextBlock[]; structuredContent: ApplyPatchOutput } {
   const words: McpWordsContext = { ...context, reconciled: report.reconciled?.ok === true };
   const errors = mcpFailures(report.errors ?? [], words);
   const warnings = mcpWarnings(report.warnings, words);
@@ -158,7 +169,7 @@ function describeFile(file: FileReport, dryRun: boolean): string {
  * reportBlocks(report, "site", 64 * 1024);
  * ```
  */
-export function reportBlocks(report: ApplyPatchOutput, root: string, diffBudget: number): TextBlock[] {
+export function reportBlocks(report: ApplyPatchResult, root: string, diffBudget: number): TextBlock[] {
   const count = `${report.files.length} file${report.files.length === 1 ? "" : "s"}`;
   const head = report.dry_run
     ? `Dry run on root ${root}: the patch applies cleanly to ${count}; nothing was changed.`

@@ -11,7 +11,9 @@
  * @module
  */
 import { z } from "zod";
-import type { ApplyReport, CommitReport, FailureCode, HintOption, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
+import type { FailureCode, HintOption, WarningCode } from "../../mod.ts";
+import type { BoundedDiffFields } from "./bounds.ts";
+import type { WireApplyReport, WireCommitReport, WireFileReport, WirePatchFailure, WireReadWindow, WireWarning } from "../wire/types.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
@@ -77,7 +79,7 @@ const closestRegion = z.looseObject({
 const pathState = z.enum(["missing", "file", "directory", "symlink", "other"]);
 
 /** A typed failure (lib/types.ts PatchFailure). */
-export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
+export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
   code: z.enum(FAILURE_CODES),
   message: z.string().describe("what was expected, what is there, what to do next"),
   retryable: z.boolean().describe("the same request, unchanged, may succeed later"),
@@ -146,7 +148,7 @@ export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
 });
 
 /** A warning (lib/types.ts Warning). */
-export const warningSchema: z.ZodType<Warning> = z.looseObject({
+export const warningSchema: z.ZodType<WireWarning> = z.looseObject({
   code: z.enum(WARNING_CODES),
   message: z.string(),
   path: z.string().optional(),
@@ -268,21 +270,24 @@ export type ReadFileArgs = {
 /** A line cut to read_file's byte budget. */
 export type LineCut = { line: number; line_chars: number; from_column: number; to_column: number; next_column: number | null };
 
-/** The structured result of apply_patch: an ApplyReport, or a report-shaped failure from before any operation. */
+/**
+ * The structured result of apply_patch (wire format): an ApplyReport, or a
+ * report-shaped failure from before any operation; diffs bounded.
+ */
 export type ApplyPatchOutput =
-  & Omit<ApplyReport, "operation_id" | "atomicity" | "elevated">
-  & Partial<Pick<ApplyReport, "operation_id" | "atomicity" | "elevated">>
-  & { reconciled?: CommitReport };
+  & Omit<WireApplyReport, "operation_id" | "atomicity" | "elevated" | "files">
+  & Partial<Pick<WireApplyReport, "operation_id" | "atomicity" | "elevated">>
+  & { files: (WireFileReport & BoundedDiffFields)[]; reconciled?: WireCommitReport };
 
-/** The structured result of read_file: the window when ok, the failures otherwise. */
-export type ReadFileOutput = Partial<ReadWindowResult> & {
+/** The structured result of read_file (wire format): the window when ok, the failures otherwise. */
+export type ReadFileOutput = Partial<WireReadWindow> & {
   ok: boolean;
   line_cut?: LineCut;
   /** How the file reached the server (FileSnapshot.transfer). */
   snapshot?: "cached" | "downloaded" | "compressed";
   /** What the read did besides (FileSnapshot.warnings: leftovers_removed). */
-  warnings?: Warning[];
+  warnings?: WireWarning[];
   root?: string;
   path: string;
-  errors?: PatchFailure[];
+  errors?: WirePatchFailure[];
 };

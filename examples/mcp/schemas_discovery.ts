@@ -5,7 +5,8 @@
  * @module
  */
 import { z } from "zod";
-import type { ListedEntry, PatchFailure, SearchMatch, SkipCause, SkipReason, Warning } from "../../mod.ts";
+import type { ListedEntry, SearchMatch } from "../../mod.ts";
+import type { WireListResult, WireSearchResult } from "../wire/types.ts";
 import { failureSchema, warningSchema } from "./schemas.ts";
 
 /** list_files arguments. */
@@ -60,17 +61,8 @@ const entry = z.looseObject({
   addressable: z.literal(false).optional().describe("present when the name has control characters or invalid UTF-8: no tool can address it"),
 }) satisfies z.ZodType<ListedEntry>;
 
-/** list_files output. */
-export type ListFilesOutput = {
-  ok: boolean;
-  root?: string;
-  path: string;
-  entries: ListedEntry[];
-  truncated: boolean;
-  unreadable: string[];
-  unreadable_count: number;
-  errors?: PatchFailure[];
-};
+/** list_files output (wire format). */
+export type ListFilesOutput = WireListResult & { root?: string };
 
 /** list_files output schema. */
 export const listFilesOutput: z.ZodType<ListFilesOutput> = z.looseObject({
@@ -93,20 +85,8 @@ const match = z.looseObject({
   addressable: z.literal(false).optional(),
 }) satisfies z.ZodType<SearchMatch>;
 
-/** search output. */
-export type SearchOutput = {
-  ok: boolean;
-  root?: string;
-  path: string;
-  pattern: string;
-  matches: SearchMatch[];
-  truncated: boolean;
-  files_searched: number;
-  directories_searched: number;
-  skipped: { binary: number; unreadable: number; changed: number; unpinnable: number; examples: { path: string; reason: SkipReason; cause?: SkipCause }[] };
-  warnings?: Warning[];
-  errors?: PatchFailure[];
-};
+/** search output (wire format). */
+export type SearchOutput = WireSearchResult & { root?: string };
 
 /** search output schema. */
 export const searchOutput: z.ZodType<SearchOutput> = z.looseObject({

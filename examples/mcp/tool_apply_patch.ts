@@ -16,6 +16,7 @@ import type { Extra, ToolContext } from "./context.ts";
 import { applyPatchDescription } from "./descriptions.ts";
 import { mcpFailures } from "./hint_words.ts";
 import { failedApplyResult, failureBlocks, reportBlocks, settledSummary } from "./render.ts";
+import type { ApplyPatchResult } from "./render.ts";
 import { applyPatchInput, applyPatchOutput } from "./schemas.ts";
 import type { ApplyPatchArgs, ApplyPatchOutput } from "./schemas.ts";
 
@@ -49,7 +50,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
   if ("code" in root) return failed(root);
   const shell = await shellOf(ctx, root);
   if ("code" in shell) return failed(shell);
-  let report: ApplyPatchOutput;
+  let report: ApplyPatchResult;
   try {
     report = await applyPatch(shell, {
       root: root.path,
