@@ -99,11 +99,11 @@ function checkOne(p: PatchFixture): CheckResult {
   const line = p.expect.line;
   if (line !== undefined) {
     const closest = error.closest;
-    const found = closest !== undefined && closest.start_line <= line && line <= closest.end_line;
+    const found = closest !== undefined && closest.startLine <= line && line <= closest.endLine;
     return {
       name: `${name}, closest region at line ${line}`,
       ok: found,
-      detail: closest ? `closest ${closest.start_line}-${closest.end_line} (${closest.difference})` : "no closest region",
+      detail: closest ? `closest ${closest.startLine}-${closest.endLine} (${closest.difference})` : "no closest region",
     };
   }
   return { name, ok: true, detail: `${result.errors.length} error(s)` };

@@ -44,10 +44,10 @@ interface Scenario {
   compareDeltaOff?: boolean;
 }
 
-/** "content uploaded: N" from a commit's per-file `bytes_uploaded`. */
+/** "content uploaded: N" from a commit's per-file `bytesUploaded`. */
 function uploadNote(files: readonly FileReport[]): string {
-  const uploaded = files.reduce((n, f) => n + (f.bytes_uploaded ?? 0), 0);
-  const written = files.reduce((n, f) => n + f.bytes_written, 0);
+  const uploaded = files.reduce((n, f) => n + (f.bytesUploaded ?? 0), 0);
+  const written = files.reduce((n, f) => n + f.bytesWritten, 0);
   return `content uploaded ${formatBytes(uploaded)} of ${formatBytes(written)} written`;
 }
 

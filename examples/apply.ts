@@ -13,7 +13,8 @@
  * (per file op, path, previous → new SHA prefix, bytes, metadata kept,
  * warnings, the `--expect` flags with full SHA-256s, then the diffs or each
  * failure's recovery message in CLI words: examples/cli/hint_words.ts), or with
- * `--json` the library's `ApplyReport` on stdout, messages in the same CLI
+ * `--json` the library's `ApplyReport` on stdout in the wire format
+ * (snake_case fields: examples/wire/types.ts), messages in the same CLI
  * words (plus `reconciled`
  * when the CLI settled an unknown outcome) — also when the connection could
  * not be opened (then `files` is empty and `errors` holds the
@@ -66,6 +67,7 @@ import type { ApplyCliOptions } from "./cli/args.ts";
 import { formatReconcile, readReconcileTicket, reconcileExitCode, reconcileLater } from "./cli/reconcile_text.ts";
 import { cliReport } from "./cli/hint_words.ts";
 import { exitCodeFor, formatReport } from "./cli/report_text.ts";
+import { wireApplyOutcome, wireApplyReport, wireCommitReport } from "./wire/convert.ts";
 
 /**
  * Run the CLI with `argv` (without runtime and script); resolves the exit code.
@@ -108,7 +110,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     shell = await openShell(options);
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
-    const report: ApplyReport = { ...notConnected(error.failure, operationId), dry_run: options.dryRun };
+    const report: ApplyReport = { ...notConnected(error.failure, operationId), dryRun: options.dryRun };
     return print(report, options, `ssh ${options.ssh!.text} ${options.root}`);
   }
 
@@ -143,7 +145,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const settled = await settle(shell, options, ticket);
     const words = { reconciled: settled.ok };
     if (options.json) {
-      process.stdout.write(JSON.stringify({ ...cliReport(report, words), reconciled: settled }, null, 2) + "\n");
+      process.stdout.write(JSON.stringify(wireApplyOutcome({ ...cliReport(report, words), reconciled: settled }), null, 2) + "\n");
     } else {
       process.stdout.write(formatReport(report, where, words) + "\n" + formatReconcile(settled, where));
     }
@@ -169,7 +171,7 @@ async function reconcileFromFile(options: ApplyCliOptions, file: string): Promis
     shell = await openShell(options);
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
-    return printSettled(notConnected(error.failure, ticket.operation_id), ticket, options, `ssh ${options.ssh!.text} ${options.root}`);
+    return printSettled(notConnected(error.failure, ticket.operationId), ticket, options, `ssh ${options.ssh!.text} ${options.root}`);
   }
   try {
     return printSettled(await settle(shell, options, ticket), ticket, options, `${shell.label ?? "local"} ${options.root}`);
@@ -184,14 +186,14 @@ async function settle(shell: RemoteShell, options: ApplyCliOptions, ticket: Reco
   const onInterrupt = (): void => controller.abort();
   process.on("SIGINT", onInterrupt);
   try {
-    return await reconcile(shell, options.root, ticket, ticket.operation_id, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories });
+    return await reconcile(shell, options.root, ticket, ticket.operationId, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories });
   } finally {
     process.off("SIGINT", onInterrupt);
   }
 }
 
 function printSettled(settled: CommitReport, ticket: ReconcileTicket, options: ApplyCliOptions, where: string): number {
-  process.stdout.write(options.json ? JSON.stringify(settled, null, 2) + "\n" : formatReconcile(settled, where));
+  process.stdout.write(options.json ? JSON.stringify(wireCommitReport(settled), null, 2) + "\n" : formatReconcile(settled, where));
   return afterReconcile(settled, ticket, options);
 }
 
@@ -223,7 +225,7 @@ function reconcileCommand(options: ApplyCliOptions): string {
 
 /** Print the report (text or JSON) and return its exit code. */
 function print(report: ApplyReport, options: ApplyCliOptions, where: string): number {
-  process.stdout.write(options.json ? JSON.stringify(cliReport(report), null, 2) + "\n" : formatReport(report, where));
+  process.stdout.write(options.json ? JSON.stringify(wireApplyReport(cliReport(report)), null, 2) + "\n" : formatReport(report, where));
   return exitCodeFor(report);
 }
 
@@ -311,7 +313,7 @@ const STDIN_CHUNK = 1024 * 1024;
 function notConnected(failure: PatchFailure, operationId: string): CommitReport {
   return {
     ok: false,
-    operation_id: operationId,
+    operationId,
     atomicity: "batch_preflight_per_file_commit",
     elevated: false,
     files: [],

@@ -73,7 +73,7 @@ export interface ApplyRequest {
    * `unsafe_directory` before anything is read or written; `"allow"` accepts
    * the risk for this root (SPEC §6.1: the engine still never follows or
    * opens anything there but the patched files, and reports each file's
-   * `directory_trust`).
+   * `directoryTrust`).
    */
   sharedDirectories?: SharedDirectories;
   /**
@@ -119,10 +119,10 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   const dryRun = request.dryRun === true;
   const limits = resolveLimits(request.limits);
   const base = {
-    operation_id: operationId,
+    operationId,
     atomicity: "batch_preflight_per_file_commit" as const,
     elevated: shell.elevated ?? false,
-    dry_run: dryRun,
+    dryRun,
   };
   const failed = (errors: PatchFailure[], warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
 
@@ -135,7 +135,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   try {
     snapshots = await readSnapshots(shell, request.root, patchPaths(parsed.patch), snapshotOptions(request, limits));
   } catch (error) {
-    if (error instanceof RemoteShellError) return failed([{ ...error.failure, operation_id: operationId }], warnings);
+    if (error instanceof RemoteShellError) return failed([{ ...error.failure, operationId }], warnings);
     throw error;
   }
 
@@ -178,7 +178,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   const outcome = (committed.errors ?? []).some((e) => e.code === "outcome_unknown" || e.code === "partial_apply") ? "unknown" : "not_committed";
   const fileWarnings = committed.ok ? [] : plan.files.flatMap((f) => afterCommit(f.warnings, outcome));
   const files = committed.files.map((f) => withTransfer(f, snapshots));
-  return { ...committed, files, dry_run: false, warnings: [...warnings, ...fileWarnings, ...committed.warnings] };
+  return { ...committed, files, dryRun: false, warnings: [...warnings, ...fileWarnings, ...committed.warnings] };
 }
 
 /** A file report with how its source's snapshot reached the client (none for an Add). */
@@ -242,19 +242,19 @@ function dryRunFiles(plan: Plan, snapshots: Snapshots): FileReport[] {
   return plan.files.map((file) => withTransfer({
     op: file.op,
     path: file.path,
-    ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
-    previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
-    new_sha256: file.newSha256 ?? null,
-    bytes_written: 0,
-    metadata_preserved: null,
+    ...(file.moveTo !== undefined ? { moveTo: file.moveTo } : {}),
+    previousSha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+    newSha256: file.newSha256 ?? null,
+    bytesWritten: 0,
+    metadataPreserved: null,
     diff: file.diff,
     warnings: file.warnings,
-    directory_trust: shared(file.path) || shared(file.moveTo) ? "shared" as const : "trusted" as const,
+    directoryTrust: shared(file.path) || shared(file.moveTo) ? "shared" as const : "trusted" as const,
   }, snapshots));
 }
 
 function cancelledBeforeCommit(operationId: string): PatchFailure {
   return failure("cancelled", "The request was cancelled before the commit started; nothing was changed. Send it again if you still want the change.", {
-    operation_id: operationId,
+    operationId,
   });
 }

@@ -84,7 +84,7 @@ export function warning(
 export function readHint(path: string, startLine?: number, endLine?: number): FailureHint {
   if (startLine === undefined || endLine === undefined) return { kind: "read", path, says: `read ${path} again` };
   const lines = startLine === endLine ? `line ${startLine}` : `lines ${startLine}–${endLine}`;
-  return { kind: "read", path, start_line: startLine, end_line: endLine, says: `read ${lines} of ${path} again` };
+  return { kind: "read", path, startLine, endLine, says: `read ${lines} of ${path} again` };
 }
 
 /**
@@ -99,7 +99,7 @@ export function readHint(path: string, startLine?: number, endLine?: number): Fa
 export function shaHint(path: string, sha256: string | null): FailureHint {
   const key = JSON.stringify(path);
   return {
-    kind: "expected_sha256",
+    kind: "expectedSha256",
     path,
     sha256,
     says: sha256 === null
@@ -139,7 +139,7 @@ export function optionHint(option: HintOption, value?: string | number | boolean
  * ```
  */
 export function reconcileHint(operationId: string, says?: string): FailureHint {
-  return { kind: "reconcile", operation_id: operationId, says: says ?? `call reconcile with operation id ${operationId}` };
+  return { kind: "reconcile", operationId, says: says ?? `call reconcile with operation id ${operationId}` };
 }
 
 /**
@@ -176,7 +176,7 @@ export function listHint(directory: string): FailureHint {
   *
   * @example
   * ```ts
-  * const cliWords: HintWords = (hint) => hint.kind === "expected_sha256" && hint.sha256 ? `pass --expect ${hint.path}=${hint.sha256}` : undefined;
+  * const cliWords: HintWords = (hint) => hint.kind === "expectedSha256" && hint.sha256 ? `pass --expect ${hint.path}=${hint.sha256}` : undefined;
   * rewordFailure(f, cliWords);
   * ```
  */

@@ -2,9 +2,12 @@
  * The data shapes shared by the pure core and the remote layer.
  *
  * Everything here is plain, JSON-serialisable data (a `Uint8Array` serialises
- * as an object of bytes; reports never carry one). Plan shapes use camelCase
- * because programs build and read them; reports and failures use snake_case
- * because they are what a model reads (SPEC §2).
+ * as an object of bytes; reports never carry one). Every field name is
+ * camelCase, plans, reports and failures alike: one style for the whole
+ * TypeScript API (issue 32). Snake_case exists only on the wire: the MCP
+ * server's `structuredContent` and the CLI's `--json` output convert these
+ * shapes in one place (examples/wire/convert.ts). Values keep their
+ * spelling (`code: "precondition_failed"`, `state: "not_applied"`).
  *
  * @module
  */
@@ -97,14 +100,14 @@ export type DifferenceKind = "whitespace" | "indentation" | "content";
  * @example
  * ```ts
  * const c = failure.closest;
- * if (c) console.log(`lines ${c.start_line}-${c.end_line} (score ${c.score}):\n${c.diff}`);
+ * if (c) console.log(`lines ${c.startLine}-${c.endLine} (score ${c.score}):\n${c.diff}`);
  * ```
  */
 export interface ClosestRegion {
   /** 1-based first line of the window. */
-  start_line: number;
+  startLine: number;
   /** 1-based last line of the window (inclusive). */
-  end_line: number;
+  endLine: number;
   /** Similarity in [0, 1]: the share of the chunk's old lines found aligned there. */
   score: number;
   /** What differs between the expected lines and the file there. */
@@ -120,7 +123,7 @@ export interface ClosestRegion {
  *
  * @example
  * ```ts
- * if (failure.actual_state === ("symlink" satisfies PathState)) console.error("symlinks are never followed");
+ * if (failure.actualState === ("symlink" satisfies PathState)) console.error("symlinks are never followed");
  * ```
  */
 export type PathState =
@@ -156,23 +159,23 @@ export interface PathOutcome {
  * the `message` as the library wrote it; a front end replaces that span
  * (see `rewordFailure`) and keeps the rest of the message.
  *
- * - `read`: look at the file (or lines `start_line`–`end_line`) again;
- * - `expected_sha256`: send this SHA-256 (`null`: the one a fresh read gives)
+ * - `read`: look at the file (or lines `startLine`–`endLine`) again;
+ * - `expectedSha256`: send this SHA-256 (`null`: the one a fresh read gives)
  *   as the file's revision precondition;
  * - `option`: a caller option and the value that would change the outcome;
- * - `reconcile`: settle operation `operation_id` before anything else;
+ * - `reconcile`: settle operation `operationId` before anything else;
  * - `list`: list the directory `path` (`""`: the root) to find the right name.
   *
   * @example
   * ```ts
-  * for (const hint of failure.hints ?? []) if (hint.kind === "read") reread(hint.path, hint.start_line, hint.end_line);
+  * for (const hint of failure.hints ?? []) if (hint.kind === "read") reread(hint.path, hint.startLine, hint.endLine);
   * ```
  */
 export type FailureHint =
-  | { kind: "read"; path: string; start_line?: number; end_line?: number; says: string }
-  | { kind: "expected_sha256"; path: string; sha256: string | null; says: string }
+  | { kind: "read"; path: string; startLine?: number; endLine?: number; says: string }
+  | { kind: "expectedSha256"; path: string; sha256: string | null; says: string }
   | { kind: "option"; option: HintOption; value?: string | number | boolean; says: string }
-  | { kind: "reconcile"; operation_id: string; says: string }
+  | { kind: "reconcile"; operationId: string; says: string }
   | { kind: "list"; path: string; says: string };
 
 /**
@@ -221,32 +224,32 @@ export interface PatchFailure {
   /** 1-based file line the failure points at. */
   line?: number;
   /** 1-based line of the patch text the failure points at. */
-  patch_line?: number;
+  patchLine?: number;
   /** Every matching position of an ambiguous chunk (capped), or near misses. */
   candidates?: LineRef[];
   /** The closest region of a chunk that did not match. */
   closest?: ClosestRegion;
   /** Where the chunk's new side already is, when the change looks applied. */
-  already_applied_at?: number;
+  alreadyAppliedAt?: number;
   /**
    * For a failure standing for several chunks of one file with the same
    * code, not diagnosed one by one (planPatch shows the first 20 failures
    * of a patch in full and folds later chunk failures per file and code):
    * how many, and every chunk number and patch line, ascending.
    */
-  chunks?: { count: number; hunks: number[]; patch_lines: number[] };
+  chunks?: { count: number; hunks: number[]; patchLines: number[] };
   /** The SHA-256 the caller or the plan expected (`null`: expected missing). */
-  expected_sha256?: string | null;
+  expectedSha256?: string | null;
   /** The SHA-256 found (`null`: not a regular file, or missing). */
-  actual_sha256?: string | null;
-  /** What the path was expected to be: missing, or a file with `expected_sha256`. */
-  expected_state?: "missing" | "sha256";
+  actualSha256?: string | null;
+  /** What the path was expected to be: missing, or a file with `expectedSha256`. */
+  expectedState?: "missing" | "sha256";
   /** What the path is now. */
-  actual_state?: PathState;
+  actualState?: PathState;
   /** For `limit_exceeded`: which limit, its value and what was asked for. */
   limit?: { name: keyof Limits; max: number; actual: number };
   /** For `outcome_unknown`, `partial_apply`, `conflict`: the operation id. */
-  operation_id?: string;
+  operationId?: string;
   /** For `partial_apply`: the real state of each path after rollback. */
   outcomes?: PathOutcome[];
   /** For `outcome_unknown`: the SHA-256 each path would have if applied. */
@@ -260,19 +263,19 @@ export interface PatchFailure {
   /** For `remote_unsupported`: the missing tool. */
   tool?: string;
   /** For `unsafe_directory`: the directory others can write, and who. */
-  unsafe_directory?: UnsafeDirectory;
+  unsafeDirectory?: UnsafeDirectory;
   /** For `locked`: the lock that is held, and whose it is. */
   lock?: LockHolder;
   /** For `no_space`: where the space ran out, what was needed and what is free. */
-  no_space?: NoSpace;
+  noSpace?: NoSpace;
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
   fingerprint?: string;
   /** For host-key failures: the exact known_hosts line to add once the fingerprint is confirmed. */
-  known_hosts_line?: string;
+  knownHostsLine?: string;
   /** For an absolute path inside the root: the root-relative path to write instead. */
-  suggested_path?: string;
+  suggestedPath?: string;
   /** For chunk lines without a ' ', '-' or '+' marker: their 1-based patch lines. */
-  unmarked_lines?: number[];
+  unmarkedLines?: number[];
   /** The next steps as data, for front ends that say them in their own words. */
   hints?: FailureHint[];
 }
@@ -285,7 +288,7 @@ export interface PatchFailure {
   *
   * @example
   * ```ts
-  * if (failure.code === "locked" && failure.lock) console.error(`held ${failure.lock.age_seconds} s by pid ${failure.lock.pid} on ${failure.lock.host}`);
+  * if (failure.code === "locked" && failure.lock) console.error(`held ${failure.lock.ageSeconds} s by pid ${failure.lock.pid} on ${failure.lock.host}`);
   * ```
  */
 export interface LockHolder {
@@ -298,15 +301,15 @@ export interface LockHolder {
   /** Root-relative path of the lock directory on the host. */
   name: string;
   /** How long the lock has been held, in seconds. */
-  age_seconds: number;
+  ageSeconds: number;
   /** Owner of the lock directory, when it could be seen. */
   uid: number | null;
   /** Process id of the holder, from its owner record (`null`: another user's lock, or unreadable). */
   pid: number | null;
   /** Host name of the holder, from its owner record. */
   host: string | null;
-  /** The operation holding it; the failure's own `operation_id` when it is this operation's. */
-  operation_id: string | null;
+  /** The operation holding it; the failure's own `operationId` when it is this operation's. */
+  operationId: string | null;
 }
 
 /**
@@ -314,7 +317,7 @@ export interface LockHolder {
  *
  * @example
  * ```ts
- * if (failure.no_space) console.error(`${failure.no_space.directory}: ${failure.no_space.bytes_free} bytes free, ${failure.no_space.bytes_needed} needed`);
+ * if (failure.noSpace) console.error(`${failure.noSpace.directory}: ${failure.noSpace.bytesFree} bytes free, ${failure.noSpace.bytesNeeded} needed`);
  * ```
  */
 export interface NoSpace {
@@ -324,9 +327,9 @@ export interface NoSpace {
    * About what this commit writes there at once (the uploaded contents and
    * the new files), in bytes; null for reconcile (it writes only locks).
    */
-  bytes_needed: number | null;
+  bytesNeeded: number | null;
   /** Free bytes the host reported right after the failure (`df`), or null. */
-  bytes_free: number | null;
+  bytesFree: number | null;
 }
 
 /**
@@ -335,7 +338,7 @@ export interface NoSpace {
   *
   * @example
   * ```ts
-  * const d = failure.unsafe_directory;
+  * const d = failure.unsafeDirectory;
   * if (d) console.error(`${d.path} (mode ${d.mode}) is writable by ${d.writers} (${d.reason})`);
   * ```
  */
@@ -378,7 +381,7 @@ export type SharedDirectories = "refuse" | "allow";
  *
  * @example
  * ```ts
- * for (const f of report.files) if (f.directory_trust === ("shared" satisfies DirectoryTrust)) console.warn(`${f.path}: others can write its directory`);
+ * for (const f of report.files) if (f.directoryTrust === ("shared" satisfies DirectoryTrust)) console.warn(`${f.path}: others can write its directory`);
  * ```
  */
 export type DirectoryTrust = "trusted" | "shared";
@@ -437,7 +440,7 @@ export interface Warning {
   /** 1-based file line. */
   line?: number;
   /** 1-based line of the patch text. */
-  patch_line?: number;
+  patchLine?: number;
   /** Next steps as data (see {@linkcode FailureHint}). */
   hints?: FailureHint[];
 }
@@ -941,7 +944,7 @@ export interface LineEdit {
  *
  * @example
  * ```ts
- * for (const f of report.files) if (f.metadata_preserved && !f.metadata_preserved.owner) console.warn(`${f.path}: owner not kept`);
+ * for (const f of report.files) if (f.metadataPreserved && !f.metadataPreserved.owner) console.warn(`${f.path}: owner not kept`);
  * ```
  */
 export interface MetadataPreserved {
@@ -956,7 +959,7 @@ export interface MetadataPreserved {
  *
  * @example
  * ```ts
- * for (const f of report.files) console.log(f.op, f.path, f.previous_sha256?.slice(0, 12), "→", f.new_sha256?.slice(0, 12)); // FileReport
+ * for (const f of report.files) console.log(f.op, f.path, f.previousSha256?.slice(0, 12), "→", f.newSha256?.slice(0, 12)); // FileReport
  * ```
  */
 export interface FileReport {
@@ -965,22 +968,22 @@ export interface FileReport {
   /** Root-relative path (the source of a move). */
   path: string;
   /** Destination of a move. */
-  move_to?: string;
+  moveTo?: string;
   /** SHA-256 before the change (`null`: did not exist). */
-  previous_sha256: string | null;
+  previousSha256: string | null;
   /** SHA-256 after the change (`null`: deleted). */
-  new_sha256: string | null;
+  newSha256: string | null;
   /** Bytes of the new content (0 for a delete). */
-  bytes_written: number;
+  bytesWritten: number;
   /** `null` when nothing was replaced (add, delete, dry run). */
-  metadata_preserved: MetadataPreserved | null;
+  metadataPreserved: MetadataPreserved | null;
   /**
    * Bytes of this file's content sent to the host by a commit: the whole
    * content, or with a delta upload only the new stretches and the lines
    * describing the pieces rebuilt from the current file (see
    * `CommitOptions.delta`). Absent in dry-run and reconcile reports.
    */
-  bytes_uploaded?: number;
+  bytesUploaded?: number;
   /**
    * How the content this change was planned on reached the client
    * (`FileSnapshot.transfer` of its source): from the `SnapshotCache` after
@@ -998,7 +1001,7 @@ export interface FileReport {
    * some can be written by others (only with `sharedDirectories: "allow"`).
    * Absent in reconcile reports and reports built without a host.
    */
-  directory_trust?: DirectoryTrust;
+  directoryTrust?: DirectoryTrust;
   /** Set by reconcile: what the disk shows now. */
   state?: "applied" | "not_applied" | "diverged";
 }
@@ -1019,14 +1022,14 @@ export type Atomicity = "batch_preflight_per_file_commit";
  * @example
  * ```ts
  * const committed: CommitReport = await commitRemote(shell, root, plan);
- * if (!committed.ok && committed.errors?.[0]?.code === "outcome_unknown") await reconcile(shell, root, plan, committed.operation_id);
+ * if (!committed.ok && committed.errors[0].code === "outcome_unknown") await reconcile(shell, root, reconcileTicket(plan, committed.operationId));
  * ```
  */
 export interface CommitReport {
   /** True when every file was committed (or, for reconcile, settled); false with `errors`. */
   ok: boolean;
   /** The operation's id: what `reconcile` takes. */
-  operation_id: string;
+  operationId: string;
   /** The atomicity guarantee that applied. */
   atomicity: Atomicity;
   /** The remote programs ran under sudo. */
@@ -1057,12 +1060,12 @@ export interface CommitReport {
   * @example
   * ```ts
   * const ticket: ReconcileTicket | null = reconcileTicketOf(report);
-  * if (ticket) await reconcile(shell, root, ticket, ticket.operation_id);
+  * if (ticket) await reconcile(shell, root, ticket);
   * ```
  */
 export interface ReconcileTicket {
   /** The operation to settle. */
-  operation_id: string;
+  operationId: string;
   /** Its planned files, in plan order. */
   files: ReconcileTicketFile[];
 }
@@ -1072,7 +1075,7 @@ export interface ReconcileTicket {
  *
  * @example
  * ```ts
- * const file: ReconcileTicketFile = { op: "update", path: "a.txt", previous_sha256: "c3f9…", new_sha256: "b628…", new_size: 14 };
+ * const file: ReconcileTicketFile = { op: "update", path: "a.txt", previousSha256: "c3f9…", newSha256: "b628…", newSize: 14 };
  * ```
  */
 export interface ReconcileTicketFile {
@@ -1081,13 +1084,13 @@ export interface ReconcileTicketFile {
   /** Root-relative path (the source of a move). */
   path: string;
   /** Destination of a move. */
-  move_to?: string;
+  moveTo?: string;
   /** SHA-256 the plan was built on (`null`: an Add, the path was missing). */
-  previous_sha256: string | null;
+  previousSha256: string | null;
   /** SHA-256 once applied (`null`: a Delete). */
-  new_sha256: string | null;
+  newSha256: string | null;
   /** Bytes of the new content (`null`: a Delete). */
-  new_size: number | null;
+  newSize: number | null;
 }
 
 /**
@@ -1096,10 +1099,10 @@ export interface ReconcileTicketFile {
  * @example
  * ```ts
  * const report: ApplyReport = await applyPatch(shell, { root: "/srv/app", patch, dryRun: true });
- * if (report.ok && report.dry_run) for (const f of report.files) console.log(f.diff);
+ * if (report.ok && report.dryRun) for (const f of report.files) console.log(f.diff);
  * ```
  */
 export interface ApplyReport extends CommitReport {
   /** True when nothing was committed (`dryRun`): the diffs and SHAs are what a commit would do. */
-  dry_run: boolean;
+  dryRun: boolean;
 }

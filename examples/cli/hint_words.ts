@@ -40,7 +40,7 @@ export function cliWords(context: CliWordsContext = {}): HintWords {
       case "read":
       case "list":
         return undefined; // the library's words are plain already
-      case "expected_sha256":
+      case "expectedSha256":
         return hint.sha256 === null
           ? `pass --expect ${hint.path}=<SHA-256 of the version you read> (a --dry-run prints each file's current one)`
           : `pass --expect ${hint.path}=${hint.sha256}`;
@@ -54,8 +54,8 @@ export function cliWords(context: CliWordsContext = {}): HintWords {
           return sentence ? "The CLI ran reconcile right after; its verdict follows." : "the CLI ran reconcile right after (see below)";
         }
         return sentence
-          ? `Do not resend it yet: run this command again with --reconcile and this run's --json report (operation id ${hint.operation_id}); it reports each file as applied, not_applied or diverged.`
-          : `run this command again with --reconcile and this run's --json report (operation id ${hint.operation_id})`;
+          ? `Do not resend it yet: run this command again with --reconcile and this run's --json report (operation id ${hint.operationId}); it reports each file as applied, not_applied or diverged.`
+          : `run this command again with --reconcile and this run's --json report (operation id ${hint.operationId})`;
       }
     }
   };

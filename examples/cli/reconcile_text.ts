@@ -13,6 +13,7 @@
 import { reconcileTicketOf } from "../../mod.ts";
 import type { CommitReport, ReconcileTicket } from "../../mod.ts";
 import { formatFailure, formatFileLine, formatWarning } from "./report_text.ts";
+import { applyReportFromWire, ticketFromWire, wireTicket } from "../wire/convert.ts";
 
 /**
  * The ticket in `text`: a ticket itself, or a `--json` report whose failure
@@ -33,9 +34,10 @@ export function readReconcileTicket(text: string): ReconcileTicket | string {
     return `it is not JSON (${(error as Error).message})`;
   }
   if (value === null || typeof value !== "object") return "it is not a JSON object";
-  // Every report has `ok`; a ticket never does.
-  if (!("ok" in value)) return value as ReconcileTicket;
-  const ticket = reconcileTicketOf(value as { errors?: [] });
+  // Every report has `ok`; a ticket never does. Either comes in the wire
+  // spelling (this CLI's --json and ticket line) or the library's.
+  if (!("ok" in value)) return ticketFromWire(value);
+  const ticket = reconcileTicketOf(applyReportFromWire(value));
   if (ticket !== null) return ticket;
   return "it is neither a reconcile ticket nor a report whose failure carries one (only outcome_unknown, partial_apply and a commit that left temporary files do)";
 }
@@ -68,7 +70,7 @@ export function reconcileExitCode(report: CommitReport): 0 | 1 | 3 {
  * ```
  */
 export function formatReconcile(report: CommitReport, where: string): string {
-  const op = `operation ${report.operation_id}`;
+  const op = `operation ${report.operationId}`;
   const out: string[] = [];
   const code = reconcileExitCode(report);
   if (!report.ok) {
@@ -84,7 +86,7 @@ export function formatReconcile(report: CommitReport, where: string): string {
     );
   }
   if (report.files.length > 0) {
-    const width = Math.max(...report.files.map((f) => (f.move_to !== undefined ? `${f.path} → ${f.move_to}` : f.path).length));
+    const width = Math.max(...report.files.map((f) => (f.moveTo !== undefined ? `${f.path} → ${f.moveTo}` : f.path).length));
     out.push("", ...report.files.map((f) => formatFileLine(f, width)));
   }
   if (report.warnings.length > 0) out.push("", "Warnings:", ...report.warnings.map((w) => `  - ${formatWarning(w)}`));
@@ -95,7 +97,8 @@ export function formatReconcile(report: CommitReport, where: string): string {
 /**
  * What to do when reconcile did not finish (the host is unreachable, or the
  * commit still runs and holds its locks): run it again later from the
- * ticket, printed here on one line so it can be saved as a file.
+ * ticket, printed here on one line (in the wire format of `--json`) so it
+ * can be saved as a file.
  *
  * @example
  * ```ts
@@ -108,6 +111,6 @@ export function reconcileLater(ticket: ReconcileTicket, command: string): string
     "output) and settle the operation once the host answers (a commit that still runs is waited for):",
     `  ${command} --reconcile TICKET.json`,
     "Reconcile ticket:",
-    JSON.stringify(ticket),
+    JSON.stringify(wireTicket(ticket)),
   ].join("\n") + "\n";
 }

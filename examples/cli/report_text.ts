@@ -51,10 +51,10 @@ export function shortSha(sha: string | null | undefined): string {
 export function formatFileLine(file: FileReport, pathWidth = 0): string {
   const parts = [
     `  ${file.op.padEnd(6)}  ${shownPath(file).padEnd(pathWidth)}`,
-    `${shortSha(file.previous_sha256)} → ${shortSha(file.new_sha256)}`,
+    `${shortSha(file.previousSha256)} → ${shortSha(file.newSha256)}`,
   ];
-  if (file.bytes_written > 0) parts.push(`${file.bytes_written} bytes`);
-  const kept = file.metadata_preserved;
+  if (file.bytesWritten > 0) parts.push(`${file.bytesWritten} bytes`);
+  const kept = file.metadataPreserved;
   if (kept) {
     parts.push(kept.mode && kept.owner ? "mode+owner kept" : `mode ${kept.mode ? "kept" : "NOT kept"}, owner ${kept.owner ? "kept" : "NOT kept"}`);
   }
@@ -119,21 +119,21 @@ export function formatFailure(failure: PatchFailure, index: number, context: Cli
  * ```
  */
 export function formatReport(report: ApplyReport, where: string, context: CliWordsContext = {}): string {
-  const op = `operation ${report.operation_id}${report.elevated ? ", sudo" : ""}`;
+  const op = `operation ${report.operationId}${report.elevated ? ", sudo" : ""}`;
   const out: string[] = [];
   const errors = report.errors ?? [];
   if (report.ok) {
-    const verb = report.dry_run ? "Dry run: would change" : "Applied";
+    const verb = report.dryRun ? "Dry run: would change" : "Applied";
     const count = `${report.files.length} file${report.files.length === 1 ? "" : "s"}`;
     out.push(`${verb} ${count} in ${where} (${op}; ${report.atomicity})`);
-    if (report.dry_run) out.push("Nothing was written. The SHAs on the left are the versions the plan was built on.");
+    if (report.dryRun) out.push("Nothing was written. The SHAs on the left are the versions the plan was built on.");
     const width = Math.max(0, ...report.files.map((f) => shownPath(f).length));
     out.push("", ...report.files.map((f) => formatFileLine(f, width)));
     const expect = expectFlags(report);
     if (expect !== "") {
       out.push(
         "",
-        report.dry_run
+        report.dryRun
           ? "To apply exactly these versions (refused if any file changes first), run it again without --dry-run and with:"
           : "To patch these files again on top of this result, pass:",
         `  ${expect}`,
@@ -170,8 +170,8 @@ export function formatReport(report: ApplyReport, where: string, context: CliWor
 export function expectFlags(report: ApplyReport): string {
   const flags: string[] = [];
   for (const file of report.files) {
-    const sha = report.dry_run ? file.previous_sha256 : file.new_sha256;
-    const path = report.dry_run ? file.path : file.move_to ?? file.path;
+    const sha = report.dryRun ? file.previousSha256 : file.newSha256;
+    const path = report.dryRun ? file.path : file.moveTo ?? file.path;
     if (sha === null) continue;
     const item = `${path}=${sha}`;
     flags.push(`--expect ${/^[A-Za-z0-9_./=@%+:,-]+$/.test(item) ? item : shQuote(item)}`);
@@ -180,7 +180,7 @@ export function expectFlags(report: ApplyReport): string {
 }
 
 function shownPath(file: FileReport): string {
-  return file.move_to !== undefined ? `${file.path} → ${file.move_to}` : file.path;
+  return file.moveTo !== undefined ? `${file.path} → ${file.moveTo}` : file.path;
 }
 
 function indent(text: string, prefix: string): string {

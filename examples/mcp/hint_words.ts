@@ -27,7 +27,7 @@ export interface McpWordsContext {
  * @example
  * ```ts
  * const words = mcpWords({ reconciled: true });
- * words({ kind: "read", path: "a.py", start_line: 3, end_line: 12, says: "read lines 3–12 of a.py again" });
+ * words({ kind: "read", path: "a.py", startLine: 3, endLine: 12, says: "read lines 3–12 of a.py again" });
  * // 'call read_file {"path": "a.py", "offset": 3, "limit": 10}'
  * ```
  */
@@ -35,12 +35,12 @@ export function mcpWords(context: McpWordsContext = {}): HintWords {
   return (hint: FailureHint): string | undefined => {
     switch (hint.kind) {
       case "read": {
-        const range = hint.start_line !== undefined && hint.end_line !== undefined
-          ? `, "offset": ${hint.start_line}, "limit": ${hint.end_line - hint.start_line + 1}`
+        const range = hint.startLine !== undefined && hint.endLine !== undefined
+          ? `, "offset": ${hint.startLine}, "limit": ${hint.endLine - hint.startLine + 1}`
           : "";
         return `call read_file {"path": ${JSON.stringify(hint.path)}${range}}`;
       }
-      case "expected_sha256":
+      case "expectedSha256":
         return hint.sha256 === null
           ? `send the file_sha256 that read_file returns as expected_sha256 {${JSON.stringify(hint.path)}: "<file_sha256>"}`
           : `send expected_sha256 {${JSON.stringify(hint.path)}: "${hint.sha256}"}`;
@@ -70,8 +70,8 @@ function reconcileWords(hint: Extract<FailureHint, { kind: "reconcile" }>, conte
       : "the server has already run reconcile for it (see its verdict above)";
   }
   return sentence
-    ? `This server has no reconcile tool: read_file each file of the patch before anything else, and tell the user the operation id ${hint.operation_id}.`
-    : `tell the user the operation id ${hint.operation_id} (this server has no reconcile tool; the CLI's --reconcile settles it)`;
+    ? `This server has no reconcile tool: read_file each file of the patch before anything else, and tell the user the operation id ${hint.operationId}.`
+    : `tell the user the operation id ${hint.operationId} (this server has no reconcile tool; the CLI's --reconcile settles it)`;
 }
 
 /**

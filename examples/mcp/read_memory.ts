@@ -20,9 +20,9 @@ export const READ_MEMORY_SIZE = 512;
 interface Read {
   root: string;
   path: string;
-  start_line: number;
-  end_line: number;
-  file_sha256: string;
+  startLine: number;
+  endLine: number;
+  fileSha256: string;
 }
 
 /** The recent read_file results' hashes. */
@@ -42,10 +42,10 @@ export class ReadMemory {
    * memory.remember("site", "index.html", window);
    * ```
    */
-  remember(root: string, path: string, window: Pick<ReadWindowResult, "content_sha256" | "file_sha256" | "start_line" | "end_line">): void {
-    if (window.content_sha256 === window.file_sha256) return;
-    this.#byContent.delete(window.content_sha256);
-    this.#byContent.set(window.content_sha256, { root, path, start_line: window.start_line, end_line: window.end_line, file_sha256: window.file_sha256 });
+  remember(root: string, path: string, window: Pick<ReadWindowResult, "contentSha256" | "fileSha256" | "startLine" | "endLine">): void {
+    if (window.contentSha256 === window.fileSha256) return;
+    this.#byContent.delete(window.contentSha256);
+    this.#byContent.set(window.contentSha256, { root, path, startLine: window.startLine, endLine: window.endLine, fileSha256: window.fileSha256 });
     if (this.#byContent.size > this.#size) this.#byContent.delete(this.#byContent.keys().next().value!);
   }
 
@@ -60,17 +60,17 @@ export class ReadMemory {
    */
   explain(root: string, f: PatchFailure): PatchFailure {
     // An "already applied" resend (lib/plan/resend.ts) says the more important thing.
-    if (f.code !== "precondition_failed" || typeof f.expected_sha256 !== "string" || f.path === undefined || f.already_applied_at !== undefined) return f;
-    const read = this.#byContent.get(f.expected_sha256);
+    if (f.code !== "precondition_failed" || typeof f.expectedSha256 !== "string" || f.path === undefined || f.alreadyAppliedAt !== undefined) return f;
+    const read = this.#byContent.get(f.expectedSha256);
     if (read === undefined || read.root !== root) return f;
-    const lines = read.start_line === read.end_line ? `line ${read.start_line}` : `lines ${read.start_line}–${read.end_line}`;
+    const lines = read.startLine === read.endLine ? `line ${read.startLine}` : `lines ${read.startLine}–${read.endLine}`;
     const of = read.path === f.path ? f.path : `${read.path} (not ${f.path})`;
-    const what = `precondition_failed: ${f.path}: the expected_sha256 sent, ${f.expected_sha256}, is the content_sha256 that read_file returned for ${lines} of ${of}: the hash of those lines only, never of a whole file.`;
-    if (read.path === f.path && read.file_sha256 === f.actual_sha256) {
-      const next = shaHint(f.path, read.file_sha256);
+    const what = `precondition_failed: ${f.path}: the expected_sha256 sent, ${f.expectedSha256}, is the content_sha256 that read_file returned for ${lines} of ${of}: the hash of those lines only, never of a whole file.`;
+    if (read.path === f.path && read.fileSha256 === f.actualSha256) {
+      const next = shaHint(f.path, read.fileSha256);
       return {
         ...f,
-        message: `${what} The file has not changed since that read: its file_sha256 is ${read.file_sha256}. Next step: ${next.says} with the same patch.`,
+        message: `${what} The file has not changed since that read: its file_sha256 is ${read.fileSha256}. Next step: ${next.says} with the same patch.`,
         hints: [next],
       };
     }

@@ -6,22 +6,12 @@
  *
  * @module
  */
-import type { ApplyReport, CommitReport, FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
+import type { CommitReport, FileReport, PatchFailure, ReadWindowResult, Warning } from "../../mod.ts";
 import { mcpFailures, mcpWarnings } from "./hint_words.ts";
 import type { McpWordsContext } from "./hint_words.ts";
-import type { ApplyPatchOutput } from "./schemas.ts";
+import type { ApplyOutcome, WireApplyOutcome } from "../wire/types.ts";
+import { wireApplyOutcome } from "../wire/convert.ts";
 import { cutText, diffCutNote } from "./bounds.ts";
-
-/**
- * What apply_patch holds before it goes on the wire (library shapes): an
- * ApplyReport, or a report-shaped failure from before any operation (no
- * operation fields), and the reconcile the server ran after an unknown
- * outcome.
- */
-export type ApplyPatchResult =
-  & Omit<ApplyReport, "operation_id" | "atomicity" | "elevated">
-  & Partial<Pick<ApplyReport, "operation_id" | "atomicity" | "elevated">>
-  & { reconciled?: CommitReport };
 
 /** A text content block. */
 export type TextBlock = { type: "text"; text: string };
@@ -39,17 +29,17 @@ const short = (sha: string | null): string => (sha === null ? "none" : sha.slice
  * ```
  */
 export function readBlocks(root: string, path: string, w: ReadWindowResult, lineIds: boolean): TextBlock[] {
-  const format = `eol ${w.eol}, ${w.final_newline ? "final newline" : "no final newline"}${w.bom ? ", UTF-8 BOM" : ""}`;
+  const format = `eol ${w.eol}, ${w.finalNewline ? "final newline" : "no final newline"}${w.bom ? ", UTF-8 BOM" : ""}`;
   let range: string;
-  if (w.total_lines === 0) range = "is empty (0 lines)";
-  else if (w.start_line === 1 && !w.truncated) range = `lines 1-${w.end_line} of ${w.total_lines} (the whole file)`;
-  else range = `lines ${w.start_line}-${w.end_line} of ${w.total_lines}`;
+  if (w.totalLines === 0) range = "is empty (0 lines)";
+  else if (w.startLine === 1 && !w.truncated) range = `lines 1-${w.endLine} of ${w.totalLines} (the whole file)`;
+  else range = `lines ${w.startLine}-${w.endLine} of ${w.totalLines}`;
   const lines = [
     `${path} in root ${root}: ${range}; ${format}.`,
-    `file_sha256: ${w.file_sha256}  (send as expected_sha256 {"${path}": "…"} when patching this file)`,
-    `content_sha256: ${w.content_sha256}  (these lines' bytes as stored)`,
+    `file_sha256: ${w.fileSha256}  (send as expected_sha256 {"${path}": "…"} when patching this file)`,
+    `content_sha256: ${w.contentSha256}  (these lines' bytes as stored)`,
   ];
-  if (w.truncated) lines.push(`More lines follow: call read_file with offset ${w.end_line + 1} to read on.`);
+  if (w.truncated) lines.push(`More lines follow: call read_file with offset ${w.endLine + 1} to read on.`);
   if (lineIds) lines.push(`Each line is prefixed "N:hh|" (line number : content hash); never copy the prefix into a patch.`);
   return w.text === "" ? [text(lines.join("\n"))] : [text(lines.join("\n")), text(w.text)];
 }
@@ -78,20 +68,21 @@ export function failureBlocks(errors: readonly PatchFailure[], warnings: readonl
  * an unknown outcome, the verdict comes first and no later block sends the
  * model elsewhere (the failure's "call reconcile" step becomes a pointer to
  * the verdict); messages in the text and in `structuredContent` are in this
- * server's words, and each code is said once per message.
+ * server's words, and each code is said once per message. `structuredContent`
+ * is in the wire format (examples/wire/convert.ts), diffs not yet bounded.
  *
  * @example
  * ```ts
  * return { isError: true, ...failedApplyResult(report, { tools: new Set(["read_file", "apply_patch"]) }) };
  * ```
  */
-export function failedApplyResult(report: ApplyPatchResult, context: McpWordsContext = {}): { content: TextBlock[]; structuredContent: ApplyPatchOutput } {
+export function failedApplyResult(report: ApplyOutcome, context: McpWordsContext = {}): { content: TextBlock[]; structuredContent: WireApplyOutcome } {
   const words: McpWordsContext = { ...context, reconciled: report.reconciled?.ok === true };
   const errors = mcpFailures(report.errors ?? [], words);
   const warnings = mcpWarnings(report.warnings, words);
   const blocks = failureBlocks(errors, warnings, words);
   const content = report.reconciled ? [reconciledBlock(report.reconciled), ...blocks] : blocks;
-  return { content, structuredContent: { ...report, errors, warnings } };
+  return { content, structuredContent: wireApplyOutcome({ ...report, errors, warnings }) };
 }
 
 /**
@@ -104,7 +95,7 @@ export function failedApplyResult(report: ApplyPatchResult, context: McpWordsCon
  */
 export function settledSummary(settled: CommitReport): string {
   if (!settled.ok) return `did not finish (${(settled.errors ?? []).map((e) => e.code).join(", ")})`;
-  return settled.files.map((f) => `${f.move_to !== undefined ? `${f.path} -> ${f.move_to}` : f.path}: ${f.state}`).join(", ");
+  return settled.files.map((f) => `${f.moveTo !== undefined ? `${f.path} -> ${f.moveTo}` : f.path}: ${f.state}`).join(", ");
 }
 
 /**
@@ -118,12 +109,12 @@ export function settledSummary(settled: CommitReport): string {
  * ```
  */
 export function reconciledBlock(settled: CommitReport): TextBlock {
-  const op = `operation ${settled.operation_id}`;
+  const op = `operation ${settled.operationId}`;
   if (!settled.ok) {
     // In this server's words: it has no reconcile tool to "call again".
     const why = mcpFailures(settled.errors ?? []).map((e) => e.message).join(" ");
     return text(
-      `The server tried to settle ${op} at once, but reconcile did not finish: ${why}\nThe outcome is still unknown: do not resend the patch. read_file each file of the patch to see its real state, and tell the user the operation id ${settled.operation_id}.`,
+      `The server tried to settle ${op} at once, but reconcile did not finish: ${why}\nThe outcome is still unknown: do not resend the patch. read_file each file of the patch to see its real state, and tell the user the operation id ${settled.operationId}.`,
     );
   }
   const states = settled.files.map((f) => f.state);
@@ -138,8 +129,8 @@ export function reconciledBlock(settled: CommitReport): TextBlock {
     );
   }
   for (const f of settled.files) {
-    const target = f.move_to !== undefined ? `${f.path} -> ${f.move_to}` : f.path;
-    lines.push(`- ${target}: ${f.state}${f.state === "applied" && f.new_sha256 !== null ? ` (sha256 ${f.new_sha256})` : ""}`);
+    const target = f.moveTo !== undefined ? `${f.path} -> ${f.moveTo}` : f.path;
+    lines.push(`- ${target}: ${f.state}${f.state === "applied" && f.newSha256 !== null ? ` (sha256 ${f.newSha256})` : ""}`);
   }
   if (settled.warnings.length > 0) lines.push(warningLines(mcpWarnings(settled.warnings)));
   return text(lines.join("\n"));
@@ -150,12 +141,12 @@ function warningLines(warnings: readonly Warning[]): string {
 }
 
 function describeFile(file: FileReport, dryRun: boolean): string {
-  const target = file.move_to !== undefined ? `${file.path} -> ${file.move_to}` : file.path;
+  const target = file.moveTo !== undefined ? `${file.path} -> ${file.moveTo}` : file.path;
   const parts: string[] = [];
-  if (file.new_sha256 !== null) parts.push(`${dryRun ? "would get" : "new"} sha256 ${file.new_sha256}`);
-  if (file.previous_sha256 !== null) parts.push(`was ${short(file.previous_sha256)}`);
-  if (!dryRun && file.bytes_written > 0) parts.push(`${file.bytes_written} bytes written`);
-  const kept = file.metadata_preserved;
+  if (file.newSha256 !== null) parts.push(`${dryRun ? "would get" : "new"} sha256 ${file.newSha256}`);
+  if (file.previousSha256 !== null) parts.push(`was ${short(file.previousSha256)}`);
+  if (!dryRun && file.bytesWritten > 0) parts.push(`${file.bytesWritten} bytes written`);
+  const kept = file.metadataPreserved;
   if (kept !== null) parts.push(`mode ${kept.mode ? "kept" : "NOT kept"}, owner ${kept.owner ? "kept" : "NOT kept"}`);
   return `- ${file.op} ${target}${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
 }
@@ -169,13 +160,13 @@ function describeFile(file: FileReport, dryRun: boolean): string {
  * reportBlocks(report, "site", 64 * 1024);
  * ```
  */
-export function reportBlocks(report: ApplyPatchResult, root: string, diffBudget: number): TextBlock[] {
+export function reportBlocks(report: ApplyOutcome, root: string, diffBudget: number): TextBlock[] {
   const count = `${report.files.length} file${report.files.length === 1 ? "" : "s"}`;
-  const head = report.dry_run
+  const head = report.dryRun
     ? `Dry run on root ${root}: the patch applies cleanly to ${count}; nothing was changed.`
-    : `Applied the patch to root ${root}: ${count} changed (operation ${report.operation_id}${report.elevated ? ", elevated with sudo" : ""}).`;
-  const lines = [head, ...report.files.map((f) => describeFile(f, report.dry_run))];
-  if (report.dry_run) {
+    : `Applied the patch to root ${root}: ${count} changed (operation ${report.operationId}${report.elevated ? ", elevated with sudo" : ""}).`;
+  const lines = [head, ...report.files.map((f) => describeFile(f, report.dryRun))];
+  if (report.dryRun) {
     lines.push("To apply it, send the same patch without dry_run, with expected_sha256 set to each file's current sha256 so nothing can change in between.");
   } else {
     lines.push("A new sha256 is the file's file_sha256 now: use it as expected_sha256 for a further patch of that file.");

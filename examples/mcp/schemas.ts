@@ -13,7 +13,7 @@
 import { z } from "zod";
 import type { FailureCode, HintOption, WarningCode } from "../../mod.ts";
 import type { BoundedDiffFields } from "./bounds.ts";
-import type { WireApplyReport, WireCommitReport, WireFileReport, WirePatchFailure, WireReadWindow, WireWarning } from "../wire/types.ts";
+import type { WireApplyOutcome, WireFileReport, WirePatchFailure, WireReadWindow, WireWarning } from "../wire/types.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
@@ -274,10 +274,7 @@ export type LineCut = { line: number; line_chars: number; from_column: number; t
  * The structured result of apply_patch (wire format): an ApplyReport, or a
  * report-shaped failure from before any operation; diffs bounded.
  */
-export type ApplyPatchOutput =
-  & Omit<WireApplyReport, "operation_id" | "atomicity" | "elevated" | "files">
-  & Partial<Pick<WireApplyReport, "operation_id" | "atomicity" | "elevated">>
-  & { files: (WireFileReport & BoundedDiffFields)[]; reconciled?: WireCommitReport };
+export type ApplyPatchOutput = Omit<WireApplyOutcome, "files"> & { files: (WireFileReport & BoundedDiffFields)[] };
 
 /** The structured result of read_file (wire format): the window when ok, the failures otherwise. */
 export type ReadFileOutput = Partial<WireReadWindow> & {

@@ -16,7 +16,8 @@ import type { Extra, ToolContext } from "./context.ts";
 import { applyPatchDescription } from "./descriptions.ts";
 import { mcpFailures } from "./hint_words.ts";
 import { failedApplyResult, failureBlocks, reportBlocks, settledSummary } from "./render.ts";
-import type { ApplyPatchResult } from "./render.ts";
+import type { ApplyOutcome } from "../wire/types.ts";
+import { wireApplyOutcome, wireFailures } from "../wire/convert.ts";
 import { applyPatchInput, applyPatchOutput } from "./schemas.ts";
 import type { ApplyPatchArgs, ApplyPatchOutput } from "./schemas.ts";
 
@@ -43,14 +44,14 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
   const failed = (f: PatchFailure): CallToolResult => {
     ctx.connection.line(`apply_patch failed before starting: ${f.code}`);
     const errors = mcpFailures([f], { tools: ctx.tools });
-    const out: ApplyPatchOutput = { ok: false, dry_run: dryRun, files: [], warnings: [], errors };
+    const out: ApplyPatchOutput = { ok: false, dry_run: dryRun, files: [], warnings: [], errors: wireFailures(errors) };
     return { isError: true, content: failureBlocks(errors), structuredContent: out };
   };
   const root = pickRoot(ctx, args.root);
   if ("code" in root) return failed(root);
   const shell = await shellOf(ctx, root);
   if ("code" in shell) return failed(shell);
-  let report: ApplyPatchResult;
+  let report: ApplyOutcome;
   try {
     report = await applyPatch(shell, {
       root: root.path,
@@ -70,25 +71,25 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
   } catch (error) {
     return failed(unexpected(error, ctx));
   }
-  const files = report.files.map((f) => `${f.op} ${f.path}${f.move_to !== undefined ? ` -> ${f.move_to}` : ""}`).join(", ");
+  const files = report.files.map((f) => `${f.op} ${f.path}${f.moveTo !== undefined ? ` -> ${f.moveTo}` : ""}`).join(", ");
   if (!report.ok) {
     const codes = (report.errors ?? []).map((e) => e.code);
-    const started = report.operation_id !== undefined && !dryRun;
+    const started = report.operationId !== undefined && !dryRun;
     ctx.connection.event({
       level: started ? "warning" : "info",
       event: "commit",
-      message: `apply_patch ${root.name} failed: ${codes.join(", ")}${report.operation_id ? ` (operation ${report.operation_id})` : ""}`,
-      data: { root: root.name, ok: false, dry_run: dryRun, codes, ...(report.operation_id ? { operation_id: report.operation_id } : {}) },
+      message: `apply_patch ${root.name} failed: ${codes.join(", ")}${report.operationId ? ` (operation ${report.operationId})` : ""}`,
+      data: { root: root.name, ok: false, dry_run: dryRun, codes, ...(report.operationId ? { operation_id: report.operationId } : {}) },
     }, extra);
     // An unknown outcome (or leftovers) is settled here at once, on the same
     // shell (an SSH shell reconnects after a drop): the model gets "applied"
     // or "not applied" instead of a question it has no tool to answer.
     const ticket = reconcileTicketOf(report);
     if (ticket !== null) {
-      const reconciled = await reconcile(shell, root.path, ticket, ticket.operation_id, { timeoutMs: root.options.timeoutMs, signal: extra.signal, sharedDirectories: root.options.sharedDirectories })
+      const reconciled = await reconcile(shell, root.path, ticket, ticket.operationId, { timeoutMs: root.options.timeoutMs, signal: extra.signal, sharedDirectories: root.options.sharedDirectories })
         .catch((error: unknown): CommitReport => ({
           ok: false,
-          operation_id: ticket.operation_id,
+          operationId: ticket.operationId,
           atomicity: "batch_preflight_per_file_commit",
           elevated: shell.elevated ?? false,
           files: [],
@@ -98,22 +99,24 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
       ctx.connection.event({
         level: reconciled.ok ? "notice" : "error",
         event: "reconcile",
-        message: `apply_patch ${root.name} reconciled operation ${ticket.operation_id}: ${settledSummary(reconciled)}`,
-        data: { root: root.name, operation_id: ticket.operation_id, ok: reconciled.ok, files: reconciled.files.map((f) => ({ path: f.path, state: f.state })) },
+        message: `apply_patch ${root.name} reconciled operation ${ticket.operationId}: ${settledSummary(reconciled)}`,
+        data: { root: root.name, operation_id: ticket.operationId, ok: reconciled.ok, files: reconciled.files.map((f) => ({ path: f.path, state: f.state })) },
       }, extra);
       report = { ...report, reconciled };
     }
     const errors = (report.errors ?? []).map((e) => ctx.reads?.explain(root.name, e) ?? e);
-    const result = failedApplyResult({ ...report, errors, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) }, { tools: ctx.tools });
-    return guardResult({ isError: true, ...result });
+    const result = failedApplyResult({ ...report, errors }, { tools: ctx.tools });
+    const structuredContent: ApplyPatchOutput = { ...result.structuredContent, files: boundFileDiffs(result.structuredContent.files, ctx.diffBudgetBytes) };
+    return guardResult({ isError: true, content: result.content, structuredContent });
   }
   ctx.connection.event({
     level: "info",
     event: dryRun ? "dry_run" : "commit",
-    message: `apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operation_id})`,
-    data: { root: root.name, ok: true, dry_run: dryRun, operation_id: report.operation_id, files: report.files.map((f) => ({ op: f.op, path: f.path, new_sha256: f.new_sha256 })) },
+    message: `apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operationId})`,
+    data: { root: root.name, ok: true, dry_run: dryRun, operation_id: report.operationId, files: report.files.map((f) => ({ op: f.op, path: f.path, new_sha256: f.newSha256 })) },
   }, extra);
-  const structured: ApplyPatchOutput = { ...report, files: boundFileDiffs(report.files, ctx.diffBudgetBytes) };
+  const wire = wireApplyOutcome(report);
+  const structured: ApplyPatchOutput = { ...wire, files: boundFileDiffs(wire.files, ctx.diffBudgetBytes) };
   return guardResult({ content: reportBlocks(report, root.name, ctx.diffBudgetBytes), structuredContent: { ...structured } });
 }
 

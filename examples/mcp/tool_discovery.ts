@@ -17,6 +17,7 @@ import type { Extra, ToolContext } from "./context.ts";
 import { listFilesDescription, searchDescription } from "./descriptions.ts";
 import { mcpFailures } from "./hint_words.ts";
 import { failureBlocks } from "./render.ts";
+import { wireFailures, wireListResult, wireSearchResult } from "../wire/convert.ts";
 import { listFilesInput, listFilesOutput, searchInput, searchOutput } from "./schemas_discovery.ts";
 import type { ListFilesArgs, ListFilesOutput, SearchArgs, SearchOutput } from "./schemas_discovery.ts";
 
@@ -54,10 +55,11 @@ export function registerDiscovery(server: McpServer, ctx: ToolContext): [Registe
   return [list, search];
 }
 
-function failedResult(ctx: ToolContext, tool: string, f: PatchFailure, structured: Record<string, unknown>): CallToolResult {
+/** A failed discovery result; `structured` is already in the wire format. */
+function failedResult(ctx: ToolContext, tool: string, f: PatchFailure, structured: ListFilesOutput | SearchOutput): CallToolResult {
   ctx.connection.line(`${tool} failed: ${f.code}`);
   const errors = mcpFailures([f], { tools: ctx.tools });
-  return { isError: true, content: failureBlocks(errors), structuredContent: { ...structured, ok: false, errors } };
+  return { isError: true, content: failureBlocks(errors), structuredContent: { ...structured, ok: false, errors: wireFailures(errors) } };
 }
 
 async function listTool(ctx: ToolContext, args: ListFilesArgs, extra: Extra): Promise<CallToolResult> {
@@ -74,9 +76,9 @@ async function listTool(ctx: ToolContext, args: ListFilesArgs, extra: Extra): Pr
     signal: extra.signal,
     timeoutMs: root.options.timeoutMs,
   });
-  if (!result.ok) return failedResult(ctx, "list_files", result.errors![0]!, { ...result, root: root.name });
+  if (!result.ok) return failedResult(ctx, "list_files", result.errors![0]!, { ...wireListResult(result), root: root.name });
   ctx.connection.line(`list_files ${root.name}:${result.path || "."} ${result.entries.length} entries${result.truncated ? " (truncated)" : ""}`);
-  const out: ListFilesOutput = { ...result, root: root.name };
+  const out: ListFilesOutput = { ...wireListResult(result), root: root.name };
   return guardResult({ content: [{ type: "text", text: listText(root.name, result, args) }], structuredContent: out });
 }
 
@@ -104,10 +106,10 @@ async function searchTool(ctx: ToolContext, args: SearchArgs, extra: Extra): Pro
     signal: extra.signal,
     timeoutMs: root.options.timeoutMs,
   });
-  if (!result.ok) return failedResult(ctx, "search", result.errors![0]!, { ...result, root: root.name });
+  if (!result.ok) return failedResult(ctx, "search", result.errors![0]!, { ...wireSearchResult(result), root: root.name });
   const matches = result.matches.map((m) => (m.text.length > SEARCH_LINE_CHARS ? { ...m, text: shorten(m.text), cut: true } : m));
-  ctx.connection.line(`search ${root.name}:${result.path || "."} ${matches.length} matches in ${result.files_searched} files${result.truncated ? " (truncated)" : ""}`);
-  const out: SearchOutput = { ...result, matches, root: root.name };
+  ctx.connection.line(`search ${root.name}:${result.path || "."} ${matches.length} matches in ${result.filesSearched} files${result.truncated ? " (truncated)" : ""}`);
+  const out: SearchOutput = { ...wireSearchResult({ ...result, matches }), root: root.name };
   return guardResult({ content: [{ type: "text", text: searchText(root.name, out) }], structuredContent: out });
 }
 
@@ -145,8 +147,8 @@ function listText(root: string, r: ListFilesResult, args: ListFilesArgs): string
   if (r.truncated) {
     lines.push(`[more entries exist: only the first ${r.entries.length} are shown (shallower first). Narrow with path, glob or a smaller depth.]`);
   }
-  if (r.unreadable_count > 0) {
-    lines.push(`${r.unreadable_count} director${r.unreadable_count === 1 ? "y" : "ies"} could not be entered: ${r.unreadable.map((p) => shownPath(p, true)).join(", ")}${r.unreadable_count > r.unreadable.length ? ", …" : ""}`);
+  if (r.unreadableCount > 0) {
+    lines.push(`${r.unreadableCount} director${r.unreadableCount === 1 ? "y" : "ies"} could not be entered: ${r.unreadable.map((p) => shownPath(p, true)).join(", ")}${r.unreadableCount > r.unreadable.length ? ", …" : ""}`);
   }
   lines.push("Symlinks are listed, never followed. Paths are relative to the root: pass them to read_file, or search inside with search.");
   return lines.join("\n");

@@ -14,6 +14,7 @@ import type { Extra, ToolContext } from "./context.ts";
 import { readFileDescription } from "./descriptions.ts";
 import { mcpFailures } from "./hint_words.ts";
 import { failureBlocks, readBlocks } from "./render.ts";
+import { wireFailures, wireReadWindow, wireWarnings } from "../wire/convert.ts";
 import type { RootConfig } from "./roots.ts";
 import { readFileInput, readFileOutput } from "./schemas.ts";
 import type { LineCut, ReadFileArgs, ReadFileOutput } from "./schemas.ts";
@@ -43,7 +44,7 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
   const failed = (f: PatchFailure, rootName?: string): CallToolResult => {
     ctx.connection.line(`read_file ${rootName ?? "?"}:${args.path} failed: ${f.code}`);
     const errors = mcpFailures([f], { tools: ctx.tools });
-    const out: ReadFileOutput = { ok: false, ...(rootName ? { root: rootName } : {}), path: args.path, errors };
+    const out: ReadFileOutput = { ok: false, ...(rootName ? { root: rootName } : {}), path: args.path, errors: wireFailures(errors) };
     return { isError: true, content: failureBlocks(errors), structuredContent: out };
   };
   const root = pickRoot(ctx, args.root);
@@ -78,21 +79,21 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
   if ("code" in cut) return failed(cut, root.name);
   const shown = cut.window;
   ctx.connection.line(
-    `read_file ${root.name}:${args.path} lines ${shown.start_line}-${shown.end_line} of ${shown.total_lines}${cut.lineCut ? ` (line cut: columns ${cut.lineCut.from_column}-${cut.lineCut.to_column} of ${cut.lineCut.line_chars})` : ""}`,
+    `read_file ${root.name}:${args.path} lines ${shown.startLine}-${shown.endLine} of ${shown.totalLines}${cut.lineCut ? ` (line cut: columns ${cut.lineCut.from_column}-${cut.lineCut.to_column} of ${cut.lineCut.line_chars})` : ""}`,
   );
   ctx.reads?.remember(root.name, args.path, shown);
   const out: ReadFileOutput = {
     ok: true,
     root: root.name,
     path: args.path,
-    ...shown,
+    ...wireReadWindow(shown),
     ...(cut.lineCut ? { line_cut: cut.lineCut } : {}),
     ...(snapshot!.transfer ? { snapshot: snapshot!.transfer } : {}),
-    ...(snapshot!.warnings ? { warnings: snapshot!.warnings } : {}),
+    ...(snapshot!.warnings ? { warnings: wireWarnings(snapshot!.warnings) } : {}),
   };
   for (const w of snapshot!.warnings ?? []) ctx.connection.line(`read_file ${root.name}:${args.path} ${w.code}: ${w.message}`);
   // readBlocks' "more lines follow" is about whole lines; the cut line gets its own note.
-  const blocks = readBlocks(root.name, args.path, cut.lineCut ? { ...shown, truncated: shown.end_line < shown.total_lines } : shown, args.line_ids === true);
+  const blocks = readBlocks(root.name, args.path, cut.lineCut ? { ...shown, truncated: shown.endLine < shown.totalLines } : shown, args.line_ids === true);
   if (cut.lineCut) blocks[0] = { type: "text", text: `${blocks[0]!.text}\n${lineCutNote(cut.lineCut, shown)}` };
   for (const w of snapshot!.warnings ?? []) blocks[0] = { type: "text", text: `${blocks[0]!.text}\nNote (${w.code}): ${w.message}` };
   return { content: blocks, structuredContent: out };
@@ -109,10 +110,10 @@ function cutLongLine(
   args: ReadFileArgs,
   budget: number,
 ): { window: ReadWindowResult; lineCut: LineCut | null } | PatchFailure {
-  const oneLine = window.end_line === window.start_line;
+  const oneLine = window.endLine === window.startLine;
   if (!oneLine || (args.column === undefined && encoder.encode(window.text).length <= budget)) {
     if (args.column !== undefined && !oneLine) {
-      return failure("invalid_argument", `column needs a line to read: offset ${window.start_line} is past the end (total_lines is ${window.total_lines}).`);
+      return failure("invalid_argument", `column needs a line to read: offset ${window.startLine} is past the end (total_lines is ${window.totalLines}).`);
     }
     return { window, lineCut: null };
   }
@@ -124,8 +125,8 @@ function cutLongLine(
   if (from > line.length || (from === line.length && line.length > 0)) {
     return failure(
       "invalid_argument",
-      `column ${args.column} is past the end of line ${window.start_line}, which has ${line.length} characters; use a column between 1 and ${Math.max(1, line.length)}.`,
-      { line: window.start_line },
+      `column ${args.column} is past the end of line ${window.startLine}, which has ${line.length} characters; use a column between 1 and ${Math.max(1, line.length)}.`,
+      { line: window.startLine },
     );
   }
   let bytes = encoder.encode(prefix).length;
@@ -141,7 +142,7 @@ function cutLongLine(
   const whole = to >= line.length;
   const text = prefix + line.slice(from, to) + (whole ? ending : "");
   const lineCut: LineCut = {
-    line: window.start_line,
+    line: window.startLine,
     line_chars: line.length,
     from_column: from + 1,
     to_column: to,
@@ -154,7 +155,7 @@ function lineCutNote(cut: LineCut, w: ReadWindowResult): string {
   const shown = `Line ${cut.line} has ${cut.line_chars} characters; this result shows characters ${cut.from_column}-${cut.to_column} of it (the text block holds only those).`;
   const next = cut.next_column !== null
     ? ` To read on, call read_file with offset ${cut.line} and column ${cut.next_column}.`
-    : cut.line < w.total_lines
+    : cut.line < w.totalLines
     ? ` That is the end of the line; call read_file with offset ${cut.line + 1} for the next lines.`
     : " That is the end of the file.";
   return `${shown}${next} content_sha256 covers the whole line as stored.`;
@@ -172,21 +173,21 @@ function snapshotProblem(path: string, snap: FileSnapshot | undefined, root: Roo
       return failure(
         "not_found",
         `${path} does not exist in root ${root.name}. Call list_files {"path": ${JSON.stringify(parent)}} to see what is there, or search for a name or text; to create it, send apply_patch with "*** Add File: ${path}".`,
-        { path, actual_state: "missing" },
+        { path, actualState: "missing" },
       );
     case "directory":
       return failure(
         "not_regular_file",
         `${path} is a directory; read_file reads files. Call list_files {"path": ${JSON.stringify(path)}} to see its files.`,
-        { path, actual_state: "directory" },
+        { path, actualState: "directory" },
       );
     case "symlink":
       return failure(
         "symlink_rejected",
         `${path} is a symbolic link; links are not followed (that could reach outside the root). Read the file it points to by its real path below the root.`,
-        { path, actual_state: "symlink" },
+        { path, actualState: "symlink" },
       );
     default:
-      return failure("not_regular_file", `${path} is not a regular file (a device, socket or FIFO); it cannot be read here.`, { path, actual_state: "other" });
+      return failure("not_regular_file", `${path} is not a regular file (a device, socket or FIFO); it cannot be read here.`, { path, actualState: "other" });
   }
 }

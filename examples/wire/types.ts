@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { Atomicity, DifferenceKind, DirectoryTrust, EolStyle, FailureCode, HintOption, Limits, ListedEntry, MetadataPreserved, PathState, PlannedFile, SearchMatch, SkippedExample, SnapshotTransfer, UnsafeDirectory, WarningCode } from "../../mod.ts";
+import type { ApplyReport, Atomicity, CommitReport, DifferenceKind, DirectoryTrust, EolStyle, FailureCode, HintOption, Limits, ListedEntry, MetadataPreserved, PathState, PlannedFile, SearchMatch, SkippedExample, SnapshotTransfer, UnsafeDirectory, WarningCode } from "../../mod.ts";
 
 /** A file line in a failure (lib `LineRef`). */
 export type WireLineRef = {
@@ -164,6 +164,23 @@ export type WireCommitReport = {
 export type WireApplyReport = WireCommitReport & {
   dry_run: boolean;
 };
+
+/**
+ * What a front end answers for one apply (library shapes): the report,
+ * without operation fields when it failed before any operation started
+ * (no root, no connection), and the reconcile the front end ran right
+ * after an unknown outcome.
+ */
+export type ApplyOutcome =
+  & Omit<ApplyReport, "operationId" | "atomicity" | "elevated">
+  & Partial<Pick<ApplyReport, "operationId" | "atomicity" | "elevated">>
+  & { reconciled?: CommitReport };
+
+/** {@linkcode ApplyOutcome} on the wire. */
+export type WireApplyOutcome =
+  & Omit<WireApplyReport, "operation_id" | "atomicity" | "elevated">
+  & Partial<Pick<WireApplyReport, "operation_id" | "atomicity" | "elevated">>
+  & { reconciled?: WireCommitReport };
 
 /** A window of a file's lines (lib `ReadWindowResult`). */
 export type WireReadWindow = {

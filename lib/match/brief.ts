@@ -45,7 +45,7 @@ export function briefFailure(code: FailureCode, path: string, ref: { hunk: numbe
     retryable: isRetryable(code),
     path,
     hunk: ref.hunk,
-    patch_line: ref.patchLine,
+    patchLine: ref.patchLine,
   };
   if (line !== undefined) out.line = line;
   return out;

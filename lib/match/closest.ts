@@ -170,8 +170,8 @@ export function closestAt(
     start: regionStart,
     end: regionEnd,
     region: {
-      start_line: regionStart + 1,
-      end_line: regionEnd,
+      startLine: regionStart + 1,
+      endLine: regionEnd,
       score: Math.round(score * 100) / 100,
       difference,
       lines: refsOf(lines, regionStart, regionEnd, limits),

@@ -247,9 +247,9 @@ function alreadyAppliedFailure(env: DiagnoseEnv, c: MismatchCase, start: number,
   return failure("context_mismatch", message, {
     path: env.path,
     hunk: c.hunk,
-    patch_line: c.patchLine,
+    patchLine: c.patchLine,
     line: start + 1,
-    already_applied_at: start + 1,
+    alreadyAppliedAt: start + 1,
     hints: [read],
   });
 }
@@ -278,7 +278,7 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
       parts.push(boundedBlock(refsOf(env.lines, s, s + m, env.limits).map(formatRef), env.limits));
       const read = readLines(env, n - 10, n);
       parts.push(`Next step: if that is the place, remove the *** End of File line after this chunk; otherwise ${read.says} (the end of the file) and rebuild the chunk.`);
-      return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine, line: s + 1, hints: [read] });
+      return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patchLine: c.patchLine, line: s + 1, hints: [read] });
     }
   }
   if (closest === undefined) {
@@ -286,7 +286,7 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
     parts.push(boundedBlock(c.variant.oldTexts, env.limits));
     const read = readHint(env.path);
     parts.push(`Next step: ${read.says} (it may have changed, or this may be the wrong file) and rebuild the chunk from its current text.`);
-    return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patch_line: c.patchLine, hints: [read] });
+    return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patchLine: c.patchLine, hints: [read] });
   }
   const r = closest.region;
   parts.push(`The closest region is ${lineRange(closest.start, closest.end)} (score ${r.score.toFixed(2)}: ${DIFFERENCE_WORDS[r.difference]}). The file there, with line ids:`);
@@ -311,8 +311,8 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
   return failure("context_mismatch", parts.join("\n"), {
     path: env.path,
     hunk: c.hunk,
-    patch_line: c.patchLine,
-    line: r.start_line,
+    patchLine: c.patchLine,
+    line: r.startLine,
     closest: r,
     hints,
   });
@@ -346,7 +346,7 @@ export function unevenIndentationFailure(env: DiagnoseEnv, c: ChunkRef, start: n
   return failure("context_mismatch", message, {
     path: env.path,
     hunk: c.hunk,
-    patch_line: c.patchLine,
+    patchLine: c.patchLine,
     line: start + 1,
     ...(closest ? { closest: { ...closest.region, difference: "indentation" as const } } : {}),
   });

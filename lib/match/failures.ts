@@ -63,7 +63,7 @@ export function ambiguousFailure(env: DiagnoseEnv, c: ChunkRef, positions: reado
   return failure("ambiguous_hunk", parts.join("\n"), {
     path: env.path,
     hunk: c.hunk,
-    patch_line: c.patchLine,
+    patchLine: c.patchLine,
     line: shown[0]! + 1,
     candidates,
   });
@@ -209,7 +209,7 @@ export function anchorNotFoundFailure(
   return failure("anchor_not_found", parts.join("\n"), {
     path: env.path,
     hunk: c.hunk,
-    patch_line: c.patchLine,
+    patchLine: c.patchLine,
     ...(before !== undefined ? { line: before + 1 } : candidates.length > 0 ? { line: candidates[0]!.line } : {}),
     candidates,
     ...(read ? { hints: [read] } : {}),
@@ -238,7 +238,7 @@ export function outOfOrderFailure(
 ): PatchFailure {
   const shown = positions.slice(0, CANDIDATE_CAP);
   const candidates = shown.map((s) => lineRef(env.lines, s));
-  const fields = { path: env.path, hunk: c.hunk, patch_line: c.patchLine, line: shown[0]! + 1, candidates };
+  const fields = { path: env.path, hunk: c.hunk, patchLine: c.patchLine, line: shown[0]! + 1, candidates };
   if (positions.length === 1) {
     const s = positions[0]!;
     const other = overlappedPlacement(s, m, placements);

@@ -187,7 +187,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     const chunk = chunks[c]!;
     const form = forms[c]!;
     const hunk = c + 1;
-    const at = { path: options.path, hunk, patch_line: chunk.patchLine };
+    const at = { path: options.path, hunk, patchLine: chunk.patchLine };
 
     // 1. Anchors narrow the search, each from where the previous one matched.
     let from = cursor;

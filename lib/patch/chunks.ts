@@ -106,7 +106,7 @@ class ChunkReader {
         `${this.idsStripped} line${this.idsStripped === 1 ? "" : "s"} of ${JSON.stringify(this.op.path)} (first: patch line ${this.firstIdLine}) started with an 'N:hh|' line id such as ${
           JSON.stringify(this.firstId)
         }, as a read with line ids shows them; every id matched its line's text, so the prefixes were removed. The ids are not part of the file: never copy them into a patch.`,
-        { path: this.op.path, patch_line: this.firstIdLine },
+        { path: this.op.path, patchLine: this.firstIdLine },
       ));
     }
     if (this.unifiedHeaders > 0) {
@@ -117,7 +117,7 @@ class ChunkReader {
         } ('@@ -a,b +c,d @@', first on line ${this.firstUnifiedLine}) in ${JSON.stringify(this.op.path)} ${
           this.unifiedHeaders === 1 ? "was" : "were"
         } read as a bare '@@': the line numbers are not used (chunks are located by their context), and any text after the second '@@' is not used either, since git's function context may lie before an earlier chunk. Use '@@' or '@@ <a line of the file above the change>' next time.`,
-        { path: this.op.path, patch_line: this.firstUnifiedLine },
+        { path: this.op.path, patchLine: this.firstUnifiedLine },
       ));
     }
   }
@@ -139,7 +139,7 @@ class ChunkReader {
         this.parser.warn(warning(
           "first_chunk_without_anchor",
           `The first chunk of ${JSON.stringify(this.op.path)} (line ${i + 1}) has no '@@' line; it was read as if it started with a bare '@@'.`,
-          { path: this.op.path, hunk: 1, patch_line: i + 1 },
+          { path: this.op.path, hunk: 1, patchLine: i + 1 },
         ));
       }
     }
@@ -225,7 +225,7 @@ class ChunkReader {
       `(chunk ${index} of ${JSON.stringify(this.op.path)}) has no marker: ${CHUNK_LINES} (context, delete, insert); a context line is ' ' and then the file's text with its indentation${tab}.${also}${maybe} Next step: add the missing markers; a new chunk starts with '@@'; ${SECTION_HEADERS}.`,
       this.op.path,
       index,
-      { unmarked_lines: lines },
+      { unmarkedLines: lines },
     );
   }
 

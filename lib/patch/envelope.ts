@@ -88,7 +88,7 @@ export function preparePatchLines(text: string): PatchLines {
       `${carriageReturns} patch line${
         carriageReturns === 1 ? "" : "s"
       } ended in "\\r\\n"; the "\\r" was dropped from each, so patch lines are compared without it (the file's own line endings are kept).`,
-      { patch_line: firstFlagged(hadCarriageReturn, first, last) + 1 },
+      { patchLine: firstFlagged(hadCarriageReturn, first, last) + 1 },
     ));
   }
   return { lines, first, last, warnings };
@@ -111,7 +111,7 @@ function stripFence(lines: string[], first: number, last: number, warnings: Warn
       warnings.push(warning(
         "markdown_fence_stripped",
         `The Markdown code fence around the patch (line ${first + 1} ${JSON.stringify(lines[first]!.slice(0, 80))} and line ${last + 1}) was removed; the patch itself starts at the next line. Send the patch text alone next time, without a fence.`,
-        { patch_line: first + 1 },
+        { patchLine: first + 1 },
       ));
       return trimRange(lines, first + 1, last - 1);
     }
@@ -119,7 +119,7 @@ function stripFence(lines: string[], first: number, last: number, warnings: Warn
       warnings.push(warning(
         "markdown_fence_stripped",
         `The Markdown code fence opener on line ${first + 1} was removed (its closing fence was missing). Send the patch text alone next time, without a fence.`,
-        { patch_line: first + 1 },
+        { patchLine: first + 1 },
       ));
       return trimRange(lines, first + 1, last);
     }
@@ -131,7 +131,7 @@ function stripFence(lines: string[], first: number, last: number, warnings: Warn
       warnings.push(warning(
         "markdown_fence_stripped",
         `The closing Markdown code fence on line ${last + 1} was removed (there was no opening fence). Send the patch text alone next time, without a fence.`,
-        { patch_line: last + 1 },
+        { patchLine: last + 1 },
       ));
       return trimRange(lines, first, last - 1);
     }
@@ -151,14 +151,14 @@ function stripHeredoc(lines: string[], first: number, last: number, warnings: Wa
           `The shell here-document wrapper (line ${first + 1} ${
             JSON.stringify(lines[first]!.slice(0, 80))
           } and the closing ${delimiter} on line ${last + 1}) was removed; the patch itself starts at the next line. Send the patch text alone next time.`,
-          { patch_line: first + 1 },
+          { patchLine: first + 1 },
         ));
         [first, last] = trimRange(lines, first + 1, last - 1);
       } else if (lines[last]!.trim() === END_PATCH) {
         warnings.push(warning(
           "heredoc_stripped",
           `The shell here-document opener on line ${first + 1} was removed (its closing ${delimiter} line was missing). Send the patch text alone next time.`,
-          { patch_line: first + 1 },
+          { patchLine: first + 1 },
         ));
         [first, last] = trimRange(lines, first + 1, last);
       }

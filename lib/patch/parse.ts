@@ -55,7 +55,7 @@ export const MAX_PARSE_ERRORS = 50;
  * Parse a patch in the Codex `apply_patch` format (SPEC §3).
  *
  * Never throws for a string (only for a non-string, a programmer error);
- * linear in the text length. Every line number (`patch_line`,
+ * linear in the text length. Every line number (`patchLine`,
  * `patchLine`) is 1-based in the text exactly as given, counting any
  * stripped heredoc or blank lines. On failure, `errors` lists every error
  * that could be found, in patch order.
@@ -87,7 +87,7 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   const { lines, first, last, warnings } = preparePatchLines(text);
   const errors: PatchFailure[] = [];
   const invalid = (message: string, line?: number): void => {
-    errors.push(failure("invalid_patch", `invalid_patch: ${message}`, line === undefined ? {} : { patch_line: line }));
+    errors.push(failure("invalid_patch", `invalid_patch: ${message}`, line === undefined ? {} : { patchLine: line }));
   };
   if (first > last) {
     invalid("the patch is empty: send a patch that starts with '*** Begin Patch', has one section per file and ends with '*** End Patch'.");
@@ -174,7 +174,7 @@ function cutOffHunk(files: readonly UnifiedFile[], lines: readonly string[], las
   return failure(
     "invalid_patch",
     `invalid_patch: the unified diff ends inside its last hunk: line ${hunk.patchLine} ${quoteLine(hunk.header)} announces ${hunk.oldWanted} old and ${hunk.newWanted} new lines, but ${hunk.oldFound} and ${hunk.newFound} follow, so the text may have been cut off (a bare diff has no end marker). If it was, send it again complete. If only the counts are wrong, write the header as ${quoteLine(fixed)}, or wrap the diff in '*** Begin Patch' … '*** End Patch' (the counts are not checked there), or send the Codex format: '*** Begin Patch', ${codex}, '*** End Patch'.`,
-    { patch_line: hunk.patchLine, ...(file.path !== "" ? { path: file.path } : {}) },
+    { patchLine: hunk.patchLine, ...(file.path !== "" ? { path: file.path } : {}) },
   );
 }
 
@@ -212,13 +212,13 @@ function checkSections(
       }: a patch may touch each path once (a '*** Move to:' destination counts). Put every change to ${
         JSON.stringify(path)
       } into one section, or send the second change as a separate patch after this one succeeds.`,
-      { path, patch_line: line },
+      { path, patchLine: line },
     ));
   };
   const checkPath = (path: string, line: number): boolean => {
     const problem = pathProblem(path);
     if (problem === null) return true;
-    errors.push(failure("invalid_path", `invalid_path: ${at(line)}: ${problem}.`, { path, patch_line: line }));
+    errors.push(failure("invalid_path", `invalid_path: ${at(line)}: ${problem}.`, { path, patchLine: line }));
     return false;
   };
 
@@ -232,7 +232,7 @@ function checkSections(
           `invalid_patch: ${at(moveLine)} moves ${
             JSON.stringify(op.path)
           } onto itself, which would delete the file (Codex does). Remove the '*** Move to:' line to edit it in place.`,
-          { path: op.path, patch_line: moveLine },
+          { path: op.path, patchLine: moveLine },
         ));
       } else if (checkPath(op.moveTo, moveLine)) {
         touch(op.moveTo, moveLine);
@@ -244,7 +244,7 @@ function checkSections(
         `limit_exceeded: ${at(op.patchLine)} has ${op.chunks.length} chunks; at most ${limits.maxChunksPerFile} are accepted per file. Merge neighbouring chunks, or split the change into several patches.`,
         {
           path: op.path,
-          patch_line: op.patchLine,
+          patchLine: op.patchLine,
           limit: { name: "maxChunksPerFile", max: limits.maxChunksPerFile, actual: op.chunks.length },
         },
       ));
@@ -275,14 +275,14 @@ function trimmedMarkerWarning(padded: readonly number[]): Warning {
     `${count} marker line${count === 1 ? "" : "s"} (first: line ${padded[0]}) had leading or trailing whitespace and ${
       count === 1 ? "was" : "were"
     } read with it trimmed; a path after a marker is trimmed too.`,
-    { patch_line: padded[0] },
+    { patchLine: padded[0] },
   );
 }
 
 function sortByLine(errors: PatchFailure[]): PatchFailure[] {
   return errors
     .map((e, i) => ({ e, i }))
-    .sort((a, b) => (a.e.patch_line ?? 0) - (b.e.patch_line ?? 0) || a.i - b.i)
+    .sort((a, b) => (a.e.patchLine ?? 0) - (b.e.patchLine ?? 0) || a.i - b.i)
     .map(({ e }) => e);
 }
 

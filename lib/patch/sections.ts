@@ -159,7 +159,7 @@ class SectionParser implements ChunkHost {
   }
 
   private error(message: string, line: number, fields: Partial<PatchFailure> = {}): void {
-    this.errors.push(failure("invalid_patch", `invalid_patch: ${message}`, { patch_line: line, ...fields }));
+    this.errors.push(failure("invalid_patch", `invalid_patch: ${message}`, { patchLine: line, ...fields }));
   }
 
   private at(i: number): string {
@@ -187,7 +187,7 @@ class SectionParser implements ChunkHost {
       this.warnings.push(warning(
         "line_ids_stripped",
         `All ${ids} lines of the new file ${JSON.stringify(path)} (patch lines ${header + 2}–${header + 1 + ids}) started with an 'N:hh|' line id (1, 2, 3, … each matching its text), as a read with line ids shows them; the prefixes were removed. The ids are not part of a file: never copy them into a patch.`,
-        { path, patch_line: header + 2 },
+        { path, patchLine: header + 2 },
       ));
     }
     this.sections.push({ op: { type: "add", path, lines: added, patchLine: header + 1 } });

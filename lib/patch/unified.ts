@@ -76,7 +76,7 @@ export function readUnifiedFile(lines: readonly string[], i: number, to: number)
   const errors: PatchFailure[] = [];
   const notes: string[] = [];
   const error = (at: number, message: string, path?: string): void => {
-    errors.push(failure("invalid_patch", `invalid_patch: line ${at + 1} ${quote(lines[at]!)} ${message}`, { patch_line: at + 1, ...(path !== undefined ? { path } : {}) }));
+    errors.push(failure("invalid_patch", `invalid_patch: line ${at + 1} ${quote(lines[at]!)} ${message}`, { patchLine: at + 1, ...(path !== undefined ? { path } : {}) }));
   };
 
   let gitOld: string | null | undefined;
@@ -233,7 +233,7 @@ export function unifiedWarning(files: readonly UnifiedFile[], firstLine: number)
     `The input (from line ${firstLine}) was a unified diff; it was read as ${described.join("; ")}. Its line numbers were not used: each hunk is located by its context lines, as a Codex chunk is.${
       notes.length > 0 ? ` Not carried over: ${notes.join("; ")}.` : ""
     } Next time send the Codex format: '*** Begin Patch', ${example}, '*** End Patch'.`,
-    { patch_line: firstLine, ...(first ? { path: first.path } : {}) },
+    { patchLine: firstLine, ...(first ? { path: first.path } : {}) },
   );
 }
 

@@ -44,7 +44,7 @@ export function checkPatchShape(patch: Patch, ctx: PlanContext): PatchFailure[] 
     for (const path of paths) {
       const invalid = validatePath(path);
       if (invalid) {
-        errors.push({ ...invalid, patch_line: invalid.patch_line ?? op.patchLine });
+        errors.push({ ...invalid, patchLine: invalid.patchLine ?? op.patchLine });
         continue;
       }
       const first = seen.get(path);
@@ -53,7 +53,7 @@ export function checkPatchShape(patch: Patch, ctx: PlanContext): PatchFailure[] 
           failure(
             "duplicate_path",
             `${path} is named by two file sections (patch lines ${first} and ${op.patchLine}). Each path may appear once per patch, as a source or a Move destination; merge the changes into one section or send two patches.`,
-            { path, patch_line: op.patchLine },
+            { path, patchLine: op.patchLine },
           ),
         );
       } else {
@@ -64,7 +64,7 @@ export function checkPatchShape(patch: Patch, ctx: PlanContext): PatchFailure[] 
       errors.push(
         failure("invalid_patch", `*** Move to: ${op.path} names the file's own path; drop the Move line to edit it in place.`, {
           path: op.path,
-          patch_line: op.patchLine,
+          patchLine: op.patchLine,
         }),
       );
     }
@@ -72,7 +72,7 @@ export function checkPatchShape(patch: Patch, ctx: PlanContext): PatchFailure[] 
       errors.push(
         failure("invalid_patch", `*** Update File: ${op.path} has no chunk. Add at least one chunk: an "@@" line, then context (' '), removed ('-') and added ('+') lines.`, {
           path: op.path,
-          patch_line: op.patchLine,
+          patchLine: op.patchLine,
         }),
       );
     }
@@ -83,7 +83,7 @@ export function checkPatchShape(patch: Patch, ctx: PlanContext): PatchFailure[] 
           `${op.path} has ${op.chunks.length} chunks; at most ${ctx.limits.maxChunksPerFile} are allowed per file. Split the change into several patches.`,
           {
             path: op.path,
-            patch_line: op.patchLine,
+            patchLine: op.patchLine,
             limit: { name: "maxChunksPerFile", max: ctx.limits.maxChunksPerFile, actual: op.chunks.length },
           },
         ),
@@ -117,7 +117,7 @@ export function checkExpectedShaKeys(patch: Patch, ctx: PlanContext): PatchFailu
         failure(
           "precondition_failed",
           `an expected SHA-256 is given for ${path}, but the patch does not update or delete that path, so the precondition could not be checked. Fix that path (it must be the root-relative path of an Update or Delete section) or remove the entry.`,
-          { path, expected_sha256: raw.toLowerCase() },
+          { path, expectedSha256: raw.toLowerCase() },
         ),
       );
       continue;
@@ -145,29 +145,29 @@ export function notARegularFile(snap: FileSnapshot, section: string): PatchFailu
         ? failure(
           "not_found",
           `*** Update File: ${path} — no such file under the root. To create it, use "*** Add File: ${path}" with every line prefixed by "+"; otherwise check the path (${list.says}).`,
-          { path, actual_state: "missing", hints: [list] },
+          { path, actualState: "missing", hints: [list] },
         )
         : failure(
           "not_found",
           `*** Delete File: ${path} — no such file under the root, so there is nothing to delete (it may already be gone). Remove this section from the patch.`,
-          { path, actual_state: "missing" },
+          { path, actualState: "missing" },
         );
     }
     case "symlink":
       return failure(
         "symlink_rejected",
         `${path} is a symbolic link; links are never followed or replaced. Edit the file it points to by that file's own root-relative path, if it is inside the root.`,
-        { path, actual_state: "symlink" },
+        { path, actualState: "symlink" },
       );
     case "directory":
       return failure("not_regular_file", `${path} is a directory, not a file. ${section} works on regular files only; name a file inside it.`, {
         path,
-        actual_state: "directory",
+        actualState: "directory",
       });
     default:
       return failure("not_regular_file", `${path} is not a regular file (device, socket or FIFO); it cannot be patched.`, {
         path,
-        actual_state: "other",
+        actualState: "other",
       });
   }
 }
@@ -181,7 +181,7 @@ export function checkCallerSha(ctx: PlanContext, snap: FileSnapshot): PatchFailu
   return failure(
     "precondition_failed",
     `${snap.path}: the expected SHA-256 ${expected} is not the current file's (SHA-256 ${snap.sha256}): the file changed since that version was read. Next step: ${read.says}, rebuild the patch against its current content, and ${sha.says}.`,
-    { path: snap.path, expected_sha256: expected, actual_sha256: snap.sha256 ?? null, actual_state: snap.kind, hints: [read, sha] },
+    { path: snap.path, expectedSha256: expected, actualSha256: snap.sha256 ?? null, actualState: snap.kind, hints: [read, sha] },
   );
 }
 
@@ -199,7 +199,7 @@ export function fileTooLarge(ctx: PlanContext, path: string, size: number, what:
 /** Where a new file (Add, Move destination) may be created, or why not. */
 export function checkDestination(ctx: PlanContext, path: string, section: string, patchLine: number): PatchFailure | null {
   const snap = snapshotOf(ctx, path);
-  if (snap.rejected) return { ...snap.rejected, path: snap.rejected.path ?? path, patch_line: patchLine };
+  if (snap.rejected) return { ...snap.rejected, path: snap.rejected.path ?? path, patchLine };
   if (snap.kind !== "missing") {
     const what =
       snap.kind === "file"
@@ -211,10 +211,10 @@ export function checkDestination(ctx: PlanContext, path: string, section: string
         : `A move never overwrites. Choose a destination that does not exist, or delete the existing one in a separate patch first.`;
     return failure("already_exists", `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — ${what}. ${next}`, {
       path,
-      patch_line: patchLine,
-      actual_state: snap.kind,
-      actual_sha256: snap.sha256 ?? null,
-      expected_state: "missing",
+      patchLine,
+      actualState: snap.kind,
+      actualSha256: snap.sha256 ?? null,
+      expectedState: "missing",
     });
   }
   if (snap.parentExists === false && !ctx.createParents) {
@@ -222,7 +222,7 @@ export function checkDestination(ctx: PlanContext, path: string, section: string
     return failure(
       "not_found",
       `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — the directory ${parentOf(path) || "."} does not exist, and creating parent directories is turned off. Create files only inside existing directories, or allow it (${allow.says}).`,
-      { path, patch_line: patchLine, actual_state: "missing", hints: [allow] },
+      { path, patchLine, actualState: "missing", hints: [allow] },
     );
   }
   return null;

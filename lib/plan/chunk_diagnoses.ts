@@ -48,7 +48,7 @@ export interface ChunkDiagnosisEnv {
  */
 export function diagnoseChunkFailures(env: ChunkDiagnosisEnv, errors: readonly PatchFailure[], absent: ReadonlySet<number> = new Set()): PatchFailure[] {
   const candidates = errors.map((e) => {
-    if (e.hunk === undefined || e.already_applied_at !== undefined) return undefined;
+    if (e.hunk === undefined || e.alreadyAppliedAt !== undefined) return undefined;
     if (e.code !== "context_mismatch" && e.code !== "ambiguous_hunk" && e.code !== "anchor_not_found") return undefined;
     const chunk = env.op.chunks[e.hunk - 1];
     const alternative = chunk === undefined || absent.has(e.hunk) ? undefined : withMarkersAsContent(chunk);
@@ -122,7 +122,7 @@ function lostMarkers(env: ChunkDiagnosisEnv, chunk: Chunk, hunk: number, lines: 
   return failure(
     "context_mismatch",
     `context_mismatch: chunk ${hunk} of ${path} (patch line ${chunk.patchLine}): its context ${plural(lines.length, "line")} ${lineList(lines)} look${lines.length === 1 ? "s" : ""} like ${lines.length === 1 ? "it" : "they"} lost the leading ' ' marker: read with that space as part of the text (the marker missing, the file's indentation intact), the chunk matches ${path} exactly at ${range}${why === "failed" ? ", and nowhere else" : ""}. ${asSent} Next step: put ' ' at the start of patch ${plural(lines.length, "line")} ${lineList(lines)}, before the file's own indentation, and send the patch again.`,
-    { path, hunk, patch_line: chunk.patchLine, line: at.start + 1, unmarked_lines: [...lines] },
+    { path, hunk, patchLine: chunk.patchLine, line: at.start + 1, unmarkedLines: [...lines] },
   );
 }
 
@@ -137,7 +137,7 @@ function diffHeaders(env: ChunkDiagnosisEnv, chunk: Chunk, e: PatchFailure): Pat
   return failure(
     "context_mismatch",
     `context_mismatch: chunk 1 of ${path} (patch line ${chunk.patchLine}): patch lines ${a.patchLine} and ${b.patchLine} ("-${a.text}", "+${b.text}") look like the file headers of a unified diff, but under '*** Update File: ${path}' every line that starts with '-' or '+' is a change: as sent, the chunk deletes a line "${a.text}" the file does not have. Next step: remove these two lines (the section header already names the file) and send the patch again; keep the '@@' line and the ' ', '-' and '+' lines below it.`,
-    { path, hunk: 1, patch_line: a.patchLine },
+    { path, hunk: 1, patchLine: a.patchLine },
   );
 }
 
@@ -153,7 +153,7 @@ function lineIdPrefixes(env: ChunkDiagnosisEnv, chunk: Chunk, e: PatchFailure): 
   return failure(
     e.code,
     `${e.code}: chunk ${e.hunk} of ${path} (patch line ${chunk.patchLine}): patch ${plural(prefixed.length, "line")} ${lineList(prefixed.map((p) => p.patchLine))} start${prefixed.length === 1 ? "s" : ""} with a line-id prefix such as "${prefixed[0]!.prefix}", as a read with line ids shows the file's lines. The ids are not part of the file's text, and with them the chunk matches nothing. ${why} Next step: remove the "N:hh|" prefix from every line of the chunk (keep the ' ', '-' or '+' marker in front of the text) and send the patch again.`,
-    { path, hunk: e.hunk, patch_line: prefixed[0]!.patchLine },
+    { path, hunk: e.hunk, patchLine: prefixed[0]!.patchLine },
   );
 }
 

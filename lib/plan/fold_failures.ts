@@ -4,7 +4,7 @@
  * megabytes of message. The first {@linkcode FULL_FAILURES} failures of a
  * patch, in patch order, are kept as they are; every later failure about a
  * chunk is folded into ONE failure per file and code, which names every
- * chunk it stands for (`chunks.hunks`, `chunks.patch_lines`), so the result
+ * chunk it stands for (`chunks.hunks`, `chunks.patchLines`), so the result
  * still lists all failing hunks, typed. Later failures about a whole file
  * (not_found, precondition_failed, …) stay individual: each is one short
  * message, and a patch has at most `maxFiles` file sections.
@@ -53,7 +53,7 @@ export function numberRanges(numbers: readonly number[], max: number): string {
 
 function folded(code: FailureCode, path: string, members: readonly PatchFailure[]): PatchFailure {
   const hunks = members.map((f) => f.hunk!);
-  const patchLines = members.map((f) => f.patch_line ?? 0);
+  const patchLines = members.map((f) => f.patchLine ?? 0);
   const count = members.length;
   const [one, many] = WHAT[code] ?? [`fails with ${code} too`, `fail with ${code} too`];
   const message = [
@@ -64,8 +64,8 @@ function folded(code: FailureCode, path: string, members: readonly PatchFailure[
   return failure(code, message, {
     path,
     hunk: hunks[0]!,
-    patch_line: patchLines[0]!,
-    chunks: { count, hunks, patch_lines: patchLines },
+    patchLine: patchLines[0]!,
+    chunks: { count, hunks, patchLines },
   });
 }
 
@@ -75,7 +75,7 @@ function folded(code: FailureCode, path: string, members: readonly PatchFailure[
  *
  * @example
  * ```ts
- * const many = Array.from({ length: 30 }, (_, i) => failure("context_mismatch", "…", { path: "a", hunk: i + 1, patch_line: 10 * i }));
+ * const many = Array.from({ length: 30 }, (_, i) => failure("context_mismatch", "…", { path: "a", hunk: i + 1, patchLine: 10 * i }));
  * foldFailures(many).length; // 21: 20 in full, one folded failure for chunks 21–30
  * ```
  */

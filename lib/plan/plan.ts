@@ -115,7 +115,7 @@ function planAdd(op: AddFileOp, ctx: PlanContext): OpResult {
       errors: [
         failure("precondition_failed", `an expected SHA-256 is given for ${op.path}, which this patch adds: a new file has no previous version. Remove that entry.`, {
           path: op.path,
-          expected_state: "missing",
+          expectedState: "missing",
         }),
       ],
     };
@@ -152,7 +152,7 @@ function planAdd(op: AddFileOp, ctx: PlanContext): OpResult {
 
 function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
   const snap = snapshotOf(ctx, op.path);
-  if (snap.kind !== "file" || snap.rejected) return { ok: false, errors: [{ ...notARegularFile(snap, "Delete"), patch_line: op.patchLine }] };
+  if (snap.kind !== "file" || snap.rejected) return { ok: false, errors: [{ ...notARegularFile(snap, "Delete"), patchLine: op.patchLine }] };
   const shaFailure = checkCallerSha(ctx, snap);
   if (shaFailure) return { ok: false, errors: [shaFailure] };
   if (ctx.options.requireShaForDelete && !ctx.expectedSha.has(op.path)) {
@@ -164,7 +164,7 @@ function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
         failure(
           "precondition_failed",
           `*** Delete File: ${op.path} — here every Delete must name the exact version it removes by its expected SHA-256, and this one names none. Next step: ${read.says} and ${sha.says}.`,
-          { path: op.path, patch_line: op.patchLine, expected_sha256: null, hints: [read, sha] },
+          { path: op.path, patchLine: op.patchLine, expectedSha256: null, hints: [read, sha] },
         ),
       ],
     };
@@ -192,7 +192,7 @@ function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
 function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResult {
   const snap = snapshotOf(ctx, op.path);
   const errors: PatchFailure[] = [];
-  if (snap.kind !== "file" || snap.rejected) errors.push({ ...notARegularFile(snap, "Update"), patch_line: op.patchLine });
+  if (snap.kind !== "file" || snap.rejected) errors.push({ ...notARegularFile(snap, "Update"), patchLine: op.patchLine });
   if (op.moveTo !== undefined && op.moveTo !== op.path) {
     const blocked = checkDestination(ctx, op.moveTo, "Move", op.patchLine);
     if (blocked) errors.push(blocked);
@@ -218,7 +218,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
         failure(
           "invalid_utf8",
           `${op.path} is not valid UTF-8 (first bad byte at offset ${decoded.byteOffset}, line ${decoded.line}). This tool edits UTF-8 text only; use a tool for binary or legacy-encoded files, or convert the file to UTF-8 first.`,
-          { path: op.path, line: decoded.line, patch_line: op.patchLine },
+          { path: op.path, line: decoded.line, patchLine: op.patchLine },
         ),
       ],
     };

@@ -9,16 +9,16 @@
  * - `text` shows every line of the window followed by `\n`, whatever its
  *   ending in the file (`eol` tells the real endings), except the file's last
  *   line when the file has no final newline. The BOM is never part of `text`.
- * - `content_sha256` hashes the window's bytes exactly as they are in the
- *   file: from the first byte of `start_line` up to and including the ending
- *   of `end_line`, original endings included. A window starting at line 1
+ * - `contentSha256` hashes the window's bytes exactly as they are in the
+ *   file: from the first byte of `startLine` up to and including the ending
+ *   of `endLine`, original endings included. A window starting at line 1
  *   starts at byte 0, so it includes a BOM; hence a window covering the whole
- *   file has `content_sha256 === file_sha256`.
+ *   file has `contentSha256 === fileSha256`.
  * - Lines are never cut: a patch must quote lines exactly, and a cut line
  *   cannot be quoted. `maxBytes` bounds the window by whole lines instead
  *   (it always holds at least one line, however long).
- * - An empty file has a valid empty window at offset 1 (`start_line` 1,
- *   `end_line` 0); any other offset past the last line is an
+ * - An empty file has a valid empty window at offset 1 (`startLine` 1,
+ *   `endLine` 0); any other offset past the last line is an
  *   `invalid_argument` failure naming the valid range.
  *
  * @module
@@ -71,30 +71,30 @@ export type EolStyle = "lf" | "crlf" | "cr" | "mixed" | "none";
  * @example
  * ```ts
  * const w = readWindow(new TextEncoder().encode("one\ntwo\nthree\n"), { offset: 2, limit: 1 });
- * if (!("code" in w)) console.log(w.text, w.start_line, w.end_line, w.file_sha256); // "two\n" 2 2 "…"
+ * if (!("code" in w)) console.log(w.text, w.startLine, w.endLine, w.fileSha256); // "two\n" 2 2 "…"
  * ```
  */
 export interface ReadWindowResult {
   /** The window's lines, each followed by `\n` (see the module doc), optionally prefixed `N:hh|`. */
   text: string;
-  /** Lowercase hex SHA-256 of the whole file: the `expected_sha256` of a patch built on this read. */
-  file_sha256: string;
+  /** Lowercase hex SHA-256 of the whole file: the `expectedSha256` of a patch built on this read. */
+  fileSha256: string;
   /** Lowercase hex SHA-256 of the window's bytes exactly as in the file (see the module doc). */
-  content_sha256: string;
+  contentSha256: string;
   /** 1-based first line of the window. */
-  start_line: number;
-  /** 1-based last line of the window; `start_line - 1` for an empty window. */
-  end_line: number;
+  startLine: number;
+  /** 1-based last line of the window; `startLine - 1` for an empty window. */
+  endLine: number;
   /** Lines in the whole file. */
-  total_lines: number;
-  /** The window stops before the end of the file: read on with `offset = end_line + 1`. */
+  totalLines: number;
+  /** The window stops before the end of the file: read on with `offset = endLine + 1`. */
   truncated: boolean;
   /** The file's line endings: one kind, `mixed`, or `none` (no line has an ending). */
   eol: EolStyle;
   /** The file starts with a UTF-8 byte order mark. */
   bom: boolean;
   /** The file's last line ends with a line ending. */
-  final_newline: boolean;
+  finalNewline: boolean;
 }
 
 const DEFAULT_LIMIT = 800;
@@ -132,7 +132,7 @@ function eolStyle(eols: Uint8Array): EolStyle {
  *
  * Failures are values: `invalid_utf8` (with the first bad line and byte
  * offset) and `invalid_argument` for an offset past the last line (its
- * message gives `total_lines` and the valid range). A non-integer or
+ * message gives `totalLines` and the valid range). A non-integer or
  * non-positive `offset` / `limit` / `maxBytes` is a programmer error and
  * throws.
  *
@@ -196,14 +196,14 @@ export function readWindow(bytes: Uint8Array, options: ReadWindowOptions = {}): 
 
   return {
     text: parts.join(""),
-    file_sha256: sha256Hex(bytes),
-    content_sha256: sha256Hex(bytes.subarray(windowStart, pos)),
-    start_line: offset,
-    end_line: end,
-    total_lines: total,
+    fileSha256: sha256Hex(bytes),
+    contentSha256: sha256Hex(bytes.subarray(windowStart, pos)),
+    startLine: offset,
+    endLine: end,
+    totalLines: total,
     truncated: end < total,
     eol: eolStyle(eols),
     bom: file.bom,
-    final_newline: file.finalNewline,
+    finalNewline: file.finalNewline,
   };
 }

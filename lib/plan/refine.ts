@@ -3,7 +3,7 @@
  * (SPEC §5.4 round 2): the root, and the files the patch names.
  *
  * - An absolute path inside the root: the root-relative path to write
- *   (`suggested_path`), instead of a generic example. `./x` likewise.
+ *   (`suggestedPath`), instead of a generic example. `./x` likewise.
  * - Chunk lines without a marker (lib/patch/chunks.ts): the chunk is read
  *   again with ' ' added before those lines, and also before its indented
  *   context lines (which may have been read one space short); when one
@@ -136,13 +136,13 @@ function relativePath(text: string, e: PatchFailure, root: string | undefined): 
     why = `a patch path has no "./" in front: it is already relative to the root`;
   }
   if (suggested === null || suggested === "" || pathProblem(suggested) !== null) return null;
-  const line = e.patch_line !== undefined ? text.split("\n")[e.patch_line - 1]?.replace(/\r$/, "").trim() : undefined;
+  const line = e.patchLine !== undefined ? text.split("\n")[e.patchLine - 1]?.replace(/\r$/, "").trim() : undefined;
   const header = line !== undefined && line.includes(path) ? line.replace(path, suggested) : undefined;
-  const at = line !== undefined ? `line ${e.patch_line} ${JSON.stringify(line.slice(0, 120))}: ` : "";
+  const at = line !== undefined ? `line ${e.patchLine} ${JSON.stringify(line.slice(0, 120))}: ` : "";
   return {
     ...e,
     message: `invalid_path: ${at}${why}, so write ${header !== undefined ? JSON.stringify(header) : JSON.stringify(suggested)}.`,
-    suggested_path: suggested,
+    suggestedPath: suggested,
   };
 }
 
@@ -160,10 +160,10 @@ interface Target {
 
 /** The patch re-parsed with ' ' before every unmarked line, and the chunks of the failures. */
 function markedReading(text: string, errors: readonly PatchFailure[]): { patch: Patch; targets: Target[] } | null {
-  const failures = errors.filter((e) => e.unmarked_lines !== undefined && e.path !== undefined && e.hunk !== undefined);
+  const failures = errors.filter((e) => e.unmarkedLines !== undefined && e.path !== undefined && e.hunk !== undefined);
   if (failures.length === 0) return null;
   const lines = text.split("\n");
-  for (const e of failures) for (const n of e.unmarked_lines!) if (lines[n - 1] !== undefined) lines[n - 1] = " " + lines[n - 1];
+  for (const e of failures) for (const n of e.unmarkedLines!) if (lines[n - 1] !== undefined) lines[n - 1] = " " + lines[n - 1];
   const parsed = parsePatch(lines.join("\n"));
   if (!parsed.ok) return null;
   const targets: Target[] = [];
@@ -171,7 +171,7 @@ function markedReading(text: string, errors: readonly PatchFailure[]): { patch: 
     const op = parsed.patch.ops.find((o) => o.type === "update" && o.path === e.path);
     const chunk = op?.type === "update" ? op.chunks[e.hunk! - 1] : undefined;
     if (chunk === undefined) continue;
-    const unmarkedSet = new Set(e.unmarked_lines);
+    const unmarkedSet = new Set(e.unmarkedLines);
     const indented: number[] = [];
     const both: Chunk = {
       ...chunk,
@@ -188,7 +188,7 @@ function markedReading(text: string, errors: readonly PatchFailure[]): { patch: 
 
 function unmarked(e: PatchFailure, target: Target, found: Found | undefined): PatchFailure | null {
   if (found === undefined) return null;
-  const missing = e.unmarked_lines!;
+  const missing = e.unmarkedLines!;
   let at = found.marked;
   let lines = missing;
   let also = "";
@@ -205,7 +205,7 @@ function unmarked(e: PatchFailure, target: Target, found: Found | undefined): Pa
     ...e,
     message: `invalid_patch: chunk ${e.hunk} of ${JSON.stringify(target.path)} (patch line ${target.marked.patchLine}): patch ${missing.length === 1 ? "line" : "lines"} ${list(missing)} ${missing.length === 1 ? "has" : "have"} no ' ', '-' or '+' marker${also}. Read with ' ' added before ${lines.length === 1 ? "it" : "them"}, the chunk matches ${target.path} exactly at ${range}, and nowhere else. Next step: put ' ' at the start of patch ${lines.length === 1 ? "line" : "lines"} ${list(lines)} (before the file's own indentation) and send the patch again.`,
     line: at.start + 1,
-    unmarked_lines: lines,
+    unmarkedLines: lines,
   };
 }
 

@@ -4,7 +4,7 @@
  * says a chunk "looks already applied"; these say it where the first
  * failure would otherwise be a different one:
  *
- * - an Update with the original `expected_sha256`: `precondition_failed`,
+ * - an Update with the original `expectedSha256`: `precondition_failed`,
  *   but the current file holds the result of every chunk — "already
  *   applied, do not resend" instead of "the file changed since you read it"
  *   (re-reading would return the same hash, and the model would loop);
@@ -49,8 +49,8 @@ function appliedAt(ctx: PlanContext, op: UpdateFileOp, path: string, bytes: Uint
   for (const [k, chunk] of op.chunks.entries()) {
     const e = errors.get(k + 1);
     if (e !== undefined) {
-      if (e.already_applied_at === undefined) return undefined;
-      at.push(e.already_applied_at);
+      if (e.alreadyAppliedAt === undefined) return undefined;
+      at.push(e.alreadyAppliedAt);
       continue;
     }
     // A chunk that still matches is applied only if it changes nothing
@@ -85,8 +85,8 @@ export function resentUpdate(ctx: PlanContext, op: UpdateFileOp, snap: FileSnaps
   const next = shaHint(op.path, current);
   return {
     ...shaFailure,
-    message: `precondition_failed: ${op.path}: the expected SHA-256 ${shaFailure.expected_sha256} is not the current file's (${current}), but the current file already holds this patch's result: ${where(at)} has its context and '+' lines, and none of its '-' lines are left. This is usually a call that succeeded being sent again. Next step: do not resend this patch: it is already applied. For a further change to ${op.path}, build it on the current file and ${next.says}.`,
-    already_applied_at: at[0]!,
+    message: `precondition_failed: ${op.path}: the expected SHA-256 ${shaFailure.expectedSha256} is not the current file's (${current}), but the current file already holds this patch's result: ${where(at)} has its context and '+' lines, and none of its '-' lines are left. This is usually a call that succeeded being sent again. Next step: do not resend this patch: it is already applied. For a further change to ${op.path}, build it on the current file and ${next.says}.`,
+    alreadyAppliedAt: at[0]!,
     hints: [next],
   };
 }
@@ -128,6 +128,6 @@ export function resentMove(ctx: PlanContext, op: UpdateFileOp, source: FileSnaps
   return failure(
     "not_found",
     `*** Update File: ${op.path} with *** Move to: ${op.moveTo} — ${op.path} no longer exists, and ${op.moveTo} already holds this patch's result (${where(at)}): the move looks already applied, usually by a call that succeeded being sent again. Next step: do not resend this section (${read.says} if unsure).`,
-    { path: op.path, patch_line: op.patchLine, actual_state: "missing", already_applied_at: at[0]!, hints: [read] },
+    { path: op.path, patchLine: op.patchLine, actualState: "missing", alreadyAppliedAt: at[0]!, hints: [read] },
   );
 }

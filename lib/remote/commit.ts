@@ -73,7 +73,7 @@ export interface CommitOptions {
    * Delta upload, default true: for an update or move of 64 KiB or more
    * whose plan records its pieces (planPatch does), send only the new
    * stretches and let the host copy the rest from the current source file
-   * (lib/remote/delta.ts decides per file; `bytes_uploaded` in each file's
+   * (lib/remote/delta.ts decides per file; `bytesUploaded` in each file's
    * report shows what was sent). The rebuilt content must have the plan's
    * SHA-256, so the result is the same as a whole upload; a source that
    * changed since the snapshot is a `conflict`. `false` uploads every
@@ -85,7 +85,7 @@ export interface CommitOptions {
    * than the remote user and root can write: `"refuse"` (default) fails
    * `unsafe_directory` before anything is written; `"allow"` commits there
    * anyway with the defence in depth of SPEC §6.1 (reports say
-   * `directory_trust: "shared"`).
+   * `directoryTrust: "shared"`).
    */
   sharedDirectories?: SharedDirectories;
   /**
@@ -139,7 +139,7 @@ export function newOperationId(): string {
  * written), `partial_apply` (restore failed: real state per path), or
  * `outcome_unknown` when the channel died or the program was killed after
  * it may have begun changing files — then call {@linkcode reconcile} with
- * the report's `operation_id`. A transport failure before the program
+ * the report's `operationId`. A transport failure before the program
  * started (the adapter's `RemoteShellError.started === false`: refused
  * connection or sudo, timeout while waiting for a channel, …) is reported
  * as itself, since nothing ran. Only programmer errors throw (an invalid
@@ -149,7 +149,7 @@ export function newOperationId(): string {
  * ```ts
  * const report = await commitRemote(new LocalShell(), "/srv/app", plan.plan);
  * if (!report.ok && report.errors?.[0]?.code === "outcome_unknown") {
- *   await reconcile(shell, "/srv/app", plan.plan, report.operation_id);
+ *   await reconcile(shell, "/srv/app", plan.plan, report.operationId);
  * }
  * ```
  */
@@ -175,7 +175,7 @@ export async function commitRemote(
     options.expectRootId,
   );
   const base = {
-    operation_id: operationId,
+    operationId,
     atomicity: "batch_preflight_per_file_commit" as const,
     elevated: shell.elevated ?? false,
   };
@@ -188,7 +188,7 @@ export async function commitRemote(
   });
   if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [...plan.warnings] };
   if (options.signal?.aborted) {
-    return fail([failure("cancelled", "the commit was cancelled before it started; nothing was changed", { operation_id: operationId })]);
+    return fail([failure("cancelled", "the commit was cancelled before it started; nothing was changed", { operationId })]);
   }
 
   let result: ExecResult;
@@ -208,7 +208,7 @@ export async function commitRemote(
     if (stdoutOverflow(error)) return tooLarge();
     // Nothing ran (the adapter says so, or the code cannot happen after a
     // start): that failure is the answer, and retrying is safe.
-    if (!programMayHaveRun(error)) return fail([{ ...error.failure, operation_id: operationId }]);
+    if (!programMayHaveRun(error)) return fail([{ ...error.failure, operationId }]);
     return fail([outcomeUnknown(reconcileTicket(plan, operationId), `the transport failed (${quotedFailure(error.failure)})`)]);
   }
   // An adapter that does not honour maxStdoutBytes: the same bound, checked here.
@@ -245,7 +245,7 @@ export async function commitRemote(
     case "unsupported":
       return fail([unsupported(out.unsupported ?? "a required tool", ctx.host)], warnings.all);
     case "root":
-      return fail([{ ...rootFailure(out.root ?? "missing", root, ctx.host), operation_id: operationId }], warnings.all);
+      return fail([{ ...rootFailure(out.root ?? "missing", root, ctx.host), operationId }], warnings.all);
     case "failed":
       return fail(programFailures(ctx), warnings.all);
     case "interrupted":
@@ -303,7 +303,7 @@ function refusals(ctx: Context): PatchFailure[] {
     errors.push(conflict(path, expectedOf(plan, layout, c.k), c.kind, c.sha, operationId));
   }
   for (const r of out.rejects) {
-    errors.push({ ...pathRefusal(r.code, layout.paths[r.k]!, r.depth, root), operation_id: operationId });
+    errors.push({ ...pathRefusal(r.code, layout.paths[r.k]!, r.depth, root), operationId });
   }
   errors.push(...programFailures(ctx, false));
   return errors.length > 0 ? errors : [remoteError("the commit was refused without a reason; nothing was changed", ctx.stderr, operationId)];
@@ -314,7 +314,7 @@ function unsafeFailures(ctx: Context): PatchFailure[] {
   // one failure per directory, naming the first path through it
   const seen = new Set<string>();
   const errors = out.unsafe.filter((u) => !seen.has(u.dir.path) && seen.add(u.dir.path))
-    .map((u) => ({ ...unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root), operation_id: operationId }));
+    .map((u) => ({ ...unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root), operationId }));
   return errors.length > 0 ? errors : [remoteError("the commit refused a directory without saying which; nothing was changed", ctx.stderr, operationId)];
 }
 
@@ -325,9 +325,9 @@ function programFailures(ctx: Context, fallback = true): PatchFailure[] {
     const where = path ? ` for ${path}` : "";
     if (f.code === "unsafe_directory" && path && f.detail === "acl") {
       const u = out.unsafe.find((x) => x.k === f.k);
-      if (u) return { ...defaultAcl(path, u.dir, u.ownerName, u.groupName), operation_id: operationId };
+      if (u) return { ...defaultAcl(path, u.dir, u.ownerName, u.groupName), operationId };
     }
-    if (f.code === "unsafe_directory" && path) return { ...unpinnable(path), operation_id: operationId };
+    if (f.code === "unsafe_directory" && path) return { ...unpinnable(path), operationId };
     if (f.detail === "private") {
       return remoteError(
         `a private directory this commit had just made${path ? ` next to ${path}` : ""} was renamed or replaced by someone else before it was used (another user can write that directory); nothing was changed: retry, and find out who else writes there`,
@@ -452,7 +452,7 @@ function expectedOf(plan: Plan, layout: TransactionLayout, k: number): Plan["fil
 
 /**
  * Upload progress in the bytes the report counts (the sum of the files'
- * `bytes_uploaded`: contents, and for a delta its piece lines), not in
+ * `bytesUploaded`: contents, and for a delta its piece lines), not in
  * stdin bytes, which include the manifest: the last call's total is what
  * the report then says was uploaded. The manifest (where a delta's piece
  * lines are) goes first, so its bytes count as those lines pro rata.
@@ -490,15 +490,15 @@ function fileReports(ctx: Context, byPath: Map<number, Warning[]>): FileReport[]
     return {
       op: file.op,
       path: file.path,
-      ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
-      previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
-      new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
-      bytes_written: newContentLength(file) ?? 0,
-      bytes_uploaded: uploadedBytes(plan, layout, i),
-      metadata_preserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
+      ...(file.moveTo !== undefined ? { moveTo: file.moveTo } : {}),
+      previousSha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+      newSha256: file.op === "delete" ? null : file.newSha256 ?? null,
+      bytesWritten: newContentLength(file) ?? 0,
+      bytesUploaded: uploadedBytes(plan, layout, i),
+      metadataPreserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
       diff: file.diff,
       warnings: [...afterCommit(file.warnings, "committed"), ...(byPath.get(src) ?? []), ...(dst === null ? [] : byPath.get(dst) ?? [])],
-      directory_trust: out.shared.has(src) || (dst !== null && out.shared.has(dst)) ? "shared" : "trusted",
+      directoryTrust: out.shared.has(src) || (dst !== null && out.shared.has(dst)) ? "shared" : "trusted",
     };
   });
 }

@@ -172,11 +172,11 @@ export function earlyEnd(record: OutputRecord, dir: string, root: string, host: 
     }
     case "NOTDIR":
       if (a === "missing") {
-        return failure("not_found", `${dir} does not exist in the root. List its parent directory to see what is there.`, { path: dir, actual_state: "missing" });
+        return failure("not_found", `${dir} does not exist in the root. List its parent directory to see what is there.`, { path: dir, actualState: "missing" });
       }
       return failure("not_regular_file", `${dir} is not a directory (it is ${a === "file" ? "a file" : "a " + a}). Name a directory.`, {
         path: dir,
-        actual_state: a === "file" ? "file" : a === "symlink" ? "symlink" : "other",
+        actualState: a === "file" ? "file" : a === "symlink" ? "symlink" : "other",
       });
     default:
       return null;

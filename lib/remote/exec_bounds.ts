@@ -124,7 +124,7 @@ export function replyTooLarge(
     `protocol violation: the ${program} program's reply went past ${limit} bytes, more than the protocol ever needs` +
     (program === "snapshot" ? " (the requested files at their size limit, plus a little per file)" : "") +
     `; the client stopped reading and the program was killed. What answered is not this library's program as sent (a compromised or broken host, or something on it printing to stdout)`;
-  const operationId = after.ticket?.operation_id ?? after.again;
+  const operationId = after.ticket?.operationId ?? after.again;
   if (operationId === undefined) {
     return failure("remote_error", `${what}. Nothing was changed; check the host before retrying.`, { retryable: false });
   }
@@ -133,7 +133,7 @@ export function replyTooLarge(
     ? `It may have changed files before that: check the host, then ${settle.says} to learn what was applied.`
     : `It may have finished or undone part of the operation: check the host, then ${settle.says} again.`;
   return failure("remote_error", `${what}. ${next}`, {
-    operation_id: operationId,
+    operationId,
     ...(after.ticket !== undefined ? { reconcile: after.ticket } : {}),
     retryable: false,
     hints: [settle],

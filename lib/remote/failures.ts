@@ -49,7 +49,7 @@ export function pathRefusal(code: string, path: string, depth: number, root: str
         depth > 0
           ? `${part} (a directory in the path ${path}) is a symbolic link; paths through symlinks are refused so that a patch cannot reach outside the root ${root}. Use the real path of the file below the root instead.`
           : `${path} is a symbolic link; symlinks are never read or replaced (that could reach outside the root ${root}). Patch the file it points to by its real path below the root instead.`,
-        { path, actual_state: "symlink" },
+        { path, actualState: "symlink" },
       );
     case "path_outside_root":
       return failure(
@@ -174,7 +174,7 @@ export function unsafeDirectory(path: string | undefined, dir: UnsafeDirectory, 
   return failure(
     "unsafe_directory",
     `the directory ${dir.path}${where} (mode ${dir.mode}, owner ${owner}, group ${group}) can be written by users other than the remote user and root: ${REASONS[dir.reason](dir, owner, group)}. Someone there could swap its entries for links while this tool works in it, so it refuses to read or write through it (as sudoedit and OpenSSH's StrictModes do); nothing was read or written. If nobody else should write there, fix its permissions or owner. If sharing it is intended, ${allow.says} accepts the risk for this root: the tool still never follows, opens or writes anything there but the patched files themselves, yet those users can still replace the files right after they are written, make a commit fail, and see the new files.`,
-    { ...(path !== undefined ? { path } : {}), unsafe_directory: dir, retryable: false, hints: [allow] },
+    { ...(path !== undefined ? { path } : {}), unsafeDirectory: dir, retryable: false, hints: [allow] },
   );
 }
 
@@ -198,7 +198,7 @@ export function defaultAcl(path: string, dir: UnsafeDirectory, ownerName: string
   return failure(
     "unsafe_directory",
     `the directory ${dir.path} (mode ${dir.mode}, owner ${owner}, group ${group}) has a default ACL: every file made there inherits its entries, so the new version of ${path} would give the users or groups it names access that the current file does not grant (changing the mode cannot take it away); nothing was changed. Next step: the directory's owner removes the default ACL (\`setfacl -k ${dir.path}\`), or edit the file another way.`,
-    { path, unsafe_directory: details, retryable: false },
+    { path, unsafeDirectory: details, retryable: false },
   );
 }
 
@@ -268,11 +268,11 @@ export function conflict(
     `${path} changed after it was read: expected ${was}, found ${now}. Nothing was written. Read the file again and rebuild the patch against its current content.`,
     {
       path,
-      expected_state: expected.state,
-      expected_sha256: expected.state === "sha256" ? expected.sha256 : null,
-      actual_sha256: kind === "file" ? sha : null,
-      actual_state: (kind === "unknown" ? "other" : kind) as PathState,
-      operation_id: operationId,
+      expectedState: expected.state,
+      expectedSha256: expected.state === "sha256" ? expected.sha256 : null,
+      actualSha256: kind === "file" ? sha : null,
+      actualState: (kind === "unknown" ? "other" : kind) as PathState,
+      operationId,
     },
   );
 }
@@ -289,7 +289,7 @@ export function locked(path: string, ageSeconds: number, waitMs: number, operati
   return failure(
     "locked",
     `${path} is locked by another operation (lock held for ${Math.max(0, ageSeconds)} s; waited ${waitMs} ms). Nothing was written. Retry in a few seconds.`,
-    { path, operation_id: operationId },
+    { path, operationId },
   );
 }
 
@@ -305,7 +305,7 @@ export function remoteError(what: string, stderr: string, operationId?: string):
   const detail = stderr.trim() ? ` Remote stderr: ${stderr.trim().slice(0, 400)}` : "";
   return failure("remote_error", `${what}.${detail}`, {
     retryable: true,
-    ...(operationId ? { operation_id: operationId } : {}),
+    ...(operationId ? { operationId } : {}),
   });
 }
 
@@ -318,7 +318,7 @@ export function remoteError(what: string, stderr: string, operationId?: string):
  * ```
  */
 export function outcomeUnknown(ticket: ReconcileTicket, cause: string): PatchFailure {
-  const operationId = ticket.operation_id;
+  const operationId = ticket.operationId;
   // The whole next-step sentence is the hint's span: a front end that
   // reconciles by itself replaces it with the verdict (SPEC §5.4 round 2).
   const settle = reconcileHint(
@@ -328,7 +328,7 @@ export function outcomeUnknown(ticket: ReconcileTicket, cause: string): PatchFai
   return failure(
     "outcome_unknown",
     `${cause}, while the commit may have been changing files: the patch may be fully, partly or not applied. ${settle.says}`,
-    { operation_id: operationId, planned: plannedShas(ticket), reconcile: ticket, retryable: false, hints: [settle] },
+    { operationId, planned: plannedShas(ticket), reconcile: ticket, retryable: false, hints: [settle] },
   );
 }
 
@@ -341,13 +341,13 @@ export function outcomeUnknown(ticket: ReconcileTicket, cause: string): PatchFai
  * ```
  */
 export function partialApply(ticket: ReconcileTicket, outcomes: PathOutcome[], cause: string): PatchFailure {
-  const operationId = ticket.operation_id;
+  const operationId = ticket.operationId;
   const listed = outcomes.map((o) => `${o.path}: ${o.state}`).join(", ");
   const settle = reconcileHint(operationId, `To retry the restore and remove leftovers, call reconcile with operation id ${operationId}.`);
   return failure(
     "partial_apply",
     `${cause}, and restoring the files already changed failed: the batch is partly applied (${listed}). Read these files, then repair them with a new patch. ${settle.says}`,
-    { operation_id: operationId, outcomes, reconcile: ticket, retryable: false, hints: [settle] },
+    { operationId, outcomes, reconcile: ticket, retryable: false, hints: [settle] },
   );
 }
 

@@ -37,11 +37,11 @@ export function lockHolder(locked: NonNullable<ProgramOutput["locked"]>, path: s
   return {
     kind: locked.k === "op" ? "operation" : "path",
     name,
-    age_seconds: Math.max(0, locked.age),
+    ageSeconds: Math.max(0, locked.age),
     uid: locked.uid,
     pid: locked.pid,
     host: locked.host,
-    operation_id: locked.op,
+    operationId: locked.op,
   };
 }
 
@@ -54,7 +54,7 @@ export function lockHolder(locked: NonNullable<ProgramOutput["locked"]>, path: s
  * ```
  */
 export function lockedFailure(holder: LockHolder, path: string | undefined, waitMs: number, operationId: string, program: LockedProgram): PatchFailure {
-  const held = `held for ${holder.age_seconds} s; waited ${waitMs} ms`;
+  const held = `held for ${holder.ageSeconds} s; waited ${waitMs} ms`;
   const by = holder.pid !== null
     ? `process ${holder.pid}${holder.host !== null ? ` on ${holder.host}` : ""}`
     : holder.uid !== null
@@ -68,19 +68,19 @@ export function lockedFailure(holder: LockHolder, path: string | undefined, wait
     message = program === "reconcile"
       ? `operation ${operationId} is still running on the host: ${by} holds its operation lock ${holder.name} (${held}). ${nothing} Its commit has not finished (a dropped connection does not stop it): ${settle.says} again in a few seconds.`
       : `another run of operation ${operationId} is still in progress: ${by} holds its operation lock ${holder.name} (${held}). ${nothing} Wait for it, then ${settle.says} to learn its outcome; do not reuse an operation id for a different change.`;
-    return failure("locked", message, { ...(path !== undefined ? { path } : {}), operation_id: operationId, lock: holder, hints: [settle] });
+    return failure("locked", message, { ...(path !== undefined ? { path } : {}), operationId, lock: holder, hints: [settle] });
   }
-  const whose = holder.operation_id === operationId
+  const whose = holder.operationId === operationId
     ? `this same operation (${operationId})`
-    : holder.operation_id !== null
-    ? `operation ${holder.operation_id}`
+    : holder.operationId !== null
+    ? `operation ${holder.operationId}`
     : "another operation";
-  const still = holder.operation_id === operationId && program === "reconcile"
+  const still = holder.operationId === operationId && program === "reconcile"
     ? "its commit is still running"
     : "it is still running";
   message = `${path ?? "a file"} is locked by ${whose}: ${by} holds ${holder.name} (${held}); ${still}. ${nothing} ` +
     (program === "reconcile" ? `So ${reconcileHint(operationId).says} again in a few seconds.` : "Retry in a few seconds.");
-  return failure("locked", message, { ...(path !== undefined ? { path } : {}), operation_id: operationId, lock: holder });
+  return failure("locked", message, { ...(path !== undefined ? { path } : {}), operationId, lock: holder });
 }
 
 /** The file-system classes a program reports (`FAIL <class>`, `WHY i <class>`). */
@@ -150,13 +150,13 @@ export function writeRefused(code: WriteRefusal, ctx: WriteRefusalContext): Patc
   const what = WHAT[ctx.what] ?? "temporary files";
   const nothing = ctx.undone ?? "nothing was changed";
   const again = ctx.again ?? "send the same request again";
-  const fields = { ...(ctx.path !== undefined ? { path: ctx.path } : {}), ...(ctx.operationId !== undefined ? { operation_id: ctx.operationId } : {}) };
+  const fields = { ...(ctx.path !== undefined ? { path: ctx.path } : {}), ...(ctx.operationId !== undefined ? { operationId: ctx.operationId } : {}) };
   if (code === "no_space") {
     const free = ctx.bytesFree === null ? "" : `, ${mib(ctx.bytesFree)} free`;
     return failure(
       "no_space",
       `the file system of ${directory} on the host is full (writing ${what} failed: no space left${free}${ctx.bytesNeeded === null ? "" : `; this commit needs about ${mib(ctx.bytesNeeded)} there`}); ${nothing}. Free space there (or a quota), then ${again}.`,
-      { ...fields, retryable: true, no_space: { directory, bytes_needed: ctx.bytesNeeded, bytes_free: ctx.bytesFree } },
+      { ...fields, retryable: true, noSpace: { directory, bytesNeeded: ctx.bytesNeeded, bytesFree: ctx.bytesFree } },
     );
   }
   if (code === "read_only_filesystem") {

@@ -94,7 +94,7 @@ export interface ListFilesResult {
   /** Directories that could not be entered (root-relative; at most 20 named). */
   unreadable: string[];
   /** How many directories could not be entered. */
-  unreadable_count: number;
+  unreadableCount: number;
   /** With `ok: false`: why nothing was listed. */
   errors?: PatchFailure[];
 }
@@ -135,7 +135,7 @@ export async function listFiles(shell: RemoteShell, root: string, options: ListF
     entries: [],
     truncated: false,
     unreadable: [],
-    unreadable_count: 0,
+    unreadableCount: 0,
     errors: [f],
   });
   if (typeof dir !== "string") return failed(dir);
@@ -150,7 +150,7 @@ export async function listFiles(shell: RemoteShell, root: string, options: ListF
   const reader = new RecordReader(result.stdout, RECORDS);
   const begin = reader.next();
   if (begin?.type !== "SAP-BEGIN" || begin.fields[0] !== "list") return failed(brokenOutput("the list program did not start", result));
-  const out: ListFilesResult = { ok: true, path: dir, entries: [], truncated: false, unreadable: [], unreadable_count: 0 };
+  const out: ListFilesResult = { ok: true, path: dir, entries: [], truncated: false, unreadable: [], unreadableCount: 0 };
   for (;;) {
     const record = reader.next();
     if (record === null) {
@@ -174,9 +174,9 @@ export async function listFiles(shell: RemoteShell, root: string, options: ListF
       });
     } else if (record.type === "U") {
       if (out.unreadable.length < 20) out.unreadable.push(decodeName(record.raw!).path);
-      out.unreadable_count++;
+      out.unreadableCount++;
     } else if (record.type === "UCOUNT" && f.length === 1 && NUM.test(f[0]!)) {
-      out.unreadable_count = Math.max(out.unreadable_count, Number(f[0]));
+      out.unreadableCount = Math.max(out.unreadableCount, Number(f[0]));
     } else if (record.type === "MORE" && f.length === 0) {
       out.truncated = true;
     } else if (record.type === "SAP-END" && f.length === 1) {

@@ -46,8 +46,8 @@ export function shasOf(plan: Plan, layout: TransactionLayout, k: number): { oldS
 export function plannedShas(ticket: ReconcileTicket): { path: string; sha256: string | null }[] {
   return ticket.files.flatMap((file) =>
     file.op === "move"
-      ? [{ path: file.path, sha256: null }, { path: file.move_to!, sha256: file.new_sha256 }]
-      : [{ path: file.path, sha256: file.new_sha256 }]
+      ? [{ path: file.path, sha256: null }, { path: file.moveTo!, sha256: file.newSha256 }]
+      : [{ path: file.path, sha256: file.newSha256 }]
   );
 }
 
@@ -63,14 +63,14 @@ export function plannedShas(ticket: ReconcileTicket): { path: string; sha256: st
  */
 export function reconcileTicket(plan: Plan, operationId: string): ReconcileTicket {
   return {
-    operation_id: operationId,
+    operationId,
     files: plan.files.map((file) => ({
       op: file.op,
       path: file.path,
-      ...(file.op === "move" ? { move_to: file.moveTo! } : {}),
-      previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
-      new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
-      new_size: file.op === "delete" ? null : newContentLength(file) ?? null,
+      ...(file.op === "move" ? { moveTo: file.moveTo! } : {}),
+      previousSha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+      newSha256: file.op === "delete" ? null : file.newSha256 ?? null,
+      newSize: file.op === "delete" ? null : newContentLength(file) ?? null,
     })),
   };
 }

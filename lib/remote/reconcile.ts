@@ -84,7 +84,7 @@ export interface ReconcileOptions {
  * report.files.map((f) => `${f.path}: ${f.state}`);
  * // or from the failure alone:
  * const ticket = committed.errors![0]!.reconcile!;
- * await reconcile(shell, "/srv/app", ticket, ticket.operation_id);
+ * await reconcile(shell, "/srv/app", ticket, ticket.operationId);
  * ```
  */
 export async function reconcile(
@@ -98,7 +98,7 @@ export async function reconcile(
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
   const base = {
-    operation_id: operationId,
+    operationId,
     atomicity: "batch_preflight_per_file_commit" as const,
     elevated: shell.elevated ?? false,
   };
@@ -107,7 +107,7 @@ export async function reconcile(
     ...base,
     files: [],
     warnings,
-    errors: errors.map((e) => ({ ...e, operation_id: operationId })),
+    errors: errors.map((e) => ({ ...e, operationId })),
   });
   // A plan is the program's own value (a bad one is a bug: TypeError); a
   // ticket may have travelled through JSON, a file or a model, so a bad one
@@ -241,11 +241,11 @@ function fileStates(plan: Plan, sizes: readonly number[], layout: TransactionLay
     return {
       op: file.op,
       path: file.path,
-      ...(file.moveTo !== undefined ? { move_to: file.moveTo } : {}),
-      previous_sha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
-      new_sha256: file.op === "delete" ? null : file.newSha256 ?? null,
-      bytes_written: state === "applied" ? sizes[i]! : 0,
-      metadata_preserved: null,
+      ...(file.moveTo !== undefined ? { moveTo: file.moveTo } : {}),
+      previousSha256: file.expected.state === "sha256" ? file.expected.sha256 : null,
+      newSha256: file.op === "delete" ? null : file.newSha256 ?? null,
+      bytesWritten: state === "applied" ? sizes[i]! : 0,
+      metadataPreserved: null,
       diff: file.diff,
       warnings: [],
       state,
@@ -254,7 +254,7 @@ function fileStates(plan: Plan, sizes: readonly number[], layout: TransactionLay
 }
 
 function isPlan(target: Plan | ReconcileTicket): target is Plan {
-  return target !== null && typeof target === "object" && !("operation_id" in target);
+  return target !== null && typeof target === "object" && !("operationId" in target);
 }
 
 const SHA = /^[0-9a-f]{64}$/;
@@ -266,13 +266,13 @@ const SHA = /^[0-9a-f]{64}$/;
  */
 function ticketPlan(ticket: ReconcileTicket, operationId: string): { plan: Plan; sizes: number[] } | PatchFailure {
   if (ticket === null || typeof ticket !== "object" || !Array.isArray(ticket.files)) {
-    return badTicket("it needs operation_id and a files array");
+    return badTicket("it needs operationId and a files array");
   }
-  if (typeof ticket.operation_id !== "string" || !/^[A-Za-z0-9_]{1,64}$/.test(ticket.operation_id)) {
-    return badTicket("its operation_id must be 1-64 characters of [A-Za-z0-9_]");
+  if (typeof ticket.operationId !== "string" || !/^[A-Za-z0-9_]{1,64}$/.test(ticket.operationId)) {
+    return badTicket("its operationId must be 1-64 characters of [A-Za-z0-9_]");
   }
-  if (ticket.operation_id !== operationId) {
-    return badTicket(`it is for operation ${JSON.stringify(ticket.operation_id)}, not ${JSON.stringify(operationId)}`);
+  if (ticket.operationId !== operationId) {
+    return badTicket(`it is for operation ${JSON.stringify(ticket.operationId)}, not ${JSON.stringify(operationId)}`);
   }
   const files: PlannedFile[] = [];
   const sizes: number[] = [];
@@ -280,23 +280,23 @@ function ticketPlan(ticket: ReconcileTicket, operationId: string): { plan: Plan;
     const at = `files[${i}]`;
     if (f === null || typeof f !== "object" || !["add", "update", "delete", "move"].includes(f.op)) return badTicket(`${at}.op must be add, update, delete or move`);
     if (typeof f.path !== "string") return badTicket(`${at}.path must be a string`);
-    if ((f.op === "move") !== (typeof f.move_to === "string")) return badTicket(`${at}: a move, and only a move, has move_to`);
+    if ((f.op === "move") !== (typeof f.moveTo === "string")) return badTicket(`${at}: a move, and only a move, has moveTo`);
     const wantsPrevious = f.op !== "add";
-    if (wantsPrevious ? typeof f.previous_sha256 !== "string" || !SHA.test(f.previous_sha256) : f.previous_sha256 !== null) {
-      return badTicket(`${at}.previous_sha256 must be ${wantsPrevious ? "a lowercase SHA-256" : "null for an add"}`);
+    if (wantsPrevious ? typeof f.previousSha256 !== "string" || !SHA.test(f.previousSha256) : f.previousSha256 !== null) {
+      return badTicket(`${at}.previousSha256 must be ${wantsPrevious ? "a lowercase SHA-256" : "null for an add"}`);
     }
     const wantsNew = f.op !== "delete";
-    if (wantsNew ? typeof f.new_sha256 !== "string" || !SHA.test(f.new_sha256) : f.new_sha256 !== null) {
-      return badTicket(`${at}.new_sha256 must be ${wantsNew ? "a lowercase SHA-256" : "null for a delete"}`);
+    if (wantsNew ? typeof f.newSha256 !== "string" || !SHA.test(f.newSha256) : f.newSha256 !== null) {
+      return badTicket(`${at}.newSha256 must be ${wantsNew ? "a lowercase SHA-256" : "null for a delete"}`);
     }
-    const size = f.new_size ?? 0;
-    if (!Number.isSafeInteger(size) || size < 0) return badTicket(`${at}.new_size must be a byte count or null`);
+    const size = f.newSize ?? 0;
+    if (!Number.isSafeInteger(size) || size < 0) return badTicket(`${at}.newSize must be a byte count or null`);
     files.push({
       op: f.op,
       path: f.path,
-      ...(f.op === "move" ? { moveTo: f.move_to! } : {}),
-      expected: f.previous_sha256 === null ? { state: "missing" } : { state: "sha256", sha256: f.previous_sha256 },
-      ...(f.new_sha256 !== null ? { newSha256: f.new_sha256 } : {}),
+      ...(f.op === "move" ? { moveTo: f.moveTo! } : {}),
+      expected: f.previousSha256 === null ? { state: "missing" } : { state: "sha256", sha256: f.previousSha256 },
+      ...(f.newSha256 !== null ? { newSha256: f.newSha256 } : {}),
       diff: "",
       hunks: [],
       warnings: [],
@@ -309,6 +309,6 @@ function ticketPlan(ticket: ReconcileTicket, operationId: string): { plan: Plan;
 function badTicket(problem: string): PatchFailure {
   return failure(
     "invalid_argument",
-    `this reconcile ticket cannot be used: ${problem}. Pass the "reconcile" object of the outcome_unknown or partial_apply failure unchanged, with its operation_id.`,
+    `this reconcile ticket cannot be used: ${problem}. Pass the "reconcile" object of the outcome_unknown or partial_apply failure unchanged, with its operationId.`,
   );
 }

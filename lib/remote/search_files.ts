@@ -119,7 +119,7 @@ export interface SkippedExample {
  * @example
  * ```ts
  * const result: SearchFilesResult = await searchFiles(shell, "/srv/app", "listen\\s+80");
- * if (result.ok) console.log(`${result.matches.length} lines in ${result.files_searched} files${result.truncated ? " (more: narrow the search)" : ""}`);
+ * if (result.ok) console.log(`${result.matches.length} lines in ${result.filesSearched} files${result.truncated ? " (more: narrow the search)" : ""}`);
  * ```
  */
 export interface SearchFilesResult {
@@ -134,9 +134,9 @@ export interface SearchFilesResult {
   /** More lines matched than `maxResults` (the search stopped). */
   truncated: boolean;
   /** Files read and searched. */
-  files_searched: number;
+  filesSearched: number;
   /** Directories walked. */
-  directories_searched: number;
+  directoriesSearched: number;
   /** Files (or directories) left out, by reason; `examples` names at most 20 per reason. */
   skipped: { binary: number; unreadable: number; changed: number; unpinnable: number; examples: SkippedExample[] };
   /**
@@ -201,8 +201,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
     pattern,
     matches: [],
     truncated: false,
-    files_searched: 0,
-    directories_searched: 0,
+    filesSearched: 0,
+    directoriesSearched: 0,
     skipped: { binary: 0, unreadable: 0, changed: 0, unpinnable: 0, examples: [] },
   };
   const failed = (f: PatchFailure): SearchFilesResult => ({ ...out, ok: false, matches: [], errors: [f] });
@@ -270,8 +270,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
       out.skipped.unpinnable = p;
       out.skipped.binary += b;
       out.skipped.changed = x;
-      out.files_searched = files;
-      out.directories_searched = dirs;
+      out.filesSearched = files;
+      out.directoriesSearched = dirs;
     } else if (record.type === "SAP-END" && f.length === 1) {
       if (f[0] !== "ok" || !reader.atEnd()) return failed(brokenOutput(`the search program stopped (${f[0]})`, result));
       break;

@@ -139,7 +139,7 @@ export function hostKeyVerifier(
           `the host key of ${where} (${type} ${fingerprint}) is new and accept-new could not record it in ` +
             `${store.writeFile ?? "known_hosts"} (${(error as Error).message}). Fix the file's permissions or add ` +
             `this line yourself to ${addTo}: ${line}`,
-          { fingerprint, known_hosts_line: line },
+          { fingerprint, knownHostsLine: line },
         );
         return done(false);
       }
@@ -161,7 +161,7 @@ function refusal(
   writeFile: string | null,
   addTo: string,
 ): PatchFailure {
-  const fields = { fingerprint, known_hosts_line: line };
+  const fields = { fingerprint, knownHostsLine: line };
   if (verdict.status === "revoked") {
     return failure(
       "host_key_mismatch",

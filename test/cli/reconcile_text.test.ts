@@ -7,27 +7,28 @@ import { describe, expect, test } from "bun:test";
 import { formatReconcile, readReconcileTicket, reconcileExitCode, reconcileLater } from "../../examples/cli/reconcile_text.ts";
 import { failure } from "../../mod.ts";
 import type { CommitReport, FileReport, ReconcileTicket } from "../../mod.ts";
+import { wireCommitReport, wireTicket } from "../../examples/wire/convert.ts";
 
 const OLD = "1".repeat(64);
 const NEW = "2".repeat(64);
 const TICKET: ReconcileTicket = {
-  operation_id: "op123",
-  files: [{ op: "update", path: "a.txt", previous_sha256: OLD, new_sha256: NEW, new_size: 3 }],
+  operationId: "op123",
+  files: [{ op: "update", path: "a.txt", previousSha256: OLD, newSha256: NEW, newSize: 3 }],
 };
 
 function settled(states: FileReport["state"][], fields: Partial<CommitReport> = {}): CommitReport {
   return {
     ok: true,
-    operation_id: "op123",
+    operationId: "op123",
     atomicity: "batch_preflight_per_file_commit",
     elevated: false,
     files: states.map((state, i) => ({
       op: "update",
       path: `f${i}.txt`,
-      previous_sha256: OLD,
-      new_sha256: NEW,
-      bytes_written: state === "applied" ? 3 : 0,
-      metadata_preserved: null,
+      previousSha256: OLD,
+      newSha256: NEW,
+      bytesWritten: state === "applied" ? 3 : 0,
+      metadataPreserved: null,
       diff: "",
       warnings: [],
       state,
@@ -38,20 +39,22 @@ function settled(states: FileReport["state"][], fields: Partial<CommitReport> = 
 }
 
 describe("readReconcileTicket", () => {
+  // What --json prints: the wire format (snake_case).
   const applyReport = {
     ok: false,
     operation_id: "op123",
     dry_run: false,
     files: [],
     warnings: [],
-    errors: [{ code: "outcome_unknown", message: "m", retryable: false, reconcile: TICKET }],
+    errors: [{ code: "outcome_unknown", message: "m", retryable: false, reconcile: wireTicket(TICKET) }],
   };
   const cases: { name: string; text: string; want: ReconcileTicket | RegExp }[] = [
-    { name: "the printed ticket line", text: JSON.stringify(TICKET), want: TICKET },
+    { name: "the printed ticket line (wire spelling)", text: JSON.stringify(wireTicket(TICKET)), want: TICKET },
+    { name: "a library caller's ticket (camelCase)", text: JSON.stringify(TICKET), want: TICKET },
     { name: "a saved --json report", text: JSON.stringify(applyReport, null, 2), want: TICKET },
-    { name: "a saved --json report with its reconcile result", text: JSON.stringify({ ...applyReport, reconciled: settled(["applied"]) }), want: TICKET },
+    { name: "a saved --json report with its reconcile result", text: JSON.stringify({ ...applyReport, reconciled: wireCommitReport(settled(["applied"])) }), want: TICKET },
     { name: "a report that asks for no reconcile", text: JSON.stringify({ ...applyReport, errors: [{ code: "conflict", message: "m", retryable: true }] }), want: /neither a reconcile ticket/ },
-    { name: "a reconcile report (it has no ticket)", text: JSON.stringify(settled(["applied"])), want: /neither a reconcile ticket/ },
+    { name: "a reconcile report (it has no ticket)", text: JSON.stringify(wireCommitReport(settled(["applied"]))), want: /neither a reconcile ticket/ },
     { name: "not JSON", text: "operation op123", want: /not JSON/ },
     { name: "a JSON string", text: '"op123"', want: /not a JSON object/ },
   ];
@@ -90,6 +93,9 @@ describe("formatReconcile and reconcileLater", () => {
     expect(text).toContain("[1] locked\n    a.txt is locked by operation op123");
     const later = reconcileLater(TICKET, "bun examples/apply.ts --root /srv");
     expect(later).toContain("bun examples/apply.ts --root /srv --reconcile TICKET.json");
-    expect(readReconcileTicket(later.trimEnd().split("\n").at(-1)!)).toEqual(TICKET);
+    const line = later.trimEnd().split("\n").at(-1)!;
+    expect(JSON.parse(line)).toEqual(wireTicket(TICKET));
+    expect(line).toContain('"operation_id":"op123"');
+    expect(readReconcileTicket(line)).toEqual(TICKET);
   });
 });

@@ -12,7 +12,7 @@ const OLD = "1".repeat(64);
 const NEW = "2".repeat(64);
 
 function report(fields: Partial<ApplyReport>): ApplyReport {
-  return { ok: true, operation_id: "op123", atomicity: "batch_preflight_per_file_commit", elevated: false, dry_run: false, files: [], warnings: [], ...fields };
+  return { ok: true, operationId: "op123", atomicity: "batch_preflight_per_file_commit", elevated: false, dryRun: false, files: [], warnings: [], ...fields };
 }
 const failed = (...errors: PatchFailure[]): ApplyReport => report({ ok: false, errors });
 
@@ -34,7 +34,7 @@ describe("exitCodeFor", () => {
   }
   test("ok → 0, dry run included", () => {
     expect(exitCodeFor(report({}))).toBe(0);
-    expect(exitCodeFor(report({ dry_run: true }))).toBe(0);
+    expect(exitCodeFor(report({ dryRun: true }))).toBe(0);
   });
 });
 
@@ -43,8 +43,8 @@ describe("formatReport", () => {
     const text = formatReport(report({
       elevated: true,
       files: [
-        { op: "update", path: "a.txt", previous_sha256: OLD, new_sha256: NEW, bytes_written: 12, metadata_preserved: { mode: true, owner: false }, diff: "diff --git a/a.txt b/a.txt\n", warnings: [] },
-        { op: "delete", path: "long/name.txt", previous_sha256: OLD, new_sha256: null, bytes_written: 0, metadata_preserved: null, diff: "", warnings: [{ code: "hard_link_broken", message: "had 2 links", path: "long/name.txt" }] },
+        { op: "update", path: "a.txt", previousSha256: OLD, newSha256: NEW, bytesWritten: 12, metadataPreserved: { mode: true, owner: false }, diff: "diff --git a/a.txt b/a.txt\n", warnings: [] },
+        { op: "delete", path: "long/name.txt", previousSha256: OLD, newSha256: null, bytesWritten: 0, metadataPreserved: null, diff: "", warnings: [{ code: "hard_link_broken", message: "had 2 links", path: "long/name.txt" }] },
       ],
       warnings: [{ code: "patch_trimmed", message: "whitespace around the patch was removed" }],
     }), "deploy@web1:22 /srv");
@@ -57,7 +57,7 @@ describe("formatReport", () => {
 
   test("partial_apply: MAY have changed, each path's real state listed", () => {
     const text = formatReport(failed(failure("partial_apply", "restoring failed", {
-      operation_id: "op123",
+      operationId: "op123",
       outcomes: [{ path: "a.txt", state: "new", sha256: NEW }, { path: "b.txt", state: "old", sha256: OLD }],
     })), "local /srv");
     expect(text).toStartWith("OUTCOME UNKNOWN: files under local /srv MAY have changed (operation op123).");

@@ -59,9 +59,9 @@ for (const c of shells) {
       expect(read(root, "code.js")).toBe(FUNCS);
       const unique = await apply(root, patch("*** Update File: code.js", "@@ function g() {", "-  return 1;", "+  return 2;"));
       expect(unique.errors).toBeUndefined();
-      expect(unique).toMatchObject({ ok: true, dry_run: false, elevated: c.expectElevated, atomicity: "batch_preflight_per_file_commit" });
+      expect(unique).toMatchObject({ ok: true, dryRun: false, elevated: c.expectElevated, atomicity: "batch_preflight_per_file_commit" });
       expect(read(root, "code.js")).toBe(FUNCS.replace(/return 1;\n}\n$/, "return 2;\n}\n"));
-      expect(unique.files[0]).toMatchObject({ op: "update", path: "code.js", previous_sha256: sha256Hex(FUNCS), new_sha256: sha256Hex(read(root, "code.js")) });
+      expect(unique.files[0]).toMatchObject({ op: "update", path: "code.js", previousSha256: sha256Hex(FUNCS), newSha256: sha256Hex(read(root, "code.js")) });
     });
 
     test("CRLF line endings, a missing final newline and a BOM are kept", async () => {
@@ -143,7 +143,7 @@ for (const c of shells) {
       const add = await apply(root, patch("*** Add File: exists.txt", "+clobber"));
       expect(add.errors!.map((e) => [e.code, e.path])).toEqual([["already_exists", "exists.txt"]]);
       const del = await apply(root, patch("*** Delete File: keep.txt"), { expectedSha256: { "keep.txt": sha256Hex("what the model read\n") } });
-      expect(del.errors![0]).toMatchObject({ code: "precondition_failed", path: "keep.txt", expected_sha256: sha256Hex("what the model read\n"), actual_sha256: sha256Hex("current\n") });
+      expect(del.errors![0]).toMatchObject({ code: "precondition_failed", path: "keep.txt", expectedSha256: sha256Hex("what the model read\n"), actualSha256: sha256Hex("current\n") });
       expect(treeBytes(root)).toEqual(before);
     });
 
@@ -153,16 +153,16 @@ for (const c of shells) {
       const before = treeBytes(root);
       const text = patch("*** Update File: app.conf", "@@", "-workers 2", "+workers 8");
       const stale = await apply(root, text, { dryRun: true, expectedSha256: { "app.conf": sha256Hex("workers 1\n") } }, shell);
-      expect(stale).toMatchObject({ ok: false, dry_run: true });
-      expect(stale.errors![0]).toMatchObject({ code: "precondition_failed", actual_sha256: sha256Hex("workers 2\n") });
+      expect(stale).toMatchObject({ ok: false, dryRun: true });
+      expect(stale.errors![0]).toMatchObject({ code: "precondition_failed", actualSha256: sha256Hex("workers 2\n") });
       const preview = await apply(root, text, { dryRun: true, expectedSha256: { "app.conf": sha256Hex("workers 2\n") } }, shell);
-      expect(preview).toMatchObject({ ok: true, dry_run: true });
-      expect(preview.files[0]).toMatchObject({ previous_sha256: sha256Hex("workers 2\n"), new_sha256: sha256Hex("workers 8\n"), bytes_written: 0 });
+      expect(preview).toMatchObject({ ok: true, dryRun: true });
+      expect(preview.files[0]).toMatchObject({ previousSha256: sha256Hex("workers 2\n"), newSha256: sha256Hex("workers 8\n"), bytesWritten: 0 });
       expect(preview.files[0]!.diff).toContain("+workers 8");
       expect(shell.count).toBe(2); // one snapshot exec per dry run, no commit
       expect(treeBytes(root)).toEqual(before);
-      const real = await apply(root, text, { expectedSha256: { "app.conf": preview.files[0]!.previous_sha256! } }, shell);
-      expect(real.files[0]!.new_sha256).toBe(preview.files[0]!.new_sha256);
+      const real = await apply(root, text, { expectedSha256: { "app.conf": preview.files[0]!.previousSha256! } }, shell);
+      expect(real.files[0]!.newSha256).toBe(preview.files[0]!.newSha256);
       expect(read(root, "app.conf")).toBe("workers 8\n");
       expect(shell.count).toBe(4);
     });
@@ -173,7 +173,7 @@ for (const c of shells) {
       const report = await apply(root, patch("*** Update File: a.txt", "@@", " one", "-two", "+2", "*** Update File: b.txt", "@@", "-b", "+B"), {}, shell);
       expect(report.ok).toBe(false);
       expect(report.errors!.map((e) => [e.code, e.path])).toEqual([["conflict", "a.txt"]]);
-      expect(report.errors![0]!.actual_sha256).toBe(sha256Hex("one\nTWO by someone else\n"));
+      expect(report.errors![0]!.actualSha256).toBe(sha256Hex("one\nTWO by someone else\n"));
       expect(read(root, "b.txt")).toBe("b\n");
     });
 
@@ -200,14 +200,14 @@ for (const c of shells) {
       const update = again.errors!.find((e) => e.path === "src/app.py")!;
       expect(update.code).toBe("context_mismatch");
       expect(update.message).toContain("already applied");
-      expect(update.already_applied_at).toBe(4);
+      expect(update.alreadyAppliedAt).toBe(4);
       expect(treeBytes(rootA)).toEqual(afterFirst);
       await first.close?.();
 
       const restarted = await c.openNew();
       const replay = await apply(rootB, text, {}, restarted);
       expect(replay.errors).toBeUndefined();
-      const shas = (r: ApplyReport): (string | null)[] => r.files.map((f) => f.new_sha256);
+      const shas = (r: ApplyReport): (string | null)[] => r.files.map((f) => f.newSha256);
       expect(shas(replay)).toEqual(shas(applied));
       expect(shas(replay)).toEqual(shas(preview));
       expect(replay.files.map((f) => f.diff)).toEqual(applied.files.map((f) => f.diff));

@@ -32,7 +32,7 @@ for (const c of shells) {
       expect(report.ok).toBe(true);
       expect(report.atomicity).toBe("batch_preflight_per_file_commit");
       expect(report.elevated).toBe(c.expectElevated);
-      expect(report.operation_id).toMatch(/^[0-9a-f]{16}$/);
+      expect(report.operationId).toMatch(/^[0-9a-f]{16}$/);
       expect(read(root, "a.txt")).toBe("new a\n");
       expect(read(root, "n1/n2/new.txt")).toBe("fresh\n");
       expect(existsSync(join(root, "d/gone.txt"))).toBe(false);
@@ -42,10 +42,10 @@ for (const c of shells) {
       expect(statSync(join(root, "n1/n2")).mode & 0o777).toBe(0o755);
       expect(statSync(join(root, "n1/n2/new.txt")).mode & 0o777).toBe(0o644);
       const [u, a, d, m] = report.files;
-      expect(u).toMatchObject({ op: "update", path: "a.txt", previous_sha256: sha256Hex("old a\n"), new_sha256: sha256Hex("new a\n"), bytes_written: 6, metadata_preserved: { mode: true, owner: true } });
-      expect(a).toMatchObject({ op: "add", previous_sha256: null, metadata_preserved: null });
-      expect(d).toMatchObject({ op: "delete", new_sha256: null, bytes_written: 0 });
-      expect(m).toMatchObject({ op: "move", move_to: "dst/deep/m.txt", metadata_preserved: { mode: true, owner: true } });
+      expect(u).toMatchObject({ op: "update", path: "a.txt", previousSha256: sha256Hex("old a\n"), newSha256: sha256Hex("new a\n"), bytesWritten: 6, metadataPreserved: { mode: true, owner: true } });
+      expect(a).toMatchObject({ op: "add", previousSha256: null, metadataPreserved: null });
+      expect(d).toMatchObject({ op: "delete", newSha256: null, bytesWritten: 0 });
+      expect(m).toMatchObject({ op: "move", moveTo: "dst/deep/m.txt", metadataPreserved: { mode: true, owner: true } });
       expect(u!.diff).toContain("a/a.txt");
     });
 
@@ -54,7 +54,7 @@ for (const c of shells) {
       const ino = statSync(join(root, "exists.txt")).ino;
       const report = await commitRemote(await c.open(), root, plan([P.add("exists.txt", "clobber\n")]));
       expect(report.ok).toBe(false);
-      expect(report.errors![0]).toMatchObject({ code: "conflict", path: "exists.txt", expected_state: "missing", actual_state: "file", actual_sha256: sha256Hex("precious\n"), retryable: true });
+      expect(report.errors![0]).toMatchObject({ code: "conflict", path: "exists.txt", expectedState: "missing", actualState: "file", actualSha256: sha256Hex("precious\n"), retryable: true });
       expect(read(root, "exists.txt")).toBe("precious\n");
       expect(statSync(join(root, "exists.txt")).ino).toBe(ino);
     });
@@ -62,7 +62,7 @@ for (const c of shells) {
     test("Delete with a wrong expected SHA keeps the file", async () => {
       const root = makeTree({ "keep.txt": "current\n" });
       const report = await commitRemote(await c.open(), root, plan([P.delete("keep.txt", "what the model thought\n")]));
-      expect(report.errors![0]).toMatchObject({ code: "conflict", path: "keep.txt", expected_sha256: sha256Hex("what the model thought\n"), actual_sha256: sha256Hex("current\n") });
+      expect(report.errors![0]).toMatchObject({ code: "conflict", path: "keep.txt", expectedSha256: sha256Hex("what the model thought\n"), actualSha256: sha256Hex("current\n") });
       expect(report.errors![0]!.message).toContain("Read the file again");
       expect(read(root, "keep.txt")).toBe("current\n");
     });
@@ -91,9 +91,9 @@ for (const c of shells) {
         P.add("dir", "not a file\n"),
       ]));
       const byPath = Object.fromEntries(report.errors!.map((e) => [e.path, e]));
-      expect(byPath["x.txt"]).toMatchObject({ code: "conflict", actual_state: "file" });
-      expect(byPath["missing.txt"]).toMatchObject({ code: "conflict", actual_state: "missing", actual_sha256: null });
-      expect(byPath["dir"]).toMatchObject({ code: "conflict", actual_state: "directory" });
+      expect(byPath["x.txt"]).toMatchObject({ code: "conflict", actualState: "file" });
+      expect(byPath["missing.txt"]).toMatchObject({ code: "conflict", actualState: "missing", actualSha256: null });
+      expect(byPath["dir"]).toMatchObject({ code: "conflict", actualState: "directory" });
     });
 
     test("modes are kept exactly: 0755, 0600, setuid 04755, setgid 02755, both 06750", async () => {
@@ -105,7 +105,7 @@ for (const c of shells) {
         expect((statSync(join(root, p)).mode & 0o7777).toString(8)).toBe(mode.toString(8));
         expect(read(root, p)).toBe("v2\n");
       }
-      expect(report.files.every((f) => f.metadata_preserved?.mode === true)).toBe(true);
+      expect(report.files.every((f) => f.metadataPreserved?.mode === true)).toBe(true);
     });
 
     rootTest("owner and group are kept: files owned by other uids, with setuid/setgid bits (as root)", async () => {
@@ -130,12 +130,12 @@ for (const c of shells) {
       expect(meta("owned.txt")).toEqual([1234, 2345, 0o4750]);
       expect(meta("daemon.conf")).toEqual([0, 1, 0o2640]);
       expect(meta("sub/moved.txt")).toEqual([4321, 5432, 0o640]);
-      expect(report.files.map((f) => f.metadata_preserved)).toEqual([{ mode: true, owner: true }, { mode: true, owner: true }, { mode: true, owner: true }]);
+      expect(report.files.map((f) => f.metadataPreserved)).toEqual([{ mode: true, owner: true }, { mode: true, owner: true }, { mode: true, owner: true }]);
       expect(report.files.flatMap((f) => f.warnings)).toEqual([]);
       expect(read(root, "owned.txt")).toBe("v2\n");
     });
 
-    test("a mode that cannot be set → mode_not_preserved warning, metadata_preserved.mode false (FAULT INJECTED: hook turns chmod into a no-op, as on a filesystem that ignores modes)", async () => {
+    test("a mode that cannot be set → mode_not_preserved warning, metadataPreserved.mode false (FAULT INJECTED: hook turns chmod into a no-op, as on a filesystem that ignores modes)", async () => {
       const root = makeTree({ "script.sh": { content: "v1\n", mode: 0o755 }, "plain.txt": "p1\n" });
       // The hook runs before step 4 (metadata) and defines a shell function
       // that shadows chmod for the rest of the program.
@@ -144,10 +144,10 @@ for (const c of shells) {
       expect(report.errors).toBeUndefined();
       expect(report.ok).toBe(true);
       const [script, plain] = report.files;
-      expect(script!.metadata_preserved).toEqual({ mode: false, owner: true });
+      expect(script!.metadataPreserved).toEqual({ mode: false, owner: true });
       expect(script!.warnings.map((w) => [w.code, w.path])).toEqual([["mode_not_preserved", "script.sh"]]);
       expect(script!.warnings[0]!.message).toContain("755");
-      expect(plain!.metadata_preserved).toEqual({ mode: false, owner: true });
+      expect(plain!.metadataPreserved).toEqual({ mode: false, owner: true });
       // The content is replaced; the stage kept its private 0600 mode.
       expect(read(root, "script.sh")).toBe("v2\n");
       expect(statSync(join(root, "script.sh")).mode & 0o777).toBe(0o600);
@@ -212,7 +212,7 @@ for (const c of shells) {
       symlinkSync(outside, join(root, "escape"));
       const shell = await c.open();
       const first = await commitRemote(shell, root, plan([P.update("link.txt", "real\n", "hijacked\n")]));
-      expect(first.errors![0]).toMatchObject({ code: "conflict", actual_state: "symlink" });
+      expect(first.errors![0]).toMatchObject({ code: "conflict", actualState: "symlink" });
       const second = await commitRemote(shell, root, plan([P.add("escape/new.txt", "x"), P.update("escape/target.txt", "outside\n", "hijacked\n")]));
       expect(second.ok).toBe(false);
       expect(second.errors!.every((e) => e.code === "symlink_rejected")).toBe(true);
@@ -242,7 +242,7 @@ for (const c of shells) {
       expect(missing.errors![0]!.message).toContain("does not exist");
     });
 
-    test("upload progress counts the bytes the report counts: its last total is the sum of bytes_uploaded", async () => {
+    test("upload progress counts the bytes the report counts: its last total is the sum of bytesUploaded", async () => {
       const root = makeTree({});
       const big = "x".repeat(300_000);
       const seen: [number, number][] = [];
@@ -251,7 +251,7 @@ for (const c of shells) {
       expect(seen.length).toBeGreaterThan(1);
       const [sent, total] = seen.at(-1)!;
       expect(sent).toBe(total);
-      expect(total).toBe(report.files.reduce((sum, f) => sum + f.bytes_uploaded!, 0));
+      expect(total).toBe(report.files.reduce((sum, f) => sum + f.bytesUploaded!, 0));
       expect(total).toBe(300_000);
       for (let i = 1; i < seen.length; i++) expect(seen[i]![0]).toBeGreaterThanOrEqual(seen[i - 1]![0]);
       expect(read(root, "big.txt")).toBe(big);
@@ -263,7 +263,7 @@ for (const c of shells) {
       const snaps = await readSnapshots(shell, root, ["cfg/app.conf"]);
       const old = snaps.get("cfg/app.conf")!;
       const report = await commitRemote(shell, root, plan([P.update("cfg/app.conf", old.bytes!, "port=8080\n")]), { operationId: "roundtrip_1" });
-      expect(report).toMatchObject({ ok: true, operation_id: "roundtrip_1", elevated: c.expectElevated });
+      expect(report).toMatchObject({ ok: true, operationId: "roundtrip_1", elevated: c.expectElevated });
       expect(read(root, "cfg/app.conf")).toBe("port=8080\n");
     });
   });

@@ -88,23 +88,23 @@ for (const c of shells) {
       const { report, commitStdin } = await applyCounted(await c.open(), root, patch);
       expect(report.errors).toBeUndefined();
       expect(commitStdin).toBeLessThan(size / 100);
-      expect(report.files[0]!.bytes_uploaded!).toBeLessThan(size / 100);
-      expect(report.files[0]!.bytes_uploaded!).toBeGreaterThan(0);
-      expect(report.files[0]!.bytes_written).toBe(expected.length);
+      expect(report.files[0]!.bytesUploaded!).toBeLessThan(size / 100);
+      expect(report.files[0]!.bytesUploaded!).toBeGreaterThan(0);
+      expect(report.files[0]!.bytesWritten).toBe(expected.length);
       expect(sha256Hex(bytesOf(root, "data/big.txt"))).toBe(sha256Hex(expected));
-      expect(report.files[0]!.new_sha256).toBe(sha256Hex(expected));
+      expect(report.files[0]!.newSha256).toBe(sha256Hex(expected));
       expect(statSync(join(root, "data/big.txt")).mode & 0o777).toBe(0o640);
       expect(statSync(join(root, "data/big.txt")).ino).not.toBe(ino); // replaced by rename
       expect(statSync(join(root, "data/big.txt")).nlink).toBe(1);
       // the pin (a hard link of the source) was gone before step 4 looked at the link count
       expect(report.files[0]!.warnings).toEqual([]);
-      expect(report.files[0]!.metadata_preserved).toEqual({ mode: true, owner: true });
+      expect(report.files[0]!.metadataPreserved).toEqual({ mode: true, owner: true });
 
       const whole = makeTree({ "data/big.txt": { content: text, mode: 0o640 } });
       const off = await applyCounted(await c.open(), whole, patch, false);
       expect(off.report.errors).toBeUndefined();
       expect(off.commitStdin).toBeGreaterThan(size);
-      expect(off.report.files[0]!.bytes_uploaded).toBe(expected.length);
+      expect(off.report.files[0]!.bytesUploaded).toBe(expected.length);
       expect(bytesOf(whole, "data/big.txt")).toEqual(bytesOf(root, "data/big.txt"));
     }, 30_000);
 
@@ -136,8 +136,8 @@ for (const c of shells) {
       expect(report.errors).toBeUndefined();
       const expected = enc.encode(changed(text, rows));
       expect(sha256Hex(bytesOf(root, "big.txt"))).toBe(sha256Hex(expected));
-      expect(report.files[0]!.bytes_uploaded!).toBe(upload.blobBytes + upload.lineBytes);
-      expect(report.files[0]!.bytes_uploaded!).toBeLessThan(expected.length / 2);
+      expect(report.files[0]!.bytesUploaded!).toBe(upload.blobBytes + upload.lineBytes);
+      expect(report.files[0]!.bytesUploaded!).toBeLessThan(expected.length / 2);
     }, 30_000);
 
     test("CRLF endings, a BOM and no final newline are kept exactly; a file under 64 KiB in the same batch is uploaded whole", async () => {
@@ -167,8 +167,8 @@ for (const c of shells) {
       expect(bytesOf(root, "win.txt").slice(0, 3)).toEqual(new Uint8Array([0xef, 0xbb, 0xbf]));
       expect(readFileSync(join(root, "small.txt"), "utf8")).toBe(changed(small, [50], " small"));
       const [win, smallReport] = report.files;
-      expect(win!.bytes_uploaded!).toBeLessThan(1000);
-      expect(smallReport!.bytes_uploaded).toBe(smallReport!.bytes_written);
+      expect(win!.bytesUploaded!).toBeLessThan(1000);
+      expect(smallReport!.bytesUploaded).toBe(smallReport!.bytesWritten);
     }, 30_000);
 
     test("a Move with a change: the destination is rebuilt from the source, the source removed, mode kept", async () => {
@@ -176,8 +176,8 @@ for (const c of shells) {
       const root = makeTree({ "src/old.txt": { content: text, mode: 0o604 } });
       const { report } = await applyCounted(await c.open(), root, linesPatch("src/old.txt", [10_000], " moved", "dst/deep/new.txt"));
       expect(report.errors).toBeUndefined();
-      expect(report.files[0]).toMatchObject({ op: "move", move_to: "dst/deep/new.txt", metadata_preserved: { mode: true, owner: true } });
-      expect(report.files[0]!.bytes_uploaded!).toBeLessThan(1000);
+      expect(report.files[0]).toMatchObject({ op: "move", moveTo: "dst/deep/new.txt", metadataPreserved: { mode: true, owner: true } });
+      expect(report.files[0]!.bytesUploaded!).toBeLessThan(1000);
       expect(readFileSync(join(root, "dst/deep/new.txt"), "utf8")).toBe(changed(text, [10_000], " moved"));
       expect(statSync(join(root, "dst/deep/new.txt")).mode & 0o777).toBe(0o604);
       expect(() => lstatSync(join(root, "src/old.txt"))).toThrow();
@@ -194,7 +194,7 @@ for (const c of shells) {
       const now = overwritten(text, 100);
       expect(report.ok).toBe(false);
       expect(report.errors!.map((e) => [e.code, e.path])).toEqual([["conflict", "big.txt"]]);
-      expect(report.errors![0]).toMatchObject({ expected_sha256: sha256Hex(text), actual_sha256: sha256Hex(now), actual_state: "file", retryable: true });
+      expect(report.errors![0]).toMatchObject({ expectedSha256: sha256Hex(text), actualSha256: sha256Hex(now), actualState: "file", retryable: true });
       // found with the content comparison under the locks (the stages are
       // hashed in the background meanwhile and judged there too)
       expect(existsSync(marker)).toBe(true);
@@ -210,7 +210,7 @@ for (const c of shells) {
       const shell = new HookedShell(await c.open(), hooks({ "delta_read:0": overwrite(root, 200_000) }));
       const report = await applyPatch(shell, { root, patch: linesPatch("big.txt", [5_000]) });
       expect(report.errors!.map((e) => e.code)).toEqual(["conflict"]);
-      expect(report.errors![0]!.actual_sha256).toBe(sha256Hex(overwritten(text, 200_000)));
+      expect(report.errors![0]!.actualSha256).toBe(sha256Hex(overwritten(text, 200_000)));
       expect(readFileSync(join(root, "big.txt"), "utf8")).toBe(overwritten(text, 200_000));
     }, 30_000);
 
@@ -220,7 +220,7 @@ for (const c of shells) {
       const marker = join(tempDir(), "locked");
       const shell = new HookedShell(await c.open(), hooks({ "delta_pin:0": `printf 'appended\\n' >> ${q(root, "big.txt")}`, "locked:": `: > ${shQuote(marker)}` }));
       const report = await applyPatch(shell, { root, patch: linesPatch("big.txt", [5_000]) });
-      expect(report.errors!.map((e) => [e.code, e.actual_sha256])).toEqual([["conflict", sha256Hex(text + "appended\n")]]);
+      expect(report.errors!.map((e) => [e.code, e.actualSha256])).toEqual([["conflict", sha256Hex(text + "appended\n")]]);
       expect(existsSync(marker)).toBe(true); // found by step 3
       expect(readFileSync(join(root, "big.txt"), "utf8")).toBe(text + "appended\n");
     }, 30_000);
@@ -270,7 +270,7 @@ for (const c of shells) {
         const s = setup();
         const shell = new HookedShell(await c.open(), hooks({ "delta_pin:0": s.swap, "stage_hashed:": s.stageAccepted }));
         const report = await applyPatch(shell, { root: s.root, patch: linesPatch("big.txt", [5_000]) });
-        expect(report.errors!.map((e) => [e.code, e.path, e.actual_state])).toEqual([["conflict", "big.txt", "symlink"]]);
+        expect(report.errors!.map((e) => [e.code, e.path, e.actualState])).toEqual([["conflict", "big.txt", "symlink"]]);
         expect(existsSync(s.marker)).toBe(false); // refused in step 1, at the pin: no stage was hashed
         untouched(s);
       }, 30_000);
@@ -279,7 +279,7 @@ for (const c of shells) {
         const s = setup();
         const shell = new HookedShell(await c.open(), hooks({ "stage_hashed:": s.stageAccepted, "locked:": s.swap }));
         const report = await applyPatch(shell, { root: s.root, patch: linesPatch("big.txt", [5_000]) });
-        expect(report.errors!.map((e) => [e.code, e.path, e.actual_state])).toEqual([["conflict", "big.txt", "symlink"]]);
+        expect(report.errors!.map((e) => [e.code, e.path, e.actualState])).toEqual([["conflict", "big.txt", "symlink"]]);
         expect(existsSync(s.marker)).toBe(true);
         untouched(s);
       }, 30_000);
@@ -288,7 +288,7 @@ for (const c of shells) {
         const s = setup();
         const shell = new HookedShell(await c.open(), hooks({ "delta_pin:0": "sap_link() { return 1; }", "delta_read:0": s.swap, "stage_hashed:": s.stageAccepted }));
         const report = await applyPatch(shell, { root: s.root, patch: linesPatch("big.txt", [5_000]) });
-        expect(report.errors!.map((e) => [e.code, e.path, e.actual_state])).toEqual([["conflict", "big.txt", "symlink"]]);
+        expect(report.errors!.map((e) => [e.code, e.path, e.actualState])).toEqual([["conflict", "big.txt", "symlink"]]);
         expect(existsSync(s.marker)).toBe(false); // refused before the stages' SHA-256s are judged (under the locks)
         untouched(s);
       }, 30_000);

@@ -37,7 +37,7 @@ for (const c of shells) {
       const report = await commitRemote(shell, root, plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]));
       expect(report.ok).toBe(false);
       expect(report.errors).toHaveLength(1);
-      expect(report.errors![0]).toMatchObject({ code: "conflict", path: "a.txt", actual_sha256: sha256Hex("someone else\n"), retryable: true });
+      expect(report.errors![0]).toMatchObject({ code: "conflict", path: "a.txt", actualSha256: sha256Hex("someone else\n"), retryable: true });
       expect(read(root, "a.txt")).toBe("someone else\n");
       expect(read(root, "b.txt")).toBe("b1\n");
       expect(statSync(join(root, "b.txt")).ino).toBe(inoB);
@@ -117,7 +117,7 @@ for (const c of shells) {
       const shell = new HookedShell(await c.open(), at("before_finalize", "2", `sap_get S_d_2 && sap_pcd "$SAP_V" && rm -f ./s2`));
       const report = await commitRemote(shell, root, plan([P.update("a.txt", "a1\n", "a2\n"), P.delete("b.txt", "b1\n"), P.update("c.txt", "c1\n", "c2\n")]), { operationId: op });
       expect(report.ok).toBe(false);
-      expect(report.errors![0]).toMatchObject({ code: "remote_error", operation_id: op });
+      expect(report.errors![0]).toMatchObject({ code: "remote_error", operationId: op });
       expect(report.errors![0]!.message).toContain("writing c.txt failed");
       expect(report.errors![0]!.message).toContain("nothing was changed");
       expect([read(root, "a.txt"), read(root, "b.txt"), read(root, "c.txt")]).toEqual(["a1\n", "b1\n", "c1\n"]);
@@ -136,7 +136,7 @@ for (const c of shells) {
       const report = await commitRemote(hooked, root, thePlan, { operationId: op });
       expect(report.ok).toBe(false);
       const f = report.errors![0]!;
-      expect(f).toMatchObject({ code: "partial_apply", operation_id: op, retryable: false });
+      expect(f).toMatchObject({ code: "partial_apply", operationId: op, retryable: false });
       expect(f.outcomes).toEqual([
         { path: "a.txt", state: "new", sha256: sha256Hex("a2\n") },
         { path: "b.txt", state: "old", sha256: sha256Hex("b1\n") },
@@ -159,7 +159,7 @@ for (const c of shells) {
       const shell = await c.open();
       const report = await commitRemote(new HookedShell(shell, at("after_finalize", "1", "kill -9 $$")), root, thePlan, { operationId: op });
       expect(report.ok).toBe(false);
-      expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operation_id: op, retryable: false });
+      expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: op, retryable: false });
       expect(report.errors![0]!.planned).toEqual([
         { path: "a.txt", sha256: sha256Hex("a2\n") },
         { path: "b.txt", sha256: null },
@@ -169,7 +169,7 @@ for (const c of shells) {
       expect(report.errors![0]!.reconcile).toEqual(reconcileTicket(thePlan, op));
       expect(leftovers(root).length).toBeGreaterThan(0);
       const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
-      expect(after).toMatchObject({ ok: true, operation_id: op });
+      expect(after).toMatchObject({ ok: true, operationId: op });
       expect(after.files.map((x) => [x.path, x.state])).toEqual([["a.txt", "not_applied"], ["b.txt", "not_applied"], ["n/c.txt", "not_applied"]]);
       expect(read(root, "a.txt")).toBe("a1\n");
       expect(read(root, "b.txt")).toBe("b1\n");
@@ -203,7 +203,7 @@ for (const c of shells) {
       expect(leftovers(root).length).toBeGreaterThan(0);
       const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
       expect(after.files.map((x) => x.state)).toEqual(["applied", "applied"]);
-      expect(after.files[0]!.bytes_written).toBe(3);
+      expect(after.files[0]!.bytesWritten).toBe(3);
       expect(read(root, "a.txt")).toBe("a2\n");
       expect(existsSync(join(root, "b.txt"))).toBe(false);
     });
@@ -254,7 +254,7 @@ for (const c of shells) {
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       const shell = await c.open();
       const report = await commitRemote(new HookedShell(shell, at("checked", "", "sleep 3")), root, thePlan, { operationId: "slow_1", timeoutMs: 500 });
-      expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operation_id: "slow_1" });
+      expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "slow_1" });
       expect(report.errors![0]!.message).toContain("timeout");
       const after = await reconcile(shell, root, thePlan, "slow_1");
       expect(after.files[0]!.state).toBe("not_applied");
@@ -275,7 +275,7 @@ for (const c of shells) {
       expect(early.errors![0]).toMatchObject({ code: "locked", retryable: true });
       // the lock that is really held, and whose: the operation's own lock, a live process of this very operation
       expect(early.errors![0]!.message).toContain("operation busy_1 is still running");
-      expect(early.errors![0]!.lock).toMatchObject({ kind: "operation", name: ".sap-lock-op-busy_1", operation_id: "busy_1" });
+      expect(early.errors![0]!.lock).toMatchObject({ kind: "operation", name: ".sap-lock-op-busy_1", operationId: "busy_1" });
       expect(early.errors![0]!.lock!.pid).toBeGreaterThan(1);
       writeFileSync(release, "");
       expect((await running).ok).toBe(true);
@@ -313,22 +313,22 @@ for (const c of shells) {
       test("disconnect after rename (TCP cut at a hook) → outcome_unknown; the program completes; reconcile reports applied", async () => {
         const { root, report, after } = await disconnectAfterRename("completes");
         expect(report.ok).toBe(false);
-        expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operation_id: "cut_completes", retryable: false });
+        expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "cut_completes", retryable: false });
         expect(report.errors![0]!.message).toContain("dropped"); // the transport's own report of the cut
         expect(report.errors![0]!.planned).toEqual([
           { path: "a.txt", sha256: sha256Hex("a2\n") },
           { path: "b.txt", sha256: sha256Hex("b2\n") },
           { path: "gone.txt", sha256: null },
         ]);
-        expect(after).toMatchObject({ ok: true, operation_id: "cut_completes" });
+        expect(after).toMatchObject({ ok: true, operationId: "cut_completes" });
         expect(after.files.map((f) => [f.path, f.state])).toEqual([["a.txt", "applied"], ["b.txt", "applied"], ["gone.txt", "applied"]]);
         expect([read(root, "a.txt"), read(root, "b.txt"), existsSync(join(root, "gone.txt"))]).toEqual(["a2\n", "b2\n", false]);
       }, 20_000);
 
       test("disconnect after rename (TCP cut at a hook) → outcome_unknown; the program dies (SIGKILL); reconcile restores and reports not_applied", async () => {
         const { root, report, after } = await disconnectAfterRename("host kills it");
-        expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operation_id: "cut_killed" });
-        expect(after).toMatchObject({ ok: true, operation_id: "cut_killed" });
+        expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "cut_killed" });
+        expect(after).toMatchObject({ ok: true, operationId: "cut_killed" });
         expect(after.files.map((f) => [f.path, f.state])).toEqual([["a.txt", "not_applied"], ["b.txt", "not_applied"], ["gone.txt", "not_applied"]]);
         expect([read(root, "a.txt"), read(root, "b.txt"), read(root, "gone.txt")]).toEqual(["a1\n", "b1\n", "g\n"]);
       }, 20_000);

@@ -138,7 +138,7 @@ describe("listFiles as another user (setpriv) under each local shell", () => {
       const r = await listFiles(shell, root, { depth: 3 });
       expect(r.ok).toBe(true);
       expect(paths(r)).toEqual(["b.txt", "closed", "open", "open/a.txt"]);
-      expect(r).toMatchObject({ unreadable: ["closed"], unreadable_count: 1 });
+      expect(r).toMatchObject({ unreadable: ["closed"], unreadableCount: 1 });
       const direct = await listFiles(shell, root, { path: "closed" });
       expect(direct.errors?.[0]?.code).toBe("permission_denied");
     });

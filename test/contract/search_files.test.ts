@@ -36,7 +36,7 @@ for (const c of shells) {
       expect(hits(r).sort()).toEqual(["app/server.conf:1", "app/server.conf:3", "app/win.conf:2"]);
       const m = r.matches.find((x) => x.path === "app/win.conf")!;
       expect(m).toEqual({ path: "app/win.conf", line: 2, id: formatLineId("listen 8080;", 2), text: "listen 8080;", cut: false });
-      expect(r).toMatchObject({ truncated: false, files_searched: 3, directories_searched: 2 });
+      expect(r).toMatchObject({ truncated: false, filesSearched: 3, directoriesSearched: 2 });
       expect(shell.count).toBe(1);
     });
 
@@ -171,7 +171,7 @@ describe("searchFiles: many files in batches", () => {
     mkdirSync(join(root, "empty"));
     writeFileSync(join(root, "d0", "needle-name-only.txt"), "no\n");
     const r = await searchFiles(new LocalShell(), root, "needle [0-9]+", { maxResults: 1000 });
-    expect(r.files_searched).toBe(1001);
+    expect(r.filesSearched).toBe(1001);
     const expected = Array.from({ length: 1000 }, (_, i) => i).filter((i) => i % 97 === 0).map((i) => `d${i % 7}/f${i}.txt:2`);
     expect(hits(r).sort()).toEqual(expected.sort());
   });

@@ -96,7 +96,7 @@ for (const c of shells) {
         patch: patchOf("big.ts", '  const value_10 = compute(99, "b"); // line 10', '  const value_10 = compute(100, "b"); // line 10'),
       });
       expect(report.errors).toBeUndefined();
-      expect(report.files[0]).toMatchObject({ snapshot: c.transport === "ssh" ? "compressed" : "downloaded", previous_sha256: sha256Hex(after) });
+      expect(report.files[0]).toMatchObject({ snapshot: c.transport === "ssh" ? "compressed" : "downloaded", previousSha256: sha256Hex(after) });
       expect(readFileSync(join(root, "big.ts"), "utf8")).toBe(after.replace("compute(99,", "compute(100,"));
       expect(cache.stats.misses).toBe(1);
       // And the patch that only fits the old bytes is a context failure, not applied to the cached copy.

@@ -32,7 +32,7 @@ for (const c of sshShells) {
       const root = deep + "/x".repeat(70 * 1024);
       const report = await commitRemote(shell, root, plan([P.add("a.txt", "a\n")]), { operationId: "too_long" });
       expect(report.errors).toHaveLength(1);
-      expect(report.errors![0]).toMatchObject({ code: "limit_exceeded", operation_id: "too_long" });
+      expect(report.errors![0]).toMatchObject({ code: "limit_exceeded", operationId: "too_long" });
       expect(report.errors![0]!.message).toContain("Nothing ran");
       const snapshot = await readSnapshots(shell, root, ["a.txt"]).catch((e) => e);
       expect(snapshot).toBeInstanceOf(RemoteShellError);
@@ -64,7 +64,7 @@ for (const c of sshShells) {
       // 1 ms is far less than an SSH handshake: the commit cannot be sent in time.
       const report = await commitRemote(shell, root, thePlan, { operationId: "slow_link", timeoutMs: 1 });
       expect(report.errors).toHaveLength(1);
-      expect(report.errors![0]).toMatchObject({ code: "timeout", operation_id: "slow_link" });
+      expect(report.errors![0]).toMatchObject({ code: "timeout", operationId: "slow_link" });
       expect(report.errors![0]!.message).toContain("nothing ran");
       expect(read(root, "a.txt")).toBe("a1\n");
       const retried = await commitRemote(shell, root, thePlan, { operationId: "slow_link" });

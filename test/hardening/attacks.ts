@@ -169,7 +169,7 @@ async function runOne(c: AttackCase, options: AttackOptions, figures: AttackFigu
   try {
     report = await applyPatch(shell, { root: engineRoot, patch: fill(c.patch), lockWaitMs: 3000, timeoutMs: 30_000, operationId: c.operationId });
   } catch (error) {
-    report = { ok: false, operation_id: "-", atomicity: "batch_preflight_per_file_commit", elevated: false, dry_run: false, files: [], warnings: [], errors: [{ code: "remote_error", message: `applyPatch threw: ${error}`, retryable: false }] };
+    report = { ok: false, operationId: "-", atomicity: "batch_preflight_per_file_commit", elevated: false, dryRun: false, files: [], warnings: [], errors: [{ code: "remote_error", message: `applyPatch threw: ${error}`, retryable: false }] };
   }
   const result = report.ok ? "ok" : report.errors?.[0]?.code ?? "failed";
   const problems: string[] = [];

@@ -87,7 +87,7 @@ describe("a default ACL on the directory of an existing file", () => {
       });
       expect(report.ok).toBe(false);
       const e = report.errors!;
-      expect(e.map((x) => [x.code, x.path, x.unsafe_directory?.reason, x.unsafe_directory?.path, x.retryable])).toEqual([
+      expect(e.map((x) => [x.code, x.path, x.unsafeDirectory?.reason, x.unsafeDirectory?.path, x.retryable])).toEqual([
         ["unsafe_directory", "shared/sub/s.txt", "acl", sub, false],
       ]);
       expect(e[0]!.message).toContain(`setfacl -k ${sub}`);
@@ -110,7 +110,7 @@ describe("a default ACL on the directory of an existing file", () => {
       sharedDirectories: "allow",
       patch: "*** Begin Patch\n*** Update File: shared/m.txt\n*** Move to: shared/sub/m.txt\n@@\n-old secret\n+NEW secret\n*** End Patch\n",
     });
-    expect(report.errors?.map((x) => [x.code, x.path, x.unsafe_directory?.reason])).toEqual([["unsafe_directory", "shared/sub/m.txt", "acl"]]);
+    expect(report.errors?.map((x) => [x.code, x.path, x.unsafeDirectory?.reason])).toEqual([["unsafe_directory", "shared/sub/m.txt", "acl"]]);
     expect(readFileSync(join(t.work, "m.txt"), "utf8")).toBe("old secret\n");
     expect(existsSync(join(sub, "m.txt"))).toBe(false);
     expect(engineEntries(sub)).toEqual([]);
@@ -140,7 +140,7 @@ describe("a default ACL on the directory of an existing file", () => {
     chmodSync(f, 0o640);
     expect(spawnSync("python3", [aclScript(t.attacker.uid), dir]).status).toBe(0);
     const report = await applyPatch(new LocalShell({ ...dash.options, cwd: tempDir("sap-cwd-") }), { root: t.root, patch: update("private/s.txt") });
-    expect(report.errors?.map((x) => [x.code, x.path, x.unsafe_directory?.reason, x.unsafe_directory?.path])).toEqual([["unsafe_directory", "private/s.txt", "acl", dir]]);
+    expect(report.errors?.map((x) => [x.code, x.path, x.unsafeDirectory?.reason, x.unsafeDirectory?.path])).toEqual([["unsafe_directory", "private/s.txt", "acl", dir]]);
     expect(readFileSync(f, "utf8")).toBe("old secret\n");
     expect(engineEntries(dir)).toEqual([]);
   });

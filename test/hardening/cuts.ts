@@ -193,7 +193,7 @@ async function cutTrial(
     report = await commitRemote(shell, root, fx.plan, { operationId: op, timeoutMs: 20_000 });
   } catch (error) {
     // a cut inside the handshake: connectSsh rejects, nothing ran
-    report = { ok: false, operation_id: op, atomicity: "batch_preflight_per_file_commit", elevated: false, files: [], warnings: [], errors: [{ code: "connect_failed", message: String(error), retryable: true }] };
+    report = { ok: false, operationId: op, atomicity: "batch_preflight_per_file_commit", elevated: false, files: [], warnings: [], errors: [{ code: "connect_failed", message: String(error), retryable: true }] };
   } finally {
     proxy.setCutAfterBytes(undefined);
     await shell?.close();

@@ -36,7 +36,7 @@ export interface ExpectedFailure {
   hunk?: number;
   /** 1-based file line the failure points at. */
   line?: number;
-  patch_line?: number;
+  patchLine?: number;
   /** Substrings every front end's message contains (the diagnosis and the next step). */
   says: string[];
   /** More substrings for one front end (its words for the next step). */
@@ -104,7 +104,7 @@ export const MISTAKES: Mistake[] = [
       hunk: 1,
       line: 2,
       says: ["The closest region is line 2", "-     listen 8080;\n  +     listen 80;", "Copy the file's current lines exactly as shown above"],
-      fields: { closest: { start_line: 2, end_line: 2, difference: "content" } },
+      fields: { closest: { startLine: 2, endLine: 2, difference: "content" } },
       frontEnd: { mcp: ['call read_file {"path": "nginx.conf", "offset": 1, "limit": 5}'], plan: ["read lines 1–5 of nginx.conf again"] },
     },
   },
@@ -113,7 +113,7 @@ export const MISTAKES: Mistake[] = [
     name: "a one-line chunk naming a constant one letter off: the closest line",
     files: { "tax.py": TAX },
     patch: P("*** Begin Patch", "*** Update File: tax.py", "@@", "-TAX_RATES = 0.2", "+TAX_RATES = 0.25", "*** End Patch"),
-    expect: { code: "context_mismatch", path: "tax.py", hunk: 1, line: 1, says: ["The closest region is line 1", "+ TAX_RATE = 0.2"], fields: { closest: { start_line: 1 } } },
+    expect: { code: "context_mismatch", path: "tax.py", hunk: 1, line: 1, says: ["The closest region is line 1", "+ TAX_RATE = 0.2"], fields: { closest: { startLine: 1 } } },
   },
   {
     why: "`@@ def total_for_supplier(supplier, items):` → \"No similar line was found\" although `def total_for_vendor(vendor, items):` is in the file",
@@ -145,7 +145,7 @@ export const MISTAKES: Mistake[] = [
       code: "context_mismatch",
       path: "nginx.conf",
       hunk: 1,
-      patch_line: 4,
+      patchLine: 4,
       says: ['line-id prefix such as "1:00|"', 'remove the "N:hh|" prefix from every line of the chunk'],
     },
   },
@@ -165,7 +165,7 @@ export const MISTAKES: Mistake[] = [
     expect: {
       code: "invalid_patch",
       path: "nginx.conf",
-      patch_line: 3,
+      patchLine: 3,
       says: ["may have been cut off", '"@@ -1,2 +1,2 @@"', "'*** Update File: nginx.conf'"],
     },
   },
@@ -192,7 +192,7 @@ export const MISTAKES: Mistake[] = [
       code: "context_mismatch",
       path: "nginx.conf",
       hunk: 1,
-      patch_line: 3,
+      patchLine: 3,
       says: ["look like the file headers of a unified diff", "remove these two lines"],
     },
   },
@@ -217,7 +217,7 @@ export const MISTAKES: Mistake[] = [
       hunk: 1,
       line: 7,
       says: ["patch line 4 has no ' ', '-' or '+' marker", "indented context line 5, which was read one space short", "matches tax.py exactly at lines 7–9", "put ' ' at the start of patch lines 4 and 5"],
-      fields: { unmarked_lines: [4, 5] },
+      fields: { unmarkedLines: [4, 5] },
     },
   },
   {
@@ -238,9 +238,9 @@ export const MISTAKES: Mistake[] = [
       code: "invalid_patch",
       path: "tax.py",
       hunk: 1,
-      patch_line: 4,
+      patchLine: 4,
       says: ['line 4 "def total_for_client(client, items):"', "The indented context line 5 may have lost its ' ' too"],
-      fields: { unmarked_lines: [4] },
+      fields: { unmarkedLines: [4] },
     },
   },
   {
@@ -262,7 +262,7 @@ export const MISTAKES: Mistake[] = [
       hunk: 1,
       line: 8,
       says: ["context line 4 looks like it lost the leading ' ' marker", "matches tax.py exactly at lines 8–9", "put ' ' at the start of patch line 4"],
-      fields: { unmarked_lines: [4] },
+      fields: { unmarkedLines: [4] },
     },
   },
   {
@@ -287,9 +287,9 @@ export const MISTAKES: Mistake[] = [
     only: ["apply", "mcp", "cli"],
     expect: {
       code: "invalid_path",
-      patch_line: 2,
+      patchLine: 2,
       says: ["lies inside the root", 'so write "*** Update File: conf/nginx.conf"'],
-      fields: { suggested_path: "conf/nginx.conf" },
+      fields: { suggestedPath: "conf/nginx.conf" },
     },
   },
   // --- resends ------------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ export const MISTAKES: Mistake[] = [
       code: "precondition_failed",
       path: "nginx.conf",
       says: ["already holds this patch's result", "do not resend this patch: it is already applied"],
-      fields: { already_applied_at: 2 },
+      fields: { alreadyAppliedAt: 2 },
       frontEnd: {
         plan: [`pass expectedSha256 {"nginx.conf": "${sha(NGINX.replace("80;", "8080;"))}"}`],
         apply: [`pass expectedSha256 {"nginx.conf": "${sha(NGINX.replace("80;", "8080;"))}"}`],
@@ -327,7 +327,7 @@ export const MISTAKES: Mistake[] = [
     files: { "old.conf": NGINX },
     patch: P("*** Begin Patch", "*** Update File: old.conf", "*** Move to: new.conf", "@@ server {", "-    listen 80;", "+    listen 8080;", "*** End Patch"),
     resend: true,
-    expect: { code: "not_found", path: "old.conf", says: ["the move looks already applied", "do not resend this section"], fields: { already_applied_at: 2 } },
+    expect: { code: "not_found", path: "old.conf", says: ["the move looks already applied", "do not resend this section"], fields: { alreadyAppliedAt: 2 } },
   },
   // --- tense and blocks ---------------------------------------------------------------------------
   {

@@ -20,6 +20,7 @@ import { applyPlanInMemory, buildSnapshots, patchPaths } from "../support/scenar
 import type { Tree } from "../support/scenarios.ts";
 import { call, connect, localRoots, textOf } from "../mcp/helpers.ts";
 import { removeTemps, runApply } from "../cli/run_cli.ts";
+import { failureFromWire, warningFromWire } from "../../examples/wire/convert.ts";
 import { FOREIGN_WORDS, FRONT_ENDS, MISTAKES } from "./cases.ts";
 import type { ExpectedFailure, ExpectedSuccess, Files, FrontEnd, Mistake } from "./cases.ts";
 
@@ -105,10 +106,11 @@ async function viaMcp(m: Mistake): Promise<Outcome> {
     const once = async (): Promise<Outcome> => {
       const result = await call(session, "apply_patch", { patch: patchText(m, root), ...(expected ? { expected_sha256: expected } : {}) });
       const out = result.structuredContent as ApplyPatchOutput;
+      // The wire's snake_case back in the library's spelling, so one expectation fits every front end.
       return {
         ok: out.ok,
-        errors: out.errors ?? [],
-        warnings: [...out.warnings, ...out.files.flatMap((f) => f.warnings)],
+        errors: (out.errors ?? []).map(failureFromWire),
+        warnings: [...out.warnings, ...out.files.flatMap((f) => f.warnings)].map(warningFromWire),
         files: readRoot(root),
         text: result.content.map((_, i) => textOf(result, i)).join("\n"),
       };
@@ -127,7 +129,8 @@ async function viaCli(m: Mistake): Promise<Outcome> {
     const run = await runApply(["--root", root, "--json", ...expected], patchText(m, root));
     const report = JSON.parse(run.stdout);
     expect(run.code).toBe(report.ok ? 0 : 1);
-    return { ok: report.ok, errors: report.errors ?? [], warnings: [...report.warnings, ...report.files.flatMap((f: { warnings: Warning[] }) => f.warnings)], files: readRoot(root) };
+    const warnings: unknown[] = [...report.warnings, ...report.files.flatMap((f: { warnings: unknown[] }) => f.warnings)];
+    return { ok: report.ok, errors: (report.errors ?? []).map(failureFromWire), warnings: warnings.map(warningFromWire), files: readRoot(root) };
   };
   if (m.resend) expect((await once()).ok).toBe(true);
   return await once();
@@ -140,7 +143,7 @@ const ALL_CODES: FailureCode[] = ["invalid_patch", "invalid_path", "context_mism
 function checkFailure(fe: FrontEnd, want: ExpectedFailure, got: Outcome): void {
   if (got.ok) throw new Error(`expected ${want.code}, but the patch applied`);
   const e = got.errors[0]!;
-  const location = Object.fromEntries(["path", "hunk", "line", "patch_line"].filter((k) => k in want).map((k) => [k, e[k as keyof PatchFailure]]));
+  const location = Object.fromEntries(["path", "hunk", "line", "patchLine"].filter((k) => k in want).map((k) => [k, e[k as keyof PatchFailure]]));
   expect({ code: e.code, ...location }).toEqual({ code: want.code, ...Object.fromEntries(Object.keys(location).map((k) => [k, want[k as keyof ExpectedFailure]])) });
   for (const s of [...want.says, ...(want.frontEnd?.[fe] ?? [])]) expect(e.message).toContain(s);
   if (want.fields) expect(e).toMatchObject(want.fields);
@@ -186,12 +189,12 @@ describe("numbers the report and the progress agree on", () => {
     { name: "a delta update of a large file", files: { "big.txt": big }, patch: "*** Begin Patch\n*** Update File: big.txt\n@@\n-line 2000 of a file large enough for a delta upload\n+line 2000 changed\n*** End Patch" },
   ];
   for (const c of patches) {
-    test(`applyPatch: the last progress total is the sum of bytes_uploaded — ${c.name}`, async () => {
+    test(`applyPatch: the last progress total is the sum of bytesUploaded — ${c.name}`, async () => {
       const root = tempRoot(c.files);
       const seen: [number, number][] = [];
       const r = await applyPatch(new LocalShell(), { root, patch: c.patch, onProgress: (sent, total) => seen.push([sent, total]) });
       expect(r.ok).toBe(true);
-      const uploaded = r.files.reduce((sum, f) => sum + f.bytes_uploaded!, 0);
+      const uploaded = r.files.reduce((sum, f) => sum + f.bytesUploaded!, 0);
       expect(seen.at(-1)).toEqual([uploaded, uploaded]);
       for (const [sent, total] of seen) expect(sent).toBeLessThanOrEqual(total);
     });

@@ -27,7 +27,7 @@ for (const c of shellCases()) {
       const report = await commitRemote(shell, root, plan([P.update("shared/root-owned.txt", "v1\n", "v2\n")]));
       expect(report.ok).toBe(true);
       expect(read(root, "shared/root-owned.txt")).toBe("v2\n");
-      expect(report.files[0]!.metadata_preserved).toEqual({ mode: true, owner: false });
+      expect(report.files[0]!.metadataPreserved).toEqual({ mode: true, owner: false });
       expect(report.files[0]!.warnings.map((w) => w.code)).toContain("owner_not_preserved");
     });
 
@@ -47,7 +47,7 @@ for (const c of shellCases()) {
       const report = await commitRemote(shell, root, plan([patched]));
       expect(report.errors).toBeUndefined();
       expect(read(root, "shared/big.txt")).toBe(next);
-      expect(report.files[0]!.bytes_uploaded!).toBeLessThan(100);
+      expect(report.files[0]!.bytesUploaded!).toBeLessThan(100);
       // white box: the source read by name (its directory is trusted), not from a pin ./o0
       if (readFileSync("/proc/sys/fs/protected_hardlinks", "utf8").trim() === "1") expect(readFileSync(join(seen, "source"), "utf8")).toBe(join(realpathSync(root), "shared/big.txt"));
     });

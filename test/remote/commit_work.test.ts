@@ -82,7 +82,7 @@ async function deltaCommitUnderStrace(c: ReturnType<typeof shellCases>[number], 
   patch.push("*** End Patch", "");
   const report = await applyPatch(shell, { root, patch: patch.join("\n") });
   expect(report.errors).toBeUndefined();
-  expect(report.files.every((f) => f.bytes_uploaded! < 4096)).toBe(true); // delta uploads, not whole files
+  expect(report.files.every((f) => f.bytesUploaded! < 4096)).toBe(true); // delta uploads, not whole files
   return counts(log);
 }
 

@@ -30,7 +30,7 @@ describe("commit transport faults", () => {
     };
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
     const report = await commitRemote(dropping, root, thePlan, { operationId: "dropped_1" });
-    expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operation_id: "dropped_1" });
+    expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "dropped_1" });
     expect(report.errors![0]!.message).toContain("connection closed");
     const after = await reconcile(inner, root, thePlan, "dropped_1");
     expect(after.files[0]!.state).toBe("applied");

@@ -59,7 +59,7 @@ try {
     message = report.errors?.[0]?.message ?? "";
   } else if (mode === "reconcile") {
     const sha = "0".repeat(64);
-    const ticket = { operation_id: "flood_1", files: [{ op: "update" as const, path: "a.txt", previous_sha256: sha, new_sha256: sha, new_size: 6 }] };
+    const ticket = { operationId: "flood_1", files: [{ op: "update" as const, path: "a.txt", previousSha256: sha, newSha256: sha, newSize: 6 }] };
     const report = await reconcile(hostile, root, ticket, "flood_1");
     code = report.errors?.[0]?.code ?? "ok";
     message = report.errors?.[0]?.message ?? "";

@@ -44,9 +44,9 @@ for (const c of shellCases()) {
       expect(e.code).toBe("no_space");
       expect(e.message).toContain(`the file system of ${fs.dir} on the host is full`);
       expect(e.message).toContain("nothing was changed");
-      expect(e.no_space).toMatchObject({ directory: fs.dir });
-      expect(e.no_space!.bytes_needed).toBeGreaterThanOrEqual(300 * KiB);
-      expect(e.no_space!.bytes_free).toBeLessThan(128 * KiB);
+      expect(e.noSpace).toMatchObject({ directory: fs.dir });
+      expect(e.noSpace!.bytesNeeded).toBeGreaterThanOrEqual(300 * KiB);
+      expect(e.noSpace!.bytesFree).toBeLessThan(128 * KiB);
       expect(e.retryable).toBe(true);
       expect(readFileSync(join(fs.dir, "a.txt"), "utf8")).toBe("a1\n");
       expect(leftovers(fs.dir)).toEqual([]);

@@ -57,7 +57,7 @@ describe("a fake hostile RemoteShell that ignores maxStdoutBytes and answers wit
     expect(error.code).toBe("remote_error");
     expect(error.message).toContain("protocol violation");
     expect(error.message).toContain(`${MAX_REPLY_BYTES} bytes`);
-    expect(error.reconcile?.operation_id).toBe("flood_c");
+    expect(error.reconcile?.operationId).toBe("flood_c");
     expect(error.hints?.[0]?.kind).toBe("reconcile");
   });
 

@@ -87,8 +87,8 @@ for (const c of shellCases()) {
       expect(report.ok).toBe(true);
       const expected = ["changed", ...lines.slice(1)].join("\n");
       expect(readFileSync(join(root, "big.txt"), "utf8")).toBe(expected);
-      expect(report.files[0]!.previous_sha256).toBe(sha256Hex(text));
-      expect(report.files[0]!.new_sha256).toBe(sha256Hex(expected));
+      expect(report.files[0]!.previousSha256).toBe(sha256Hex(text));
+      expect(report.files[0]!.newSha256).toBe(sha256Hex(expected));
       expect(shell.reads).toEqual([join(root, "big.txt")]);
       // the snapshot's reply and the commit's: neither carries the file
       expect(shell.stdoutBytes.length).toBe(2);

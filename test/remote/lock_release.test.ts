@@ -89,7 +89,7 @@ for (const c of shellCases()) {
       const e = blocked.errors![0]!;
       expect(e.code).toBe("locked");
       expect(e.path).toBe("z.txt");
-      expect(e.lock).toMatchObject({ kind: "path", name: lockDirName("z.txt"), operation_id: "holder_op", uid: 0 });
+      expect(e.lock).toMatchObject({ kind: "path", name: lockDirName("z.txt"), operationId: "holder_op", uid: 0 });
       expect(e.lock!.pid).toBeGreaterThan(1);
       expect(e.message).toContain(`z.txt is locked by operation holder_op: process ${e.lock!.pid}`);
       expect(e.message).toContain(lockDirName("z.txt"));

@@ -62,8 +62,8 @@ for (const c of shells) {
       expect(e.message).toContain("hard link");
       expect(e.message).toContain("nothing was changed");
       expect(e.message).not.toContain("may not hard-link");
-      expect(e.no_space).toEqual({ directory: `${fs.dir}/up`, bytes_needed: null, bytes_free: expect.any(Number) });
-      expect(e.no_space!.bytes_free!).toBeLessThan(64 * 1024);
+      expect(e.noSpace).toEqual({ directory: `${fs.dir}/up`, bytesNeeded: null, bytesFree: expect.any(Number) });
+      expect(e.noSpace!.bytesFree!).toBeLessThan(64 * 1024);
       expect(e.retryable).toBe(true);
       expect(e.path).toBe("up/a.txt");
       expect(new TextDecoder().decode(snaps.get("own/a.txt")!.bytes!)).toBe("own needle\n");
@@ -137,7 +137,7 @@ for (const c of shellCases()) {
       expect(e.code).toBe("no_space");
       expect(e.message).toContain(`the file system of ${fs.dir} on the host is full`);
       expect(e.message).toContain("temporary files");
-      expect(e.no_space).toEqual({ directory: fs.dir, bytes_needed: null, bytes_free: expect.any(Number) });
+      expect(e.noSpace).toEqual({ directory: fs.dir, bytesNeeded: null, bytesFree: expect.any(Number) });
       expect(e.retryable).toBe(true);
       expect(readdirSync(fs.dir)).toEqual(["filler"]);
       fs.unfill();

@@ -29,12 +29,12 @@ describe("reconcileTicket", () => {
       P.move("m.txt", "d/m.txt", "m1\n", "m22\n"),
     ]);
     expect(reconcileTicket(thePlan, "op_1")).toEqual({
-      operation_id: "op_1",
+      operationId: "op_1",
       files: [
-        { op: "update", path: "a.txt", previous_sha256: A1, new_sha256: A2, new_size: 3 },
-        { op: "add", path: "n/b.txt", previous_sha256: null, new_sha256: sha256Hex("bee\n"), new_size: 4 },
-        { op: "delete", path: "c.txt", previous_sha256: sha256Hex("c1\n"), new_sha256: null, new_size: null },
-        { op: "move", path: "m.txt", move_to: "d/m.txt", previous_sha256: sha256Hex("m1\n"), new_sha256: sha256Hex("m22\n"), new_size: 4 },
+        { op: "update", path: "a.txt", previousSha256: A1, newSha256: A2, newSize: 3 },
+        { op: "add", path: "n/b.txt", previousSha256: null, newSha256: sha256Hex("bee\n"), newSize: 4 },
+        { op: "delete", path: "c.txt", previousSha256: sha256Hex("c1\n"), newSha256: null, newSize: null },
+        { op: "move", path: "m.txt", moveTo: "d/m.txt", previousSha256: sha256Hex("m1\n"), newSha256: sha256Hex("m22\n"), newSize: 4 },
       ],
     });
   });
@@ -68,33 +68,33 @@ describe("reconcile with a ticket (LocalShell, real files)", () => {
     const ticket = reconcileTicket(plan([P.update("a.txt", "a1\n", "a2\n")]), "div_1");
     const report = await reconcile(localShell(c), root, ticket, "div_1");
     expect(report.ok).toBe(true);
-    expect(report.files[0]).toMatchObject({ path: "a.txt", state: "diverged", bytes_written: 0, previous_sha256: A1, new_sha256: A2 });
+    expect(report.files[0]).toMatchObject({ path: "a.txt", state: "diverged", bytesWritten: 0, previousSha256: A1, newSha256: A2 });
   });
 
   const good = (): ReconcileTicket => ({
-    operation_id: "bad_1",
+    operationId: "bad_1",
     files: [
-      { op: "update", path: "a.txt", previous_sha256: A1, new_sha256: A2, new_size: 3 },
-      { op: "move", path: "m.txt", move_to: "d/m.txt", previous_sha256: A1, new_sha256: A2, new_size: 3 },
+      { op: "update", path: "a.txt", previousSha256: A1, newSha256: A2, newSize: 3 },
+      { op: "move", path: "m.txt", moveTo: "d/m.txt", previousSha256: A1, newSha256: A2, newSize: 3 },
     ],
   });
   const bad: { name: string; edit: (t: any) => unknown; says: string }[] = [
-    { name: "another operation's ticket", edit: (t) => (t.operation_id = "other_9"), says: "is for operation" },
-    { name: "shell code as the operation id", edit: (t) => (t.operation_id = "x;reboot"), says: "operation_id must be" },
+    { name: "another operation's ticket", edit: (t) => (t.operationId = "other_9"), says: "is for operation" },
+    { name: "shell code as the operation id", edit: (t) => (t.operationId = "x;reboot"), says: "operationId must be" },
     { name: "no files array", edit: (t) => (t.files = "a.txt"), says: "files array" },
     { name: "an unknown op", edit: (t) => (t.files[0].op = "chmod"), says: "files[0].op" },
     { name: "a path escaping the root", edit: (t) => (t.files[0].path = "../etc/passwd"), says: "cannot be sent" },
     { name: "an absolute path", edit: (t) => (t.files[0].path = "/etc/passwd"), says: "cannot be sent" },
     { name: "a path with a newline (would break the manifest framing)", edit: (t) => (t.files[0].path = "a\nb"), says: "cannot be sent" },
     { name: "a reserved .sap- name", edit: (t) => (t.files[0].path = ".sap-lock-x"), says: "reserved" },
-    { name: "the same path twice", edit: (t) => (t.files[1].move_to = "a.txt"), says: "twice" },
-    { name: "a move without move_to", edit: (t) => delete t.files[1].move_to, says: "move_to" },
-    { name: "an update with move_to", edit: (t) => (t.files[0].move_to = "x.txt"), says: "move_to" },
-    { name: "an uppercase SHA-256", edit: (t) => (t.files[0].previous_sha256 = A1.toUpperCase()), says: "previous_sha256" },
-    { name: "shell code in a SHA-256", edit: (t) => (t.files[0].new_sha256 = "$(touch /tmp/pwned)"), says: "new_sha256" },
-    { name: "an update without a previous SHA-256", edit: (t) => (t.files[0].previous_sha256 = null), says: "previous_sha256" },
-    { name: "a delete with a new SHA-256", edit: (t) => (t.files[0].op = "delete"), says: "new_sha256" },
-    { name: "a negative size", edit: (t) => (t.files[0].new_size = -1), says: "new_size" },
+    { name: "the same path twice", edit: (t) => (t.files[1].moveTo = "a.txt"), says: "twice" },
+    { name: "a move without moveTo", edit: (t) => delete t.files[1].moveTo, says: "moveTo" },
+    { name: "an update with moveTo", edit: (t) => (t.files[0].moveTo = "x.txt"), says: "moveTo" },
+    { name: "an uppercase SHA-256", edit: (t) => (t.files[0].previousSha256 = A1.toUpperCase()), says: "previousSha256" },
+    { name: "shell code in a SHA-256", edit: (t) => (t.files[0].newSha256 = "$(touch /tmp/pwned)"), says: "newSha256" },
+    { name: "an update without a previous SHA-256", edit: (t) => (t.files[0].previousSha256 = null), says: "previousSha256" },
+    { name: "a delete with a new SHA-256", edit: (t) => (t.files[0].op = "delete"), says: "newSha256" },
+    { name: "a negative size", edit: (t) => (t.files[0].newSize = -1), says: "newSize" },
   ];
   for (const b of bad) {
     test(`a malformed ticket fails invalid_argument without an exec: ${b.name}`, async () => {
@@ -104,7 +104,7 @@ describe("reconcile with a ticket (LocalShell, real files)", () => {
       b.edit(ticket);
       const report = await reconcile(shell, root, ticket, "bad_1");
       expect(report.ok).toBe(false);
-      expect(report.errors![0]).toMatchObject({ code: "invalid_argument", operation_id: "bad_1" });
+      expect(report.errors![0]).toMatchObject({ code: "invalid_argument", operationId: "bad_1" });
       expect(report.errors![0]!.message).toContain(b.says);
       expect(report.errors![0]!.message).toContain("unchanged");
       expect(shell.count).toBe(0);

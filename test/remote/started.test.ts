@@ -95,7 +95,7 @@ describe("commitRemote and a rejected exec (fault-injected adapters that run not
       expect(shell.calls).toBe(1);
       expect(report.ok).toBe(false);
       expect(report.errors).toHaveLength(1);
-      expect(report.errors![0]).toMatchObject({ code: reported, operation_id: "op_started" });
+      expect(report.errors![0]).toMatchObject({ code: reported, operationId: "op_started" });
       if (reported === "outcome_unknown") {
         expect(report.errors![0]!.planned).toEqual([{ path: "a.txt", sha256: sha256Hex("a2\n") }]);
         expect(report.errors![0]!.message).toContain("reconcile");
@@ -112,7 +112,7 @@ describe("reconcile and readSnapshots with a rejected exec (fault-injected adapt
     const root = makeTree({ "a.txt": "a1\n" });
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
     const notRun = await reconcile(new RejectingShell(rejection("timeout", false)), root, thePlan, "op_r");
-    expect(notRun.errors![0]).toMatchObject({ code: "timeout", operation_id: "op_r" });
+    expect(notRun.errors![0]).toMatchObject({ code: "timeout", operationId: "op_r" });
     expect(notRun.errors![0]!.message).toContain("reconcile did not run: call reconcile again with operation id op_r");
     const part = await reconcile(new RejectingShell(rejection("timeout", true)), root, thePlan, "op_r");
     expect(part.errors![0]!.message).toContain("reconcile may have stopped part-way: call reconcile again");
@@ -170,7 +170,7 @@ describe("LocalShell sets started (real processes)", () => {
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
     // The commit program prints its progress: 64 bytes is passed at once.
     const report = await commitRemote(new LocalShell({ maxOutputBytes: 64 }), root, thePlan, { operationId: "capped_1" });
-    expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operation_id: "capped_1" });
+    expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "capped_1" });
     expect(report.errors![0]!.message).toContain("limit_exceeded");
     const after = await reconcile(new LocalShell(), root, thePlan, "capped_1");
     expect(after.ok).toBe(true);

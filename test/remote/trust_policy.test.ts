@@ -50,7 +50,7 @@ for (const c of shellCases()) {
       const root = tree(0o775, 0, 0);
       const report = await applyPatch(shell(), { root, patch: patchOf("d/f.txt", "v1", "v2") });
       expect(report.errors).toBeUndefined();
-      expect(report.files[0]!.directory_trust).toBe("trusted");
+      expect(report.files[0]!.directoryTrust).toBe("trusted");
     });
 
     rootTest("group-writable by a group with another member: unsafe_directory naming the directory, mode, owner, group and its members, and the option", async () => {
@@ -60,8 +60,8 @@ for (const c of shellCases()) {
       const f = await refused(root);
       expect(f.code).toBe("unsafe_directory");
       expect(f.path).toBe("d/f.txt");
-      expect(f.unsafe_directory).toMatchObject({ path: join(root, "d"), mode: "2775", uid: 0, gid, reason: "group" });
-      expect(f.unsafe_directory!.writers).toContain(passwordUser);
+      expect(f.unsafeDirectory).toMatchObject({ path: join(root, "d"), mode: "2775", uid: 0, gid, reason: "group" });
+      expect(f.unsafeDirectory!.writers).toContain(passwordUser);
       for (const part of [join(root, "d"), "mode 2775", "owner root", `group ${passwordUser}`, 'sharedDirectories: "allow"', "nothing was read or written"]) expect(f.message).toContain(part);
       expect(f.hints).toEqual([{ kind: "option", option: "sharedDirectories", value: "allow", says: 'sharedDirectories: "allow"' }]);
       expect(f.retryable).toBe(false);
@@ -72,7 +72,7 @@ for (const c of shellCases()) {
       chmodSync(root, 0o755);
       chmodSync(join(root, "d"), 0o777);
       const snaps = await readSnapshots(shell(), root, ["d/a.txt", "d/b.txt", "d/c.txt"]);
-      expect([...snaps.values()].map((x) => x.rejected?.unsafe_directory?.path)).toEqual([join(root, "d"), join(root, "d"), join(root, "d")]);
+      expect([...snaps.values()].map((x) => x.rejected?.unsafeDirectory?.path)).toEqual([join(root, "d"), join(root, "d"), join(root, "d")]);
       const report = await commitRemote(shell(), root, plan([P.update("d/a.txt", "a\n", "A\n"), P.update("d/b.txt", "b\n", "B\n"), P.delete("d/c.txt", "c\n")]));
       expect(report.errors!.map((e) => [e.code, e.path])).toEqual([["unsafe_directory", "d/a.txt"]]);
       expect(readFileSync(join(root, "d/a.txt"), "utf8")).toBe("a\n");
@@ -81,14 +81,14 @@ for (const c of shellCases()) {
     rootTest("world-writable: unsafe_directory (other); a sticky 1777 directory inside the root is refused too", async () => {
       for (const mode of [0o777, 0o1777]) {
         const f = await refused(tree(mode));
-        expect(f.unsafe_directory).toMatchObject({ reason: "other", writers: "everyone", mode: mode.toString(8).padStart(4, "0") });
+        expect(f.unsafeDirectory).toMatchObject({ reason: "other", writers: "everyone", mode: mode.toString(8).padStart(4, "0") });
       }
     });
 
     rootTest("owned by another user (who could chmod it): unsafe_directory (owner)", async () => {
       const { passwordUser } = ensureTestUsers();
       const f = await refused(tree(0o755, idOf("-u", passwordUser), idOf("-g", passwordUser)));
-      expect(f.unsafe_directory).toMatchObject({ reason: "owner", writers: passwordUser });
+      expect(f.unsafeDirectory).toMatchObject({ reason: "owner", writers: passwordUser });
       expect(f.message).toContain(`it belongs to ${passwordUser}`);
     });
 
@@ -110,22 +110,22 @@ for (const c of shellCases()) {
       symlinkSync(real, join(shared, "root-link"));
       const report = await applyPatch(shell(), { root: join(shared, "root-link"), patch: patchOf("f.txt", "v1", "v2") });
       expect(report.errors![0]!.code).toBe("unsafe_directory");
-      expect(report.errors![0]!.unsafe_directory).toMatchObject({ path: shared, reason: "other" });
+      expect(report.errors![0]!.unsafeDirectory).toMatchObject({ path: shared, reason: "other" });
       expect(report.errors![0]!.message).toContain("above the root");
       expect(readFileSync(join(real, "f.txt"), "utf8")).toBe("v1\n");
     });
 
-    rootTest('sharedDirectories: "allow": read from a pin and committed, reported directory_trust "shared" (also in a dry run); reconcile needs the same option', async () => {
+    rootTest('sharedDirectories: "allow": read from a pin and committed, reported directoryTrust "shared" (also in a dry run); reconcile needs the same option', async () => {
       const root = tree(0o777);
       const snaps = await readSnapshots(shell(), root, ["d/f.txt"]);
       expect(snaps.get("d/f.txt")!.rejected?.code).toBe("unsafe_directory");
       const allowed = await readSnapshots(shell(), root, ["d/f.txt"], { sharedDirectories: "allow" });
       expect(allowed.get("d/f.txt")).toMatchObject({ kind: "file", directoryTrust: "shared", nlink: 1 });
       const dry = await applyPatch(shell(), { root, patch: patchOf("d/f.txt", "v1", "v2"), dryRun: true, sharedDirectories: "allow" });
-      expect(dry.files[0]!.directory_trust).toBe("shared");
+      expect(dry.files[0]!.directoryTrust).toBe("shared");
       const report = await applyPatch(shell(), { root, patch: patchOf("d/f.txt", "v1", "v2"), sharedDirectories: "allow" });
       expect(report.errors).toBeUndefined();
-      expect(report.files[0]!.directory_trust).toBe("shared");
+      expect(report.files[0]!.directoryTrust).toBe("shared");
       expect(readFileSync(join(root, "d/f.txt"), "utf8")).toBe("v2\n");
       const thePlan = plan([P.update("d/f.txt", "v1\n", "v2\n")]);
       const refusedReconcile = await reconcile(shell(), root, thePlan, "trust_rec");
@@ -156,8 +156,8 @@ for (const c of shellCases()) {
         if (who === null) {
           expect(report.errors).toBeUndefined();
         } else {
-          expect(report.errors![0]!.unsafe_directory).toMatchObject({ reason: "group", gid });
-          if (who !== "-") expect(report.errors![0]!.unsafe_directory!.writers).toContain(who);
+          expect(report.errors![0]!.unsafeDirectory).toMatchObject({ reason: "group", gid });
+          if (who !== "-") expect(report.errors![0]!.unsafeDirectory!.writers).toContain(who);
         }
       }
     });
@@ -172,7 +172,7 @@ for (const c of GNU) {
       chmodSync(join(root, "d"), 0o775);
       setPosixAcl(join(root, "d"), idOf("-u", ensureTestUsers().passwordUser));
       const report = await applyPatch(new LocalShell({ ...c.options, cwd: tempDir("sap-cwd-") }), { root, patch: patchOf("d/f.txt", "v1", "v2") });
-      expect(report.errors![0]!.unsafe_directory).toMatchObject({ reason: "acl" });
+      expect(report.errors![0]!.unsafeDirectory).toMatchObject({ reason: "acl" });
       expect(readFileSync(join(root, "d/f.txt"), "utf8")).toBe("v1\n");
     });
 
@@ -189,7 +189,7 @@ for (const c of GNU) {
         const patch = ["*** Begin Patch", "*** Update File: z/f.txt", "@@", "-v1", "+v2", "*** Update File: a/f.txt", "@@", "-v1", "+v2", "*** End Patch"].join("\n");
         const report = await applyPatch(new LocalShell({ ...c.options, cwd: tempDir("sap-cwd-") }), { root, patch });
         const refused = (report.errors ?? []).filter((e) => e.code === "unsafe_directory");
-        expect(refused.map((e) => e.unsafe_directory!.reason)).toContain("acl");
+        expect(refused.map((e) => e.unsafeDirectory!.reason)).toContain("acl");
         expect(refused.map((e) => e.path)).toEqual([`${withAcl}/f.txt`]);
         for (const d of ["a", "z"]) expect(readFileSync(join(root, d, "f.txt"), "utf8")).toBe("v1\n");
       });

@@ -82,8 +82,8 @@ export const PLAN_FAILURE_CASES: ScenarioCase[] = [
       code: "context_mismatch",
       path: "store.py",
       hunk: 1,
-      closest_start_line: 9,
-      closest_difference: "content",
+      closestStartLine: 9,
+      closestDifference: "content",
     }],
   },
   {
@@ -125,21 +125,21 @@ export const PLAN_FAILURE_CASES: ScenarioCase[] = [
       "+port = 8080",
       " debug = false",
     ),
-    failure: [{ code: "context_mismatch", path: "app.conf", hunk: 1, already_applied_at: 3 }],
+    failure: [{ code: "context_mismatch", path: "app.conf", hunk: 1, alreadyAppliedAt: 3 }],
   },
   {
     id: 48,
     name: "expected_sha_mismatch",
     readme:
-      "A caller's `expected_sha256` that is not the snapshot's SHA fails `precondition_failed` with both SHAs, before anything is uploaded (§4), even though the chunk itself would match.",
+      "A caller's `expectedSha256` that is not the snapshot's SHA fails `precondition_failed` with both SHAs, before anything is uploaded (§4), even though the chunk itself would match.",
     input: { "version.txt": lf("version 2") },
     options: { expectedSha256: { "version.txt": sha256Of(lf("version 1")) } },
     patch: patch("*** Update File: version.txt", "@@", "-version 2", "+version 3"),
     failure: [{
       code: "precondition_failed",
       path: "version.txt",
-      expected_sha256: sha256Of(lf("version 1")),
-      actual_sha256: sha256Of(lf("version 2")),
+      expectedSha256: sha256Of(lf("version 1")),
+      actualSha256: sha256Of(lf("version 2")),
     }],
   },
   {
@@ -217,7 +217,7 @@ export const PLAN_FAILURE_CASES: ScenarioCase[] = [
       "An `*** End of File` chunk whose lines exist only in the middle of the file fails `context_mismatch`, and the message says it had to match the end (§5.1).",
     input: { "abcd.txt": lf("a", "b", "c", "d") },
     patch: patch("*** Update File: abcd.txt", "@@", " b", "-c", "+C", "*** End of File"),
-    failure: [{ code: "context_mismatch", path: "abcd.txt", hunk: 1, message_includes: ["end of file"] }],
+    failure: [{ code: "context_mismatch", path: "abcd.txt", hunk: 1, messageIncludes: ["end of file"] }],
   },
   {
     id: 55,
@@ -231,8 +231,8 @@ export const PLAN_FAILURE_CASES: ScenarioCase[] = [
       code: "context_mismatch",
       path: "settings.conf",
       hunk: 1,
-      closest_start_line: 1,
-      closest_difference: "whitespace",
+      closestStartLine: 1,
+      closestDifference: "whitespace",
     }],
   },
   {
@@ -242,7 +242,7 @@ export const PLAN_FAILURE_CASES: ScenarioCase[] = [
     input: { "ui.ini": lf("[ui]", 'label = "Save - now"', "color = blue") },
     options: { matching: "whitespace" },
     patch: patch("*** Update File: ui.ini", "@@", " [ui]", "-label = “Save – now”", '+label = "Save now"'),
-    failure: [{ code: "context_mismatch", path: "ui.ini", hunk: 1, closest_start_line: 1 }],
+    failure: [{ code: "context_mismatch", path: "ui.ini", hunk: 1, closestStartLine: 1 }],
   },
   {
     id: 57,
@@ -264,9 +264,9 @@ export const PLAN_FAILURE_CASES: ScenarioCase[] = [
       code: "context_mismatch",
       path: "check.py",
       hunk: 1,
-      closest_start_line: 1,
-      closest_difference: "indentation",
-      message_includes: ["indent"],
+      closestStartLine: 1,
+      closestDifference: "indentation",
+      messageIncludes: ["indent"],
     }],
   },
   {
@@ -315,7 +315,7 @@ export const PLAN_FAILURE_CASES: ScenarioCase[] = [
   {
     id: 63,
     name: "expected_sha_match_succeeds",
-    readme: "A caller's `expected_sha256` equal to the snapshot's SHA lets the update through (§4).",
+    readme: "A caller's `expectedSha256` equal to the snapshot's SHA lets the update through (§4).",
     input: { "version.txt": lf("version 2") },
     options: { expectedSha256: { "version.txt": sha256Of(lf("version 2")) } },
     patch: patch("*** Update File: version.txt", "@@", "-version 2", "+version 3"),

@@ -18,7 +18,7 @@ export const REJECTED_CASES: ScenarioCase[] = [
     readme: "A patch must start with `*** Begin Patch` (§3); the error points at patch line 1 and names the marker.",
     input: simple,
     patch: lf("*** Update File: a.txt", ...simpleChunk, "*** End Patch"),
-    failure: [{ code: "invalid_patch", patch_line: 1, message_includes: ["*** Begin Patch"] }],
+    failure: [{ code: "invalid_patch", patchLine: 1, messageIncludes: ["*** Begin Patch"] }],
   },
   {
     id: 21,
@@ -27,7 +27,7 @@ export const REJECTED_CASES: ScenarioCase[] = [
       "A patch must end with `*** End Patch` (§3): a truncated patch (a model cut off mid-output) is rejected, never applied in part.",
     input: simple,
     patch: lf("*** Begin Patch", "*** Update File: a.txt", ...simpleChunk),
-    failure: [{ code: "invalid_patch", message_includes: ["*** End Patch"] }],
+    failure: [{ code: "invalid_patch", messageIncludes: ["*** End Patch"] }],
   },
   {
     id: 22,
@@ -46,8 +46,8 @@ export const REJECTED_CASES: ScenarioCase[] = [
     ),
     failure: [{
       code: "invalid_patch",
-      patch_line: 7,
-      message_includes: ["this line has no marker", "' ', '+' or '-'"],
+      patchLine: 7,
+      messageIncludes: ["this line has no marker", "' ', '+' or '-'"],
     }],
   },
   {
@@ -55,7 +55,7 @@ export const REJECTED_CASES: ScenarioCase[] = [
     name: "add_line_without_plus",
     readme: "Every line of an `*** Add File:` section starts with `+`; another line is a parse error at its patch line (§3).",
     patch: patch("*** Add File: new.txt", "+first", "second line", "+third"),
-    failure: [{ code: "invalid_patch", patch_line: 4, message_includes: ["second line"] }],
+    failure: [{ code: "invalid_patch", patchLine: 4, messageIncludes: ["second line"] }],
   },
   {
     id: 24,
@@ -64,7 +64,7 @@ export const REJECTED_CASES: ScenarioCase[] = [
       "An Update with no chunk is rejected (§3). Choice: the error points at the `*** Update File:` line (patch line 2) and names the file.",
     input: simple,
     patch: patch("*** Update File: a.txt"),
-    failure: [{ code: "invalid_patch", patch_line: 2, message_includes: ["a.txt"] }],
+    failure: [{ code: "invalid_patch", patchLine: 2, messageIncludes: ["a.txt"] }],
   },
   {
     id: 25,

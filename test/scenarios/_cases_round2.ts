@@ -115,8 +115,8 @@ export const ROUND2_CASES: ScenarioCase[] = [
     failure: [{
       code: "invalid_patch",
       path: "site.conf",
-      patch_line: 3,
-      message_includes: ["cut off", '"@@ -1,2 +1,2 @@"', "'*** Update File: site.conf'"],
+      patchLine: 3,
+      messageIncludes: ["cut off", '"@@ -1,2 +1,2 @@"', "'*** Update File: site.conf'"],
     }],
     warnings: ["unified_diff_converted"],
   },
@@ -131,9 +131,9 @@ export const ROUND2_CASES: ScenarioCase[] = [
       code: "invalid_patch",
       path: "app.py",
       hunk: 1,
-      patch_line: 4,
-      unmarked_lines: [4, 8],
-      message_includes: ['line 8 "zzz" of the same chunk has none either', "indented context line 5 may have lost its ' ' too"],
+      patchLine: 4,
+      unmarkedLines: [4, 8],
+      messageIncludes: ['line 8 "zzz" of the same chunk has none either', "indented context line 5 may have lost its ' ' too"],
     }],
   },
   {
@@ -143,7 +143,7 @@ export const ROUND2_CASES: ScenarioCase[] = [
       "Indented context lines whose ' ' marker was lost are read one space short; when reading them with the marker as content matches exactly and only once, the failure says which lines lack it instead of an indentation mismatch (§5.4 round 2).",
     input: { "app.py": py },
     patch: patch("*** Update File: app.py", "@@ def b():", "    y = 2", "-    return y", "+    return y + 1"),
-    failure: [{ code: "context_mismatch", path: "app.py", hunk: 1, line: 6, unmarked_lines: [4], message_includes: ["lost the leading ' ' marker", "put ' ' at the start of patch line 4"] }],
+    failure: [{ code: "context_mismatch", path: "app.py", hunk: 1, line: 6, unmarkedLines: [4], messageIncludes: ["lost the leading ' ' marker", "put ' ' at the start of patch line 4"] }],
   },
   {
     id: 113,
@@ -152,7 +152,7 @@ export const ROUND2_CASES: ScenarioCase[] = [
       "Under `*** Update File:`, `--- a/x` / `+++ b/x` stay Codex body lines (delete `-- a/x`, insert `++ b/x`); when that chunk does not match, the failure says they look like diff headers to remove (§3 round 2 decision, §5.4).",
     input: { "site.conf": conf },
     patch: patch("*** Update File: site.conf", "--- a/site.conf", "+++ b/site.conf", "@@ -1,3 +1,3 @@", " server {", "-    listen 80;", "+    listen 8080;"),
-    failure: [{ code: "context_mismatch", path: "site.conf", hunk: 1, patch_line: 3, message_includes: ["look like the file headers of a unified diff", "remove these two lines"] }],
+    failure: [{ code: "context_mismatch", path: "site.conf", hunk: 1, patchLine: 3, messageIncludes: ["look like the file headers of a unified diff", "remove these two lines"] }],
     warnings: ["first_chunk_without_anchor"],
   },
   {
@@ -161,7 +161,7 @@ export const ROUND2_CASES: ScenarioCase[] = [
     readme: "`N:hh|` prefixes whose ids do not match their lines are kept as text; when the chunk then does not match, the failure names the prefix (§3 round 2).",
     input: { "site.conf": conf },
     patch: patch("*** Update File: site.conf", "@@", " 1:00|server {", "-2:00|    listen 80;", "+    listen 8080;"),
-    failure: [{ code: "context_mismatch", path: "site.conf", hunk: 1, patch_line: 4, message_includes: ['line-id prefix such as "1:00|"', 'remove the "N:hh|" prefix'] }],
+    failure: [{ code: "context_mismatch", path: "site.conf", hunk: 1, patchLine: 4, messageIncludes: ['line-id prefix such as "1:00|"', 'remove the "N:hh|" prefix'] }],
   },
   {
     id: 115,
@@ -174,10 +174,10 @@ export const ROUND2_CASES: ScenarioCase[] = [
     failure: [{
       code: "precondition_failed",
       path: "site.conf",
-      already_applied_at: 2,
-      expected_sha256: sha256Of(conf),
-      actual_sha256: sha256Of(conf.replace("listen 80;", "listen 8080;")),
-      message_includes: ["already holds this patch's result", "do not resend this patch"],
+      alreadyAppliedAt: 2,
+      expectedSha256: sha256Of(conf),
+      actualSha256: sha256Of(conf.replace("listen 80;", "listen 8080;")),
+      messageIncludes: ["already holds this patch's result", "do not resend this patch"],
     }],
   },
   {
@@ -186,6 +186,6 @@ export const ROUND2_CASES: ScenarioCase[] = [
     readme: "`ambiguous_hunk` candidates name their enclosing block, the nearest less-indented line above each (§5.4 round 2).",
     input: { "app.py": lf("def a():", "    x = 1", "    return x", "", "def b():", "    x = 1", "    return x") },
     patch: patch("*** Update File: app.py", "@@", "     x = 1", "-    return x", "+    return x + 1"),
-    failure: [{ code: "ambiguous_hunk", path: "app.py", hunk: 1, candidates: [2, 6], message_includes: ["(in 1:26  def a():)", "(in 5:43  def b():)"] }],
+    failure: [{ code: "ambiguous_hunk", path: "app.py", hunk: 1, candidates: [2, 6], messageIncludes: ["(in 1:26  def a():)", "(in 5:43  def b():)"] }],
   },
 ];

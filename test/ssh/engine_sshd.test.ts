@@ -73,7 +73,7 @@ describe.skipIf(!ready)("the remote engine over a real sshd with sudo", () => {
       expect(stage).toBe("commit");
       expect(report!.ok).toBe(true);
       expect(report!.elevated).toBe(true);
-      expect(report!.files[0]!.metadata_preserved).toEqual({ mode: true, owner: true });
+      expect(report!.files[0]!.metadataPreserved).toEqual({ mode: true, owner: true });
     } finally {
       await shell.close();
     }

@@ -38,7 +38,7 @@ describe.skipIf(!ready)("host keys against a real sshd", () => {
     const failed = await failureOf(connectSsh(sshOptions(sshd, knownHosts)));
     expect(failed.code).toBe("host_key_unknown");
     expect(failed.fingerprint).toBe(sshd.hostKeyFingerprint);
-    expect(failed.known_hosts_line).toBe(sshd.hostKeyLine);
+    expect(failed.knownHostsLine).toBe(sshd.hostKeyLine);
     expect(failed.message).toContain(sshd.hostKeyLine);
     expect(failed.message).toContain("accept-new");
     const log = await logSince(sshd, offset);

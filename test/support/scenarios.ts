@@ -43,9 +43,9 @@ export type Tree = Map<string, Uint8Array>;
  * One expected failure. Every listed field must match the actual failure at
  * the same position; unlisted fields are not checked. Special keys:
  * - `candidates`: the file line numbers of `failure.candidates` in order;
- * - `closest_start_line` / `closest_difference`: `failure.closest.start_line` / `.difference`;
- * - `message_includes`: substrings of `failure.message`, compared case-insensitively.
- * Any other key (e.g. `expected_sha256`, `limit`) is compared by deep equality
+ * - `closestStartLine` / `closestDifference`: `failure.closest.startLine` / `.difference`;
+ * - `messageIncludes`: substrings of `failure.message`, compared case-insensitively.
+ * Any other key (e.g. `expectedSha256`, `limit`) is compared by deep equality
  * with the failure's field of the same name.
  */
 export interface ExpectedFailure {
@@ -53,12 +53,12 @@ export interface ExpectedFailure {
   path?: string;
   hunk?: number;
   line?: number;
-  patch_line?: number;
+  patchLine?: number;
   candidates?: number[];
-  already_applied_at?: number;
-  closest_start_line?: number;
-  closest_difference?: DifferenceKind;
-  message_includes?: string[];
+  alreadyAppliedAt?: number;
+  closestStartLine?: number;
+  closestDifference?: DifferenceKind;
+  messageIncludes?: string[];
   [field: string]: unknown;
 }
 
@@ -416,14 +416,14 @@ export function projectFailures(
         case "candidates":
           projection[key] = failure.candidates?.map((c) => c.line);
           break;
-        case "closest_start_line":
-          projection[key] = failure.closest?.start_line;
+        case "closestStartLine":
+          projection[key] = failure.closest?.startLine;
           break;
-        case "closest_difference":
+        case "closestDifference":
           projection[key] = failure.closest?.difference;
           break;
-        case "message_includes":
-          projection[key] = (want.message_includes ?? []).map((s) =>
+        case "messageIncludes":
+          projection[key] = (want.messageIncludes ?? []).map((s) =>
             failure.message.toLowerCase().includes(s.toLowerCase()) ? s : `<not in message: ${failure.message}>`
           );
           break;

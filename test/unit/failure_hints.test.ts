@@ -42,7 +42,7 @@ describe("rewordFailure", () => {
   test("a span no longer in the message is left alone (rewording twice is rewording once)", () => {
     const words = (h: FailureHint): string => `<${h.kind}>`;
     const once = rewordFailure(f, words);
-    expect(once.message).toBe("context_mismatch: no match. Next step: <read>, or <expected_sha256>.");
+    expect(once.message).toBe("context_mismatch: no match. Next step: <read>, or <expectedSha256>.");
     expect(rewordFailure(once, words).message).toBe(once.message);
   });
 

@@ -21,7 +21,7 @@ describe("briefFailure: a lazily worded failure reads like an eager one", () => 
     test(c.code, () => {
       const brief = briefFailure(c.code, "src/a.ts", { hunk: 30, patchLine: 400 }, c.line);
       const text = `${c.code}: chunk 30 of src/a.ts (patch line 400) ${c.says} (not diagnosed in full: earlier failures used up the budget of detailed ones).`;
-      const eager = failure(c.code, text, { path: "src/a.ts", hunk: 30, patch_line: 400, ...(c.line !== undefined ? { line: c.line } : {}) });
+      const eager = failure(c.code, text, { path: "src/a.ts", hunk: 30, patchLine: 400, ...(c.line !== undefined ? { line: c.line } : {}) });
       expect(brief.message).toBe(text);
       expect(Object.keys(brief)).toEqual(Object.keys(eager));
       expect(JSON.stringify(brief)).toBe(JSON.stringify(eager));

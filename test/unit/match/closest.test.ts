@@ -23,7 +23,7 @@ describe("closestAt: a common prefix costs no table rows", () => {
       const stats = newMatchStats();
       const found = closestAt(lines, chunk, 0, limits, stats);
       expect(found).toBeDefined();
-      expect(found!.region.start_line).toBe(1);
+      expect(found!.region.startLine).toBe(1);
       expect(found!.region.score).toBe(1); // the last line aligns one line later
       expect(found!.end).toBe(m + 1);
       // Without the prefix: m rows × the band (about 2 × 16 + the slack). With it: the last rows only.

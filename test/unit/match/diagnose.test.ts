@@ -35,7 +35,7 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
       "+  if (!id) return badRequest(120);",
     ])]);
     expect(e.code).toBe("context_mismatch");
-    expect(e.closest).toMatchObject({ start_line: 721, end_line: 723, difference: "content" });
+    expect(e.closest).toMatchObject({ startLine: 721, endLine: 723, difference: "content" });
     expect(e.closest!.score).toBeCloseTo(0.67, 2);
     expect(e.closest!.lines.map((l) => l.id)).toEqual([721, 722, 723].map((n) => formatLineId(lines[n - 1]!, n)));
     expect(e.closest!.diff.split("\n")).toEqual([
@@ -47,7 +47,7 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
     expect(e.message.startsWith("context_mismatch: chunk 1 of src/file.ts (patch line 10)")).toBe(true);
     expect(e.message).toContain(`${formatLineId(lines[721]!, 722)}    const id = request.params.get("id120");`);
     expect(e.message).toMatch(/Next step: .*read lines 711–733 of src\/file\.ts again/);
-    expect(e.hints).toContainEqual({ kind: "read", path: "src/file.ts", start_line: 711, end_line: 733, says: "read lines 711–733 of src/file.ts again" });
+    expect(e.hints).toContainEqual({ kind: "read", path: "src/file.ts", startLine: 711, endLine: 733, says: "read lines 711–733 of src/file.ts again" });
   });
 
   test("internal whitespace only: difference 'whitespace', lines quoted so spaces show", () => {
@@ -79,7 +79,7 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
       "   if (!id) return notFound(42);",
       "-  return json({ id, index: 42 });",
     ])]);
-    expect(e.closest).toMatchObject({ start_line: 253, end_line: 256, difference: "content", score: 1 });
+    expect(e.closest).toMatchObject({ startLine: 253, endLine: 256, difference: "content", score: 1 });
     expect(e.closest!.diff).toContain('+   const id = request.params.get("id42");');
   });
 
@@ -97,7 +97,7 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
       chunk(["   if (!id) return notFound(3);", "-  return json({ id, index: 3, extra });"], { patchLine: 30 }),
     ], options()).errors[0]!;
     expect(e.hunk).toBe(2);
-    expect(e.closest!.start_line).toBe(21);
+    expect(e.closest!.startLine).toBe(21);
     expect(e.message).toContain("lies before line 1205, where this chunk's search started (after chunk 1 (line 1204))");
   });
 
@@ -110,17 +110,17 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
 describe("already applied", () => {
   test("found at a fuzzy tier: still reported, naming how it matched", () => {
     const e = failureOf(["a", "B  ", "c"], [chunk([" a", "-b", "+B", " c"])]);
-    expect(e.already_applied_at).toBe(1);
+    expect(e.alreadyAppliedAt).toBe(1);
     expect(e.message).toContain("ignoring trailing whitespace");
     expect(e.message).toContain(`${formatLineId("B  ", 2)}  B  `);
   });
   test("new side found twice: not claimed", () => {
     const e = failureOf(["a", "B", "a", "B"], [chunk([" a", "-b", "+B"])]);
-    expect(e.already_applied_at).toBeUndefined();
+    expect(e.alreadyAppliedAt).toBeUndefined();
   });
   test("a pure deletion whose lines are gone: applied when its context is unique", () => {
     const e = failureOf(["start", "end"], [chunk([" start", "-middle", " end"])]);
-    expect(e.already_applied_at).toBe(1);
+    expect(e.alreadyAppliedAt).toBe(1);
   });
 });
 

@@ -87,7 +87,7 @@ describe("the tier ladder", () => {
     expect(warningCodes(r)).toEqual(["fuzzy_match"]);
     expect(r.warnings[0]!.message).toContain("lines 8–9");
     expect(r.warnings[0]!.message).toContain("tier 2");
-    expect(r.warnings[0]!).toMatchObject({ path: "src/file.ts", hunk: 1, line: 8, patch_line: 10 });
+    expect(r.warnings[0]!).toMatchObject({ path: "src/file.ts", hunk: 1, line: 8, patchLine: 10 });
   });
 
   test("tier 3: indentation ignored; + lines get the file's extra indentation", () => {
@@ -300,7 +300,7 @@ describe("uniqueness and order", () => {
       chunk([" class Missing:", "+x"], { patchLine: 30 }),
       chunk(["+y"], { anchors: ["def nowhere():"], patchLine: 40 }),
     ]);
-    expect(r.errors.map((e) => [e.code, e.hunk, e.patch_line])).toEqual([
+    expect(r.errors.map((e) => [e.code, e.hunk, e.patchLine])).toEqual([
       ["context_mismatch", 1, 10],
       ["context_mismatch", 3, 30],
       ["anchor_not_found", 4, 40],
@@ -342,7 +342,7 @@ describe("diagnostics attached by locate", () => {
   test("already applied: the new side is found, the old side is not", () => {
     const r = locate(SAMPLE, [chunk(["     def save(self, path, data):", "-        with open(path, 'x') as f:", "+        with open(path, 'w') as f:"])]);
     expect(codes(r)).toEqual(["context_mismatch"]);
-    expect(r.errors[0]!.already_applied_at).toBe(8);
+    expect(r.errors[0]!.alreadyAppliedAt).toBe(8);
     expect(r.errors[0]!.message).toContain("already applied");
     expect(r.errors[0]!.message).toContain("do not resend this chunk");
   });
@@ -351,7 +351,7 @@ describe("diagnostics attached by locate", () => {
     const r = locate(SAMPLE, [chunk(["     def save(self, path, data):", "         with open(path, 'wb') as f:", "-            f.write(data)", "+            f.write(data.encode())"])]);
     const e = r.errors[0]!;
     expect(e.code).toBe("context_mismatch");
-    expect(e.closest).toMatchObject({ start_line: 8, end_line: 10, difference: "content" });
+    expect(e.closest).toMatchObject({ startLine: 8, endLine: 10, difference: "content" });
     expect(e.closest!.score).toBeCloseTo(0.67, 2);
     expect(e.closest!.diff).toContain("-         with open(path, 'wb') as f:");
     expect(e.closest!.diff).toContain("+         with open(path, 'w') as f:");

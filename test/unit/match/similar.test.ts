@@ -53,7 +53,7 @@ describe("a chunk whose lines are in the file only with a typo gets its closest 
   test("one line: `listen 8080;` where the file has `listen 80;`", () => {
     const e = only(NGINX, [chunk(["-    listen 8080;", "+    listen 8443;"])], "nginx.conf");
     expect(e.code).toBe("context_mismatch");
-    expect(e.closest).toMatchObject({ start_line: 2, end_line: 2, difference: "content" });
+    expect(e.closest).toMatchObject({ startLine: 2, endLine: 2, difference: "content" });
     expect(e.closest!.score).toBeGreaterThan(0.8);
     expect(e.closest!.lines).toEqual([{ line: 2, id: formatLineId("    listen 80;", 2), text: "    listen 80;" }]);
     expect(e.closest!.diff.split("\n")).toEqual(["-     listen 8080;", "+     listen 80;"]);
@@ -63,7 +63,7 @@ describe("a chunk whose lines are in the file only with a typo gets its closest 
 
   test("one line: `TAX_RATES` where the file has `TAX_RATE`", () => {
     const e = only(TAX, [chunk(["-TAX_RATES = 0.2", "+TAX_RATES = 0.25"])], "tax.py");
-    expect(e.closest).toMatchObject({ start_line: 3, end_line: 3, difference: "content" });
+    expect(e.closest).toMatchObject({ startLine: 3, endLine: 3, difference: "content" });
     expect(e.closest!.diff.split("\n")).toEqual(["- TAX_RATES = 0.2", "+ TAX_RATE = 0.2"]);
   });
 
@@ -73,7 +73,7 @@ describe("a chunk whose lines are in the file only with a typo gets its closest 
       "-    return math.ceil(subtotal * (1 + TAX_RATES))",
       "+    return math.floor(subtotal * (1 + TAX_RATE))",
     ])], "tax.py");
-    expect(e.closest).toMatchObject({ start_line: 6, end_line: 7, difference: "content" });
+    expect(e.closest).toMatchObject({ startLine: 6, endLine: 7, difference: "content" });
     expect(e.closest!.diff).toContain("+     return math.ceil(subtotal * (1 + TAX_RATE))");
   });
 
@@ -85,7 +85,7 @@ describe("a chunk whose lines are in the file only with a typo gets its closest 
     const sha256 = createHash("sha256").update(bytes).digest("hex");
     const r = planPatch(parsed.patch, new Map([["nginx.conf", { path: "nginx.conf", kind: "file" as const, bytes, sha256, size: bytes.length, mode: 0o644, nlink: 1 }]]));
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.errors[0]!.closest?.start_line).toBe(2);
+    if (!r.ok) expect(r.errors[0]!.closest?.startLine).toBe(2);
   });
 
   test("nothing similar anywhere still says so", () => {

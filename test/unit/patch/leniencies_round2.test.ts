@@ -219,7 +219,7 @@ describe("unified / git diff converted to Codex sections", () => {
     test(`refused: ${c.name}`, () => {
       const e = errors(c.text);
       expect(e[0]!.code).toBe("invalid_patch");
-      expect(e[0]!.patch_line).toBe(c.line);
+      expect(e[0]!.patchLine).toBe(c.line);
       for (const s of c.includes) expect(e[0]!.message).toContain(s);
     });
   }

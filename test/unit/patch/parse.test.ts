@@ -235,7 +235,7 @@ describe("parsePatch: leniencies, their warnings and original line numbers", () 
   test("heredoc with mismatched quotes is not a wrapper (Codex)", () => {
     const errors = parseErrors(P(`<<"EOF'`, ...body, "EOF"));
     expect(errors[0]!.message).toContain("'*** Begin Patch'");
-    expect(errors[0]!.patch_line).toBe(1);
+    expect(errors[0]!.patchLine).toBe(1);
   });
 
   test("heredoc opener without its closing line, ending in End Patch, is stripped with a warning", () => {
@@ -247,7 +247,7 @@ describe("parsePatch: leniencies, their warnings and original line numbers", () 
 
   test("heredoc around a patch without End Patch is still rejected for the missing end", () => {
     const errors = parseErrors(P("<<EOF", "*** Begin Patch", "*** Update File: a", "@@", "+x", "EOF"));
-    expect(errors.map((e) => e.patch_line)).toEqual([5]);
+    expect(errors.map((e) => e.patchLine)).toEqual([5]);
     expect(errors[0]!.message).toContain("without '*** End Patch'");
   });
 
@@ -301,7 +301,7 @@ describe("parsePatch: leniencies, their warnings and original line numbers", () 
       chunks: [chunk(3, [ctx("import foo", 3), ins("bar", 4)])],
       patchLine: 2,
     }]);
-    expect(warnings).toEqual([expect.objectContaining({ code: "first_chunk_without_anchor", path: "file2.py", hunk: 1, patch_line: 3 })]);
+    expect(warnings).toEqual([expect.objectContaining({ code: "first_chunk_without_anchor", path: "file2.py", hunk: 1, patchLine: 3 })]);
   });
 
   test("unified-diff headers are bare @@: numbers and function context ignored, one warning per file", () => {
@@ -319,7 +319,7 @@ describe("parsePatch: leniencies, their warnings and original line numbers", () 
     const op = ops[0] as Extract<FileOp, { type: "update" }>;
     expect(op.chunks.map((c) => c.anchors)).toEqual([[], [], []]);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ code: "unified_header_ignored", path: "a.py", patch_line: 3 });
+    expect(warnings[0]).toMatchObject({ code: "unified_header_ignored", path: "a.py", patchLine: 3 });
     expect(warnings[0]!.message).toContain("3 unified-diff hunk headers");
   });
 
@@ -330,7 +330,7 @@ describe("parsePatch: leniencies, their warnings and original line numbers", () 
 });
 
 describe("parsePatch: rejections name the line, the offending text and what was expected", () => {
-  // [name, text, expected errors as [code, patch_line, fragments...]]
+  // [name, text, expected errors as [code, patchLine, fragments...]]
   const table: [string, string, [FailureCode, number | undefined, ...string[]][]][] = [
     ["empty text", "  \n\n ", [["invalid_patch", undefined, "the patch is empty"]]],
     [
@@ -480,7 +480,7 @@ describe("parsePatch: rejections name the line, the offending text and what was 
   for (const [name, text, expected] of table) {
     test(name, () => {
       const errors = parseErrors(text);
-      expect(errors.map((e): unknown[] => [e.code, e.patch_line])).toEqual(expected.map(([c, l]) => [c, l]));
+      expect(errors.map((e): unknown[] => [e.code, e.patchLine])).toEqual(expected.map(([c, l]) => [c, l]));
       expected.forEach(([, , ...fragments], i) => {
         for (const f of fragments) expect(errors[i]!.message).toContain(f);
         expect(errors[i]!.retryable).toBe(false);
@@ -504,7 +504,7 @@ describe("parsePatch: paths and duplicates", () => {
       "*** Delete File: a\u0007b",
       "*** End Patch",
     ));
-    expect(errors.map((e) => [e.code, e.patch_line, e.path])).toEqual([
+    expect(errors.map((e) => [e.code, e.patchLine, e.path])).toEqual([
       ["invalid_path", 2, "/etc/passwd"],
       ["invalid_path", 4, "../up"],
       ["invalid_path", 5, "dir/"],
@@ -519,7 +519,7 @@ describe("parsePatch: paths and duplicates", () => {
 
   test("an empty path after a marker", () => {
     const errors = parseErrors(P("*** Begin Patch", "*** Delete File:  ", "*** End Patch"));
-    expect(errors).toEqual([expect.objectContaining({ code: "invalid_path", patch_line: 2, path: "" })]);
+    expect(errors).toEqual([expect.objectContaining({ code: "invalid_path", patchLine: 2, path: "" })]);
   });
 
   const dupes: [string, string[], [number, number, string][]][] = [
@@ -533,7 +533,7 @@ describe("parsePatch: paths and duplicates", () => {
   for (const [name, sections, expected] of dupes) {
     test(`duplicate_path: ${name}`, () => {
       const errors = parseErrors(P("*** Begin Patch", ...sections, "*** End Patch"));
-      expect(errors.map((e) => [e.code, e.patch_line, e.path])).toEqual(
+      expect(errors.map((e) => [e.code, e.patchLine, e.path])).toEqual(
         expected.map(([line, , path]) => ["duplicate_path", line, path]),
       );
       expected.forEach(([line, earlier], i) => {
@@ -583,7 +583,7 @@ describe("parsePatch: limits", () => {
     expect(errors).toEqual([expect.objectContaining({
       code: "limit_exceeded",
       path: "a",
-      patch_line: 2,
+      patchLine: 2,
       limit: { name: "maxChunksPerFile", max: 2, actual: 3 },
     })]);
   });
@@ -601,7 +601,7 @@ describe("parsePatch: all errors together", () => {
       "*** Delete File: a",
       "*** End Patch",
     ));
-    expect(errors.map((e) => [e.code, e.patch_line])).toEqual([
+    expect(errors.map((e) => [e.code, e.patchLine])).toEqual([
       ["invalid_patch", 4],
       ["invalid_path", 5],
       ["duplicate_path", 7],

@@ -135,7 +135,7 @@ function checkShape(text: string, r: ParseResult, label: string): void {
   }
   for (const w of r.warnings) {
     if (typeof w.code !== "string" || typeof w.message !== "string") throw new Error(`${label}: bad warning`);
-    if (w.patch_line !== undefined && !inRange(w.patch_line)) throw new Error(`${label}: warning line ${w.patch_line}`);
+    if (w.patchLine !== undefined && !inRange(w.patchLine)) throw new Error(`${label}: warning line ${w.patchLine}`);
   }
   if (r.ok) {
     for (const op of r.patch.ops) {
@@ -161,8 +161,8 @@ function checkShape(text: string, r: ParseResult, label: string): void {
       if (!CODES.has(e.code) || typeof e.message !== "string" || e.message.length === 0) {
         throw new Error(`${label}: bad error ${JSON.stringify(e)}`);
       }
-      if (e.patch_line !== undefined && !inRange(e.patch_line)) {
-        throw new Error(`${label}: error line ${e.patch_line} of ${lineCount}: ${e.message}`);
+      if (e.patchLine !== undefined && !inRange(e.patchLine)) {
+        throw new Error(`${label}: error line ${e.patchLine} of ${lineCount}: ${e.message}`);
       }
     }
   }

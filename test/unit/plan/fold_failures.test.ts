@@ -58,7 +58,7 @@ describe("failure output is bounded for any patch (counted, not timed)", () => {
     expect(rest).toMatchObject({ code: "context_mismatch", path: "src/a.ts", hunk: 21, retryable: false });
     expect(rest.chunks!.count).toBe(9_980);
     expect(rest.chunks!.hunks).toEqual(Array.from({ length: 9_980 }, (_, i) => i + 21));
-    expect(rest.chunks!.patch_lines).toHaveLength(9_980);
+    expect(rest.chunks!.patchLines).toHaveLength(9_980);
     expect(rest.message).toStartWith("context_mismatch: 9980 more chunks of src/a.ts do not match the file either (chunks 21–10000;");
     expect(rest.message).toContain("Next step:");
     expect(totalBytes(errors)).toBeLessThanOrEqual(FULL_FAILURES * FULL_BOUND);
@@ -109,7 +109,7 @@ describe("foldFailures and numberRanges", () => {
   });
 
   test("failures without a chunk are kept, after the first 20, in place", () => {
-    const chunkFailure = (hunk: number) => failure("context_mismatch", "x", { path: "a", hunk, patch_line: hunk * 10 });
+    const chunkFailure = (hunk: number) => failure("context_mismatch", "x", { path: "a", hunk, patchLine: hunk * 10 });
     const input = [
       ...Array.from({ length: 20 }, (_, i) => chunkFailure(i + 1)),
       chunkFailure(21),
@@ -118,6 +118,6 @@ describe("foldFailures and numberRanges", () => {
     ];
     const out = foldFailures(input);
     expect(out.map((e) => e.code)).toEqual([...new Array(20).fill("context_mismatch"), "context_mismatch", "not_found"]);
-    expect(out[20]!.chunks).toEqual({ count: 2, hunks: [21, 22], patch_lines: [210, 220] });
+    expect(out[20]!.chunks).toEqual({ count: 2, hunks: [21, 22], patchLines: [210, 220] });
   });
 });

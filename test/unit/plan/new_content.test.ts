@@ -112,8 +112,8 @@ describe("planPatch's unjoined new content", () => {
       const before = newContentJoins();
       const report = await commitRemote(shell, root, result.plan, { expectRootId: snapshotRootId(snaps) });
       expect(report.ok).toBe(true);
-      expect(report.files[0]!.bytes_written).toBe(new TextEncoder().encode(NEW).length);
-      expect(report.files[0]!.bytes_uploaded).toBeLessThan(1000);
+      expect(report.files[0]!.bytesWritten).toBe(new TextEncoder().encode(NEW).length);
+      expect(report.files[0]!.bytesUploaded).toBeLessThan(1000);
       expect(newContentJoins()).toBe(before);
       expect(readFileSync(join(root, "src", "big.ts"), "utf8")).toBe(NEW);
     } finally {

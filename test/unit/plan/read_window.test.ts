@@ -27,7 +27,7 @@ function ok(result: ReadWindowResult | PatchFailure): ReadWindowResult {
 }
 
 function failed(result: ReadWindowResult | PatchFailure): PatchFailure {
-  if (!("code" in result)) throw new Error(`expected a failure, got lines ${result.start_line}-${result.end_line}`);
+  if (!("code" in result)) throw new Error(`expected a failure, got lines ${result.startLine}-${result.endLine}`);
   return result;
 }
 
@@ -42,7 +42,7 @@ describe("readWindow: windows, endings and the window hash", () => {
     truncated: boolean;
     eol: ReadWindowResult["eol"];
     finalNewline: boolean;
-    /** The exact file bytes content_sha256 must hash. */
+    /** The exact file bytes contentSha256 must hash. */
     window: string;
   }[] = [
     { name: "whole LF file", file: "a\nb\nc\n", text: "a\nb\nc\n", range: [1, 3, 3], truncated: false, eol: "lf", finalNewline: true, window: "a\nb\nc\n" },
@@ -66,13 +66,13 @@ describe("readWindow: windows, endings and the window hash", () => {
       const bytes = bytesOf(c.file, c.bom);
       const w = ok(readWindow(bytes, c.options));
       expect(w.text).toBe(c.text);
-      expect([w.start_line, w.end_line, w.total_lines]).toEqual(c.range);
+      expect([w.startLine, w.endLine, w.totalLines]).toEqual(c.range);
       expect(w.truncated).toBe(c.truncated);
       expect(w.eol).toBe(c.eol);
-      expect(w.final_newline).toBe(c.finalNewline);
+      expect(w.finalNewline).toBe(c.finalNewline);
       expect(w.bom).toBe(false);
-      expect(w.file_sha256).toBe(sha(bytes));
-      expect(w.content_sha256).toBe(sha(c.window));
+      expect(w.fileSha256).toBe(sha(bytes));
+      expect(w.contentSha256).toBe(sha(c.window));
     });
   }
 });
@@ -83,12 +83,12 @@ describe("readWindow: the BOM and the whole-file identity", () => {
     const w = ok(readWindow(bytes, { limit: 1 }));
     expect(w.bom).toBe(true);
     expect(w.text).toBe("a\n");
-    expect(w.content_sha256).toBe(sha(new Uint8Array([...BOM, ...enc.encode("a\n")])));
+    expect(w.contentSha256).toBe(sha(new Uint8Array([...BOM, ...enc.encode("a\n")])));
   });
 
   test("a later window does not include the BOM", () => {
     const w = ok(readWindow(bytesOf("a\nb\n", true), { offset: 2 }));
-    expect(w.content_sha256).toBe(sha("b\n"));
+    expect(w.contentSha256).toBe(sha("b\n"));
   });
 
   const whole = ["", "a", "a\nb\n", "a\r\nb", "x\ry\r\nz\n"];
@@ -97,7 +97,7 @@ describe("readWindow: the BOM and the whole-file identity", () => {
       test(`a window over the whole file hashes like the file (#${i}, bom ${bom})`, () => {
         const w = ok(readWindow(bytesOf(file, bom)));
         expect(w.truncated).toBe(false);
-        expect(w.content_sha256).toBe(w.file_sha256);
+        expect(w.contentSha256).toBe(w.fileSha256);
       });
     }
   }
@@ -113,12 +113,12 @@ describe("readWindow: line ids", () => {
     const lf = ok(readWindow(bytesOf("same\n"), { lineIds: true }));
     const crlf = ok(readWindow(bytesOf("same\r\n"), { lineIds: true }));
     expect(lf.text).toBe(crlf.text);
-    expect(lf.content_sha256).not.toBe(crlf.content_sha256);
+    expect(lf.contentSha256).not.toBe(crlf.contentSha256);
   });
 
   test("maxBytes counts the prefixes", () => {
     const w = ok(readWindow(bytesOf("a\nb\nc\n"), { lineIds: true, maxBytes: 14 }));
-    expect(w.end_line).toBe(2); // "1:hh|a\n" is 7 bytes
+    expect(w.endLine).toBe(2); // "1:hh|a\n" is 7 bytes
   });
 });
 
@@ -176,6 +176,6 @@ describe("readWindow: failures are values", () => {
 test("a late window of a large file (1M lines) has the right range and hash", () => {
   const bytes = bytesOf("line of code;\n".repeat(1_000_000));
   const w = ok(readWindow(bytes, { offset: 999_990, limit: 5 }));
-  expect([w.start_line, w.end_line, w.total_lines]).toEqual([999_990, 999_994, 1_000_000]);
-  expect(w.content_sha256).toBe(sha("line of code;\n".repeat(5)));
+  expect([w.startLine, w.endLine, w.totalLines]).toEqual([999_990, 999_994, 1_000_000]);
+  expect(w.contentSha256).toBe(sha("line of code;\n".repeat(5)));
 });
