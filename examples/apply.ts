@@ -186,7 +186,7 @@ async function settle(shell: RemoteShell, options: ApplyCliOptions, ticket: Reco
   const onInterrupt = (): void => controller.abort();
   process.on("SIGINT", onInterrupt);
   try {
-    return await reconcile(shell, options.root, ticket, ticket.operationId, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories });
+    return await reconcile(shell, options.root, ticket, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories });
   } finally {
     process.off("SIGINT", onInterrupt);
   }

@@ -49,7 +49,7 @@ export function readReconcileTicket(text: string): ReconcileTicket | string {
  *
  * @example
  * ```ts
- * reconcileExitCode(await reconcile(shell, root, ticket, ticket.operation_id)); // 0 | 1 | 3
+ * reconcileExitCode(await reconcile(shell, root, ticket)); // 0 | 1 | 3
  * ```
  */
 export function reconcileExitCode(report: CommitReport): 0 | 1 | 3 {

@@ -149,7 +149,7 @@ export function newOperationId(): string {
  * ```ts
  * const report = await commitRemote(new LocalShell(), "/srv/app", plan.plan);
  * if (!report.ok && report.errors?.[0]?.code === "outcome_unknown") {
- *   await reconcile(shell, "/srv/app", plan.plan, report.operationId);
+ *   await reconcile(shell, "/srv/app", reconcileTicket(plan.plan, report.operationId));
  * }
  * ```
  */

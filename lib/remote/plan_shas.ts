@@ -83,7 +83,7 @@ export function reconcileTicket(plan: Plan, operationId: string): ReconcileTicke
  * @example
  * ```ts
  * const ticket = reconcileTicketOf(report);
- * if (ticket) await reconcile(shell, root, ticket, ticket.operation_id);
+ * if (ticket) await reconcile(shell, root, ticket);
  * ```
  */
 export function reconcileTicketOf(report: { errors?: readonly PatchFailure[] }): ReconcileTicket | null {

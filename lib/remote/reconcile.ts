@@ -8,7 +8,6 @@
 import { failure, quotedFailure, reconcileHint, warning } from "../failure.ts";
 import { DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS } from "./commit.ts";
 import { reconcileProgram } from "./programs/programs.ts";
-import { newContentLength } from "../plan/new_content.ts";
 import { transactionInput, transactionLayout } from "./manifest.ts";
 import { parseProgramOutput } from "./protocol.ts";
 import type { ProgramOutput } from "./protocol.ts";
@@ -48,12 +47,13 @@ export interface ReconcileOptions {
 }
 
 /**
- * Find out what operation `operationId` did to the files of `target`, finish
- * it cleanly and report each file's `state`. `target` is the plan that was
- * committed or, when only the report was kept, the `reconcile` ticket of its
- * `outcome_unknown` / `partial_apply` failure (plain JSON: paths and
- * SHA-256s); both give the same states. A malformed ticket fails
- * `invalid_argument` without contacting the host. Each file's `state`:
+ * Find out what the operation of `ticket` did to its files, finish it
+ * cleanly and report each file's `state`. The ticket says everything:
+ * the operation id and, per file, its paths and SHA-256s (plain JSON). Take
+ * it from the `reconcile` field of an `outcome_unknown` / `partial_apply`
+ * failure (`reconcileTicketOf(report)`), or build it from the plan that
+ * was committed (`reconcileTicket(plan, operationId)`). A malformed ticket
+ * fails `invalid_argument` without contacting the host. Each file's `state`:
  * - `applied`: the disk shows the planned result;
  * - `not_applied`: the disk shows the state the plan was built on;
  * - `diverged`: something else (another writer changed it).
@@ -78,23 +78,32 @@ export interface ReconcileOptions {
  * another operation holds a lock): call again later. Safe to call any number
  * of times, also for an operation that succeeded.
  *
+ * Like commitRemote it resolves with a report for every outcome of the
+ * host (a failure is a value in `errors`); it rejects only for a
+ * programmer error (no shell: TypeError).
+ *
  * @example
  * ```ts
- * const report = await reconcile(shell, "/srv/app", plan, "3f2a9c01d4e5b6a7");
- * report.files.map((f) => `${f.path}: ${f.state}`);
- * // or from the failure alone:
- * const ticket = committed.errors![0]!.reconcile!;
- * await reconcile(shell, "/srv/app", ticket, ticket.operationId);
+ * const ticket = reconcileTicketOf(committed); // from the failure alone
+ * if (ticket !== null) {
+ *   const settled = await reconcile(shell, "/srv/app", ticket);
+ *   settled.files.map((f) => `${f.path}: ${f.state}`);
+ * }
+ * // or from the plan that was committed:
+ * await reconcile(shell, "/srv/app", reconcileTicket(plan, "3f2a9c01d4e5b6a7"));
  * ```
  */
 export async function reconcile(
   shell: RemoteShell,
   root: string,
-  target: Plan | ReconcileTicket,
-  operationId: string,
+  ticket: ReconcileTicket,
   options: ReconcileOptions = {},
 ): Promise<CommitReport> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("reconcile: shell must be a RemoteShell");
+  // The ticket may have travelled through JSON, a file or a model: an id
+  // that is not one (ticketPlan refuses it below) is reported as "".
+  const given: unknown = ticket !== null && typeof ticket === "object" ? ticket.operationId : undefined;
+  const operationId = typeof given === "string" && OPERATION_ID.test(given) ? given : "";
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
   const base = {
@@ -109,17 +118,15 @@ export async function reconcile(
     warnings,
     errors: errors.map((e) => ({ ...e, operationId })),
   });
-  // A plan is the program's own value (a bad one is a bug: TypeError); a
-  // ticket may have travelled through JSON, a file or a model, so a bad one
-  // is a typed failure.
-  const subject = isPlan(target) ? { plan: target, sizes: target.files.map((f) => newContentLength(f) ?? 0) } : ticketPlan(target, operationId);
+  // A bad ticket is a typed failure, not a TypeError: it is data.
+  const subject = ticketPlan(ticket);
   if ("code" in subject) return fail([subject]);
   const { plan, sizes } = subject;
   let layout: TransactionLayout;
   try {
-    layout = transactionLayout(plan, { contentless: !isPlan(target) });
+    layout = transactionLayout(plan, { contentless: true });
   } catch (error) {
-    if (isPlan(target) || !(error instanceof TypeError)) throw error;
+    if (!(error instanceof TypeError)) throw error;
     return fail([badTicket(error.message)]);
   }
   const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds, options.sharedDirectories ?? "refuse");
@@ -253,26 +260,20 @@ function fileStates(plan: Plan, sizes: readonly number[], layout: TransactionLay
   });
 }
 
-function isPlan(target: Plan | ReconcileTicket): target is Plan {
-  return target !== null && typeof target === "object" && !("operationId" in target);
-}
-
 const SHA = /^[0-9a-f]{64}$/;
+const OPERATION_ID = /^[A-Za-z0-9_]{1,64}$/;
 
 /**
  * The content-less plan a ticket stands for, with each file's new size, or
  * the failure saying what is wrong with the ticket. Paths and SHA-256s are
  * checked again by transactionLayout before anything is sent.
  */
-function ticketPlan(ticket: ReconcileTicket, operationId: string): { plan: Plan; sizes: number[] } | PatchFailure {
+function ticketPlan(ticket: ReconcileTicket): { plan: Plan; sizes: number[] } | PatchFailure {
   if (ticket === null || typeof ticket !== "object" || !Array.isArray(ticket.files)) {
     return badTicket("it needs operationId and a files array");
   }
-  if (typeof ticket.operationId !== "string" || !/^[A-Za-z0-9_]{1,64}$/.test(ticket.operationId)) {
+  if (typeof ticket.operationId !== "string" || !OPERATION_ID.test(ticket.operationId)) {
     return badTicket("its operationId must be 1-64 characters of [A-Za-z0-9_]");
-  }
-  if (ticket.operationId !== operationId) {
-    return badTicket(`it is for operation ${JSON.stringify(ticket.operationId)}, not ${JSON.stringify(operationId)}`);
   }
   const files: PlannedFile[] = [];
   const sizes: number[] = [];

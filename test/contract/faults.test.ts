@@ -145,7 +145,7 @@ for (const c of shells) {
       expect(read(root, "a.txt")).toBe("a2\n");
       expect(read(root, "b.txt")).toBe("b1\n");
       // Settled from the failure alone, as a caller that kept only the report would.
-      const after = await reconcile(shell, root, travelled(f.reconcile), op);
+      const after = await reconcile(shell, root, travelled(f.reconcile));
       expect(after.ok).toBe(true);
       expect(after.elevated).toBe(c.expectElevated);
       expect(after.files.map((x) => x.state)).toEqual(["applied", "not_applied"]);
@@ -168,14 +168,14 @@ for (const c of shells) {
       expect(existsSync(join(root, "b.txt"))).toBe(false); // renamed aside: the backup is the only copy now
       expect(report.errors![0]!.reconcile).toEqual(reconcileTicket(thePlan, op));
       expect(leftovers(root).length).toBeGreaterThan(0);
-      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile));
       expect(after).toMatchObject({ ok: true, operationId: op });
       expect(after.files.map((x) => [x.path, x.state])).toEqual([["a.txt", "not_applied"], ["b.txt", "not_applied"], ["n/c.txt", "not_applied"]]);
       expect(read(root, "a.txt")).toBe("a1\n");
       expect(read(root, "b.txt")).toBe("b1\n");
       expect(statSync(join(root, "b.txt")).ino).toBe(inoB);
       // reconcile is idempotent
-      const again = await reconcile(shell, root, thePlan, op);
+      const again = await reconcile(shell, root, reconcileTicket(thePlan, op));
       expect(again.files.map((x) => x.state)).toEqual(["not_applied", "not_applied", "not_applied"]);
     });
 
@@ -187,7 +187,7 @@ for (const c of shells) {
       const report = await commitRemote(new HookedShell(shell, at("after_finalize", "0", "kill -9 $$")), root, thePlan, { operationId: op });
       expect(report.errors![0]!.code).toBe("outcome_unknown");
       expect(read(root, "dst/m.txt")).toBe("m2\n");
-      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile));
       expect(after.files[0]!.state).toBe("not_applied");
       expect(read(root, "src/m.txt")).toBe("m1\n");
       expect(existsSync(join(root, "dst/m.txt"))).toBe(false);
@@ -201,7 +201,7 @@ for (const c of shells) {
       const report = await commitRemote(new HookedShell(shell, at("done", "", "kill -9 $$")), root, thePlan, { operationId: op });
       expect(report.errors![0]!.code).toBe("outcome_unknown");
       expect(leftovers(root).length).toBeGreaterThan(0);
-      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile));
       expect(after.files.map((x) => x.state)).toEqual(["applied", "applied"]);
       expect(after.files[0]!.bytesWritten).toBe(3);
       expect(read(root, "a.txt")).toBe("a2\n");
@@ -219,7 +219,7 @@ for (const c of shells) {
       expect(read(root, "a.txt")).toBe("a1\n");
       expect(leftovers(root).length).toBeGreaterThan(0); // stages and locks: SIGKILL cannot be trapped
       expect(report.errors![0]!.reconcile).toEqual(reconcileTicket(thePlan, op));
-      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile), op);
+      const after = await reconcile(shell, root, travelled(report.errors![0]!.reconcile));
       expect(after.files.map((x) => x.state)).toEqual(["not_applied", "not_applied"]);
     });
 
@@ -240,7 +240,7 @@ for (const c of shells) {
       const shell = await c.open();
       await commitRemote(new HookedShell(shell, at("after_finalize", "0", "kill -9 $$")), root, thePlan, { operationId: op });
       writeFileSync(join(root, "gone.txt"), "someone new\n");
-      const after = await reconcile(shell, root, thePlan, op);
+      const after = await reconcile(shell, root, reconcileTicket(thePlan, op));
       expect(after.files.map((x) => x.state)).toEqual(["diverged", "not_applied"]);
       const kept = after.warnings.find((w) => w.code === "cleanup_incomplete");
       expect(kept?.path).toBe("gone.txt");
@@ -256,7 +256,7 @@ for (const c of shells) {
       const report = await commitRemote(new HookedShell(shell, at("checked", "", "sleep 3")), root, thePlan, { operationId: "slow_1", timeoutMs: 500 });
       expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "slow_1" });
       expect(report.errors![0]!.message).toContain("timeout");
-      const after = await reconcile(shell, root, thePlan, "slow_1");
+      const after = await reconcile(shell, root, reconcileTicket(thePlan, "slow_1"));
       expect(after.files[0]!.state).toBe("not_applied");
       expect(read(root, "a.txt")).toBe("a1\n");
     });
@@ -270,7 +270,7 @@ for (const c of shells) {
       const shell = await c.open();
       const running = commitRemote(new HookedShell(shell, at("checked", "", pauseUntil(reached, release))), root, thePlan, { operationId: "busy_1" });
       await waitForFile(reached);
-      const early = await reconcile(shell, root, thePlan, "busy_1", { lockWaitMs: 200 });
+      const early = await reconcile(shell, root, reconcileTicket(thePlan, "busy_1"), { lockWaitMs: 200 });
       expect(early.ok).toBe(false);
       expect(early.errors![0]).toMatchObject({ code: "locked", retryable: true });
       // the lock that is really held, and whose: the operation's own lock, a live process of this very operation
@@ -279,7 +279,7 @@ for (const c of shells) {
       expect(early.errors![0]!.lock!.pid).toBeGreaterThan(1);
       writeFileSync(release, "");
       expect((await running).ok).toBe(true);
-      const later = await reconcile(shell, root, thePlan, "busy_1");
+      const later = await reconcile(shell, root, reconcileTicket(thePlan, "busy_1"));
       expect(later.files[0]!.state).toBe("applied");
     });
 
@@ -306,7 +306,7 @@ for (const c of shells) {
         writeFileSync(release, "");
         // A new connection (the shell reconnects by itself); reconcile waits
         // for the commit's locks while that program still runs.
-        const after = await reconcile(shell, root, thePlan, op);
+        const after = await reconcile(shell, root, reconcileTicket(thePlan, op));
         return { root, report, after };
       };
 

@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { RemoteShellError } from "../../lib/remote/shell.ts";
 import { cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, tempDir } from "../support/local_trees.ts";
@@ -37,7 +38,7 @@ for (const c of sshShells) {
       const snapshot = await readSnapshots(shell, root, ["a.txt"]).catch((e) => e);
       expect(snapshot).toBeInstanceOf(RemoteShellError);
       expect([snapshot.failure.code, snapshot.started]).toEqual(["limit_exceeded", false]);
-      const settled = await reconcile(shell, root, plan([P.add("a.txt", "a\n")]), "too_long");
+      const settled = await reconcile(shell, root, reconcileTicket(plan([P.add("a.txt", "a\n")]), "too_long"));
       expect(settled.errors![0]!.message).toContain("reconcile did not run");
       expect((await c.serverExecs!()) - before).toBe(0);
     });

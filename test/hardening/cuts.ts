@@ -12,6 +12,7 @@
 import { rmSync } from "node:fs";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { connectSsh } from "../../lib/ssh/shell.ts";
 import type { SshShell } from "../../lib/ssh/shell.ts";
 import type { CommitReport } from "../../lib/types.ts";
@@ -206,10 +207,10 @@ async function cutTrial(
   const fresh = await connect(proxy.port);
   let rec: CommitReport;
   try {
-    rec = await reconcile(fresh, root, fx.plan, op);
+    rec = await reconcile(fresh, root, reconcileTicket(fx.plan, op));
     for (let again = 0; !rec.ok && rec.errors?.[0]?.code === "locked" && again < 5; again++) {
       figures.reconcileRetries++;
-      rec = await reconcile(fresh, root, fx.plan, op);
+      rec = await reconcile(fresh, root, reconcileTicket(fx.plan, op));
     }
   } finally {
     await fresh.close();

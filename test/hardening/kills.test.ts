@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { assertNoLeftovers, cleanupTemps, HookedShell, leftovers, tempDir } from "../support/local_trees.ts";
 import { deltaFiles, fileStates, fourOpFixture, writeBefore } from "./fixture.ts";
 import { runKillCampaign } from "./kills.ts";
@@ -48,7 +49,7 @@ describe("remote process death (SIGKILL of the commit's process group)", () => {
     expect(fileStates(root, fx)).toEqual(["new", "new", "new", "new"]);
     expect(leftovers(root).some((p) => p.includes(".sap-dead_op-"))).toBe(true); // stages wait for reconcile
 
-    const settled = await reconcile(local(), root, fx.plan, "dead_op");
+    const settled = await reconcile(local(), root, reconcileTicket(fx.plan, "dead_op"));
     expect(settled.ok).toBe(true);
     expect(settled.files.map((f) => f.state)).toEqual(["applied", "applied", "applied", "applied"]); // the later commit's result
     assertNoLeftovers(root);

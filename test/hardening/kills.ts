@@ -10,6 +10,7 @@
 import { rmSync } from "node:fs";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import type { RemoteShell } from "../../lib/remote/shell.ts";
 import { tempDir } from "../support/local_trees.ts";
 import { fourOpFixture, writeBefore } from "./fixture.ts";
@@ -108,7 +109,7 @@ export async function runKillCampaign(options: KillCampaignOptions): Promise<Kil
     bump(figures.phases, phaseOf(killer.lastStdout));
     bump(figures.results, resultLabel(report));
     problems.push(...checkCommit(root, fx, report));
-    const rec = await reconcile(options.shell, root, fx.plan, op, { lockWaitMs: 5000 });
+    const rec = await reconcile(options.shell, root, reconcileTicket(fx.plan, op), { lockWaitMs: 5000 });
     const { violations, settled } = checkReconcile(root, fx, rec);
     problems.push(...violations);
     bump(figures.settled, settled);

@@ -9,6 +9,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { assertNoLeftovers, cleanupTemps, leftovers, makeTree, P, plan } from "../support/local_trees.ts";
 import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
 
@@ -23,7 +24,7 @@ describe("locks are never visible without their owner", () => {
     // Before the fix the lock directory existed without its owner file, so
     // not even this operation's reconcile could claim it: `locked` until
     // the stale-lock age (120 s by default).
-    const after = await reconcile(plain(), root, thePlan, "own_1", { lockWaitMs: 1000 });
+    const after = await reconcile(plain(), root, reconcileTicket(thePlan, "own_1"), { lockWaitMs: 1000 });
     expect(after.errors).toBeUndefined();
     expect(after.files.map((f) => f.state)).toEqual(["not_applied", "not_applied"]);
     assertNoLeftovers(root);
@@ -34,7 +35,7 @@ describe("locks are never visible without their owner", () => {
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
     await commitRemote(killAfterTool("mv", "*.sap-lock-[0-9a-f]*"), root, thePlan, { operationId: "own_2" });
     expect(leftovers(root).some((p) => /\.sap-lock-(op-own_2|[0-9a-f]{16})$/.test(p))).toBe(true); // a complete lock, with its owner
-    const after = await reconcile(plain(), root, thePlan, "own_2", { lockWaitMs: 1000 });
+    const after = await reconcile(plain(), root, reconcileTicket(thePlan, "own_2"), { lockWaitMs: 1000 });
     expect(after.files.map((f) => f.state)).toEqual(["not_applied"]);
     assertNoLeftovers(root);
   });

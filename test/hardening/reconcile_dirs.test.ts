@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { cleanupTemps, HookedShell, makeTree, P, plan } from "../support/local_trees.ts";
 import { killAfterTool, plainShell as plain } from "./tool_wrappers.ts";
 
@@ -20,7 +21,7 @@ describe("reconcile removes the parent directories the dead commit created", () 
     const report = await commitRemote(killAfterTool("mkdir", "./n"), root, thePlan, { operationId: "dirs_1" });
     expect(report.errors![0]!.code).toBe("outcome_unknown");
     expect(existsSync(join(root, "n"))).toBe(true);
-    const after = await reconcile(plain(), root, thePlan, "dirs_1");
+    const after = await reconcile(plain(), root, reconcileTicket(thePlan, "dirs_1"));
     expect(after.files.map((f) => f.state)).toEqual(["not_applied", "not_applied"]);
     expect(readdirSync(root).sort()).toEqual(["a.txt"]);
   });
@@ -32,7 +33,7 @@ describe("reconcile removes the parent directories the dead commit created", () 
     const report = await commitRemote(hooked, root, thePlan, { operationId: "dirs_2" });
     expect(report.errors![0]!.code).toBe("outcome_unknown");
     expect(existsSync(join(root, "keep/deep/er/m.txt"))).toBe(true);
-    const after = await reconcile(plain(), root, thePlan, "dirs_2");
+    const after = await reconcile(plain(), root, reconcileTicket(thePlan, "dirs_2"));
     expect(after.files.map((f) => f.state)).toEqual(["not_applied", "not_applied", "not_applied"]);
     expect(readdirSync(root).sort()).toEqual(["a.txt", "keep", "m.txt"]);
     expect(readdirSync(join(root, "keep"))).toEqual(["x.txt"]);

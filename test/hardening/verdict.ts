@@ -86,7 +86,7 @@ export function checkCommit(root: string, fx: TxFixture, report: CommitReport): 
  *
  * @example
  * ```ts
- * const { violations, settled } = checkReconcile(root, fx, await reconcile(shell, root, fx.plan, op));
+ * const { violations, settled } = checkReconcile(root, fx, await reconcile(shell, root, reconcileTicket(fx.plan, op)));
  * ```
  */
 export function checkReconcile(

@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import type { ExecOptions, RemoteShell } from "../../lib/remote/shell.ts";
 import { cleanupTemps, localShell, makeTree, noLeftoversAfterEach, P, plan, shellCases } from "../support/local_trees.ts";
@@ -32,7 +33,7 @@ describe("commit transport faults", () => {
     const report = await commitRemote(dropping, root, thePlan, { operationId: "dropped_1" });
     expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "dropped_1" });
     expect(report.errors![0]!.message).toContain("connection closed");
-    const after = await reconcile(inner, root, thePlan, "dropped_1");
+    const after = await reconcile(inner, root, reconcileTicket(thePlan, "dropped_1"));
     expect(after.files[0]!.state).toBe("applied");
   });
 });

@@ -17,6 +17,7 @@ import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { lockDirName } from "../../lib/remote/manifest.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { cleanupTemps, HookedShell, leftovers, makeTree, P, plan, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 import { ensureTestUsers } from "../support/sshd.ts";
@@ -76,7 +77,7 @@ for (const c of shellCases()) {
       const thePlan = plan([P.update("s/f.txt", "v1\n", "v2\n")]);
       const report = await quick(commitRemote(swap, root, thePlan, { ...allow, operationId: "fifo_swap" }));
       expect(report.errors![0]!.code).toBe("conflict");
-      const settled = await quick(reconcile(shell(), root, thePlan, "fifo_swap", allow));
+      const settled = await quick(reconcile(shell(), root, reconcileTicket(thePlan, "fifo_swap"), allow));
       expect(settled.ok).toBe(true);
       expect(leftovers(root)).toEqual([]);
     });
@@ -88,7 +89,7 @@ for (const c of shellCases()) {
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       const report = await quick(commitRemote(shell(), root, thePlan, { operationId: "fifo_op" }));
       expect(report.errors).toBeUndefined();
-      const settled = await quick(reconcile(shell(), root, thePlan, "fifo_op"));
+      const settled = await quick(reconcile(shell(), root, reconcileTicket(thePlan, "fifo_op")));
       expect(settled.ok).toBe(true);
     });
   });

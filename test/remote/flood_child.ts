@@ -60,7 +60,7 @@ try {
   } else if (mode === "reconcile") {
     const sha = "0".repeat(64);
     const ticket = { operationId: "flood_1", files: [{ op: "update" as const, path: "a.txt", previousSha256: sha, newSha256: sha, newSize: 6 }] };
-    const report = await reconcile(hostile, root, ticket, "flood_1");
+    const report = await reconcile(hostile, root, ticket);
     code = report.errors?.[0]?.code ?? "ok";
     message = report.errors?.[0]?.message ?? "";
   } else {

@@ -13,6 +13,7 @@ import { applyPatch } from "../../lib/apply.ts";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { asUser, cleanupTemps, HookedShell, leftovers, P, plan, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 import { readOnlyBind, smallTmpfs, unmountAll } from "../support/fault_mounts.ts";
 import { ensureTestUsers } from "../support/sshd.ts";
@@ -123,7 +124,7 @@ for (const c of shellCases()) {
       chmodSync(source, 0o755);
       writeFileSync(join(source, "a.txt"), "a1\n");
       const ro = readOnlyBind(source);
-      const settled = await reconcile(shell(), ro, plan([P.update("a.txt", "a1\n", "a2\n")]), "ro_rec");
+      const settled = await reconcile(shell(), ro, reconcileTicket(plan([P.update("a.txt", "a1\n", "a2\n")]), "ro_rec"));
       expect(settled.ok).toBe(false);
       const e = settled.errors![0]!;
       expect(e.code).toBe("read_only_filesystem");
@@ -141,7 +142,7 @@ for (const c of shellCases()) {
       const thePlan = plan([P.update("a.txt", "a1\n", text(200 * KiB, "z"))]);
       const report = await commitRemote(shell(), fs.dir, thePlan, { operationId: "full_r" });
       expect(report.errors![0]!.code).toBe("no_space");
-      const settled = await reconcile(shell(), fs.dir, thePlan, "full_r");
+      const settled = await reconcile(shell(), fs.dir, reconcileTicket(thePlan, "full_r"));
       expect(settled.ok).toBe(true);
       expect(settled.files[0]!.state).toBe("not_applied");
       expect(leftovers(fs.dir)).toEqual([]);

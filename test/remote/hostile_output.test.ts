@@ -19,6 +19,7 @@ import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, snapshotReplyBytes } from "../../lib
 import { listFiles } from "../../lib/remote/list_files.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { searchFiles } from "../../lib/remote/search_files.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
 import { readSnapshots } from "../../lib/remote/snapshot.ts";
@@ -64,7 +65,7 @@ describe("a fake hostile RemoteShell that ignores maxStdoutBytes and answers wit
   test("reconcile: remote_error (protocol violation) saying to reconcile again", async () => {
     const root = makeTree({ "a.txt": "a1\n" });
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
-    const report = await reconcile(floodingShell(newlines()), root, thePlan, "flood_r");
+    const report = await reconcile(floodingShell(newlines()), root, reconcileTicket(thePlan, "flood_r"));
     expect(report.errors![0]!.code).toBe("remote_error");
     expect(report.errors![0]!.message).toContain("protocol violation");
     expect(report.errors![0]!.message).toContain("reconcile with operation id flood_r again");
@@ -149,7 +150,7 @@ describe("every engine exec is bounded in time and output", () => {
     };
     const report = await applyPatch(recording, { root, patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-a1\n+a2\n*** End Patch\n", operationId: "bounded_1" });
     expect(report.ok).toBe(true);
-    await reconcile(recording, root, plan([P.update("a.txt", "a1\n", "a2\n")]), "bounded_1");
+    await reconcile(recording, root, reconcileTicket(plan([P.update("a.txt", "a1\n", "a2\n")]), "bounded_1"));
     await listFiles(recording, root);
     await searchFiles(recording, root, "a2");
     expect(seen.map((s) => s.program)).toEqual(["snapshot", "commit", "reconcile", "list", "search"]);

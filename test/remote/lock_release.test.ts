@@ -16,6 +16,7 @@ import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { lockDirName } from "../../lib/remote/manifest.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { cleanupTemps, HookedShell, leftovers, makeTree, noLeftoversAfterEach, P, plan, shellCases, tempDir } from "../support/local_trees.ts";
 import { at, pauseUntil, read, waitForFile } from "../contract/helpers.ts";
 
@@ -40,7 +41,7 @@ for (const c of shellCases()) {
       expect(next.warnings.filter((w) => w.code === "stale_lock_broken").map((w) => w.path)).toEqual(["a.txt", "b.txt"]);
       expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["A\n", "B\n"]);
       // what the killed commit left besides (its private directories, its operation lock) is its reconcile's
-      const settled = await reconcile(shell(), root, plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]), "dead_locks");
+      const settled = await reconcile(shell(), root, reconcileTicket(plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]), "dead_locks"));
       expect(settled.ok).toBe(true);
       expect(leftovers(root)).toEqual([]);
     });
@@ -56,7 +57,7 @@ for (const c of shellCases()) {
       expect(read(root, "a.txt")).toBe("a2\n"); // it had committed
       const next = await commitRemote(shell(), root, plan([P.update("a.txt", "a2\n", "a3\n")]), { operationId: "after_release", lockWaitMs: 2000 });
       expect(next.errors).toBeUndefined();
-      const settled = await reconcile(shell(), root, thePlan, "dead_release");
+      const settled = await reconcile(shell(), root, reconcileTicket(thePlan, "dead_release"));
       expect(settled.ok).toBe(true);
       expect(leftovers(root)).toEqual([]);
     });
@@ -66,10 +67,10 @@ for (const c of shellCases()) {
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       await commitRemote(new HookedShell(shell(), at("checked", "", KILL)), root, thePlan, { operationId: "twice" });
       const held = "u/.sap-lock-op-twice";
-      const first = await reconcile(new HookedShell(shell(), at("lock_released", held, `rm -f ./${held}/owner; ${KILL}`)), root, thePlan, "twice");
+      const first = await reconcile(new HookedShell(shell(), at("lock_released", held, `rm -f ./${held}/owner; ${KILL}`)), root, reconcileTicket(thePlan, "twice"));
       expect(first.ok).toBe(false);
       const started = performance.now();
-      const second = await reconcile(shell(), root, thePlan, "twice", { lockWaitMs: 5000 });
+      const second = await reconcile(shell(), root, reconcileTicket(thePlan, "twice"), { lockWaitMs: 5000 });
       expect(second.ok).toBe(true);
       expect(performance.now() - started).toBeLessThan(4000);
       expect(second.files[0]!.state).toBe("not_applied");
@@ -113,7 +114,7 @@ for (const c of shellCases()) {
           expect(next.warnings.map((w) => w.code)).toContain("stale_lock_broken");
           expect(readdirSync(root)).not.toContain(rootLock);
         }
-        const settled = await reconcile(shell(), root, add, "parentless");
+        const settled = await reconcile(shell(), root, reconcileTicket(add, "parentless"));
         expect(settled.ok).toBe(true);
         expect(leftovers(root)).toEqual([]);
       }

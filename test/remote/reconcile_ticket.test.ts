@@ -1,7 +1,8 @@
 /**
  * The reconcile ticket: what a failure carries so an operation can be
- * settled from the report alone. A good ticket gives the same states as the
- * plan it came from (real files, LocalShell); a malformed one — it may have
+ * settled from the report alone, and all `reconcile` takes. A good ticket
+ * gives the same states after travelling through JSON (real files,
+ * LocalShell); a malformed one — it may have
  * come through JSON, a file or a model — fails `invalid_argument` before
  * anything is sent to the host.
  */
@@ -48,15 +49,15 @@ describe("reconcileTicket", () => {
 });
 
 describe("reconcile with a ticket (LocalShell, real files)", () => {
-  test("gives the same states as the plan: applied after a commit, not_applied before one", async () => {
+  test("gives the same states after travelling through JSON: applied after a commit, not_applied before one", async () => {
     const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
     const shell = localShell(c);
     const committed = plan([P.update("a.txt", "a1\n", "a2\n")]);
     expect((await commitRemote(shell, root, committed, { operationId: "done_1" })).ok).toBe(true);
     const never = plan([P.update("b.txt", "b1\n", "b2\n")]);
     for (const [thePlan, op, state] of [[committed, "done_1", "applied"], [never, "never_1", "not_applied"]] as const) {
-      const fromPlan = await reconcile(shell, root, thePlan, op);
-      const fromTicket = await reconcile(shell, root, JSON.parse(JSON.stringify(reconcileTicket(thePlan, op))), op);
+      const fromPlan = await reconcile(shell, root, reconcileTicket(thePlan, op));
+      const fromTicket = await reconcile(shell, root, JSON.parse(JSON.stringify(reconcileTicket(thePlan, op))));
       expect(fromTicket.files.map((f) => f.state)).toEqual([state]);
       expect({ ...fromTicket, files: fromTicket.files.map((f) => ({ ...f, diff: "" })) })
         .toEqual({ ...fromPlan, files: fromPlan.files.map((f) => ({ ...f, diff: "" })) });
@@ -66,7 +67,7 @@ describe("reconcile with a ticket (LocalShell, real files)", () => {
   test("diverged when someone else changed the file", async () => {
     const root = makeTree({ "a.txt": "theirs\n" });
     const ticket = reconcileTicket(plan([P.update("a.txt", "a1\n", "a2\n")]), "div_1");
-    const report = await reconcile(localShell(c), root, ticket, "div_1");
+    const report = await reconcile(localShell(c), root, ticket);
     expect(report.ok).toBe(true);
     expect(report.files[0]).toMatchObject({ path: "a.txt", state: "diverged", bytesWritten: 0, previousSha256: A1, newSha256: A2 });
   });
@@ -79,7 +80,6 @@ describe("reconcile with a ticket (LocalShell, real files)", () => {
     ],
   });
   const bad: { name: string; edit: (t: any) => unknown; says: string }[] = [
-    { name: "another operation's ticket", edit: (t) => (t.operationId = "other_9"), says: "is for operation" },
     { name: "shell code as the operation id", edit: (t) => (t.operationId = "x;reboot"), says: "operationId must be" },
     { name: "no files array", edit: (t) => (t.files = "a.txt"), says: "files array" },
     { name: "an unknown op", edit: (t) => (t.files[0].op = "chmod"), says: "files[0].op" },
@@ -102,9 +102,12 @@ describe("reconcile with a ticket (LocalShell, real files)", () => {
       const shell = new CountingShell(localShell(c));
       const ticket = good();
       b.edit(ticket);
-      const report = await reconcile(shell, root, ticket, "bad_1");
+      const report = await reconcile(shell, root, ticket);
       expect(report.ok).toBe(false);
-      expect(report.errors![0]).toMatchObject({ code: "invalid_argument", operationId: "bad_1" });
+      // An id that is not one is not repeated as the report's.
+      const id = /^[A-Za-z0-9_]{1,64}$/.test(ticket.operationId) ? ticket.operationId : "";
+      expect(report).toMatchObject({ operationId: id });
+      expect(report.errors![0]).toMatchObject({ code: "invalid_argument", operationId: id });
       expect(report.errors![0]!.message).toContain(b.says);
       expect(report.errors![0]!.message).toContain("unchanged");
       expect(shell.count).toBe(0);

@@ -15,6 +15,7 @@ import { commitRemote } from "../../lib/remote/commit.ts";
 import { failure } from "../../lib/failure.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { sha256Hex } from "../../lib/text/sha256.ts";
 import { NEVER_STARTED_CODES, programMayHaveRun, RemoteShellError } from "../../lib/remote/shell.ts";
@@ -111,10 +112,10 @@ describe("reconcile and readSnapshots with a rejected exec (fault-injected adapt
   test("reconcile: a not-started failure says reconcile did not run; a started one that it may have stopped part-way", async () => {
     const root = makeTree({ "a.txt": "a1\n" });
     const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
-    const notRun = await reconcile(new RejectingShell(rejection("timeout", false)), root, thePlan, "op_r");
+    const notRun = await reconcile(new RejectingShell(rejection("timeout", false)), root, reconcileTicket(thePlan, "op_r"));
     expect(notRun.errors![0]).toMatchObject({ code: "timeout", operationId: "op_r" });
     expect(notRun.errors![0]!.message).toContain("reconcile did not run: call reconcile again with operation id op_r");
-    const part = await reconcile(new RejectingShell(rejection("timeout", true)), root, thePlan, "op_r");
+    const part = await reconcile(new RejectingShell(rejection("timeout", true)), root, reconcileTicket(thePlan, "op_r"));
     expect(part.errors![0]!.message).toContain("reconcile may have stopped part-way: call reconcile again");
   });
 
@@ -172,7 +173,7 @@ describe("LocalShell sets started (real processes)", () => {
     const report = await commitRemote(new LocalShell({ maxOutputBytes: 64 }), root, thePlan, { operationId: "capped_1" });
     expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "capped_1" });
     expect(report.errors![0]!.message).toContain("limit_exceeded");
-    const after = await reconcile(new LocalShell(), root, thePlan, "capped_1");
+    const after = await reconcile(new LocalShell(), root, reconcileTicket(thePlan, "capped_1"));
     expect(after.ok).toBe(true);
     const state = after.files[0]!.state;
     expect(read(root, "a.txt")).toBe(state === "applied" ? "a2\n" : "a1\n");

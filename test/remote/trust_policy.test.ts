@@ -16,6 +16,7 @@ import { applyPatch } from "../../lib/apply.ts";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { shQuote } from "../../lib/remote/shell.ts";
 import { readSnapshots } from "../../lib/remote/snapshot.ts";
 import { cleanupTemps, HookedShell, makeTree, noLeftoversAfterEach, P, plan, rootTest, setPosixAcl, shellCases, tempDir } from "../support/local_trees.ts";
@@ -128,9 +129,9 @@ for (const c of shellCases()) {
       expect(report.files[0]!.directoryTrust).toBe("shared");
       expect(readFileSync(join(root, "d/f.txt"), "utf8")).toBe("v2\n");
       const thePlan = plan([P.update("d/f.txt", "v1\n", "v2\n")]);
-      const refusedReconcile = await reconcile(shell(), root, thePlan, "trust_rec");
+      const refusedReconcile = await reconcile(shell(), root, reconcileTicket(thePlan, "trust_rec"));
       expect(refusedReconcile.errors![0]!.code).toBe("unsafe_directory");
-      const settled = await reconcile(shell(), root, thePlan, "trust_rec", { sharedDirectories: "allow" });
+      const settled = await reconcile(shell(), root, reconcileTicket(thePlan, "trust_rec"), { sharedDirectories: "allow" });
       expect(settled.files[0]!.state).toBe("applied");
     });
 
