@@ -18,7 +18,7 @@
  *   root: "/srv/app",
  *   patch: "*** Begin Patch\n*** Update File: config.yml\n@@\n-debug: true\n+debug: false\n*** End Patch",
  * });
- * console.log(report.ok ? report.files[0]!.diff : report.errors![0]!.message);
+ * console.log(report.ok ? report.files.map((f) => f.diff).join("") : report.errors[0].message);
  * await shell.close();
  * ```
  *
@@ -34,7 +34,7 @@ export { unifiedDiff } from "./lib/text/diff.ts";
 export type { UnifiedDiffInput } from "./lib/text/diff.ts";
 export { DEFAULT_LIMITS, resolveLimits } from "./lib/patch/limits.ts";
 export { failure, isRetryable, listHint, optionHint, readHint, reconcileHint, rewordFailure, shaHint, warning } from "./lib/failure.ts";
-export type { HintWords } from "./lib/failure.ts";
+export type { FailureInput, FailureInputArgs, HintWords } from "./lib/failure.ts";
 export { sha256Hex } from "./lib/text/sha256.ts";
 export { readWindow } from "./lib/plan/read_window.ts";
 export { parseFailurePaths, refineParseFailures } from "./lib/plan/refine.ts";
@@ -58,9 +58,9 @@ export { reconcile } from "./lib/remote/reconcile.ts";
 export { reconcileTicket, reconcileTicketOf } from "./lib/remote/plan_shas.ts";
 export type { ReconcileOptions } from "./lib/remote/reconcile.ts";
 export { listFiles } from "./lib/remote/list_files.ts";
-export type { ListedEntry, ListedKind, ListFilesOptions, ListFilesResult } from "./lib/remote/list_files.ts";
+export type { ListedEntry, ListedKind, ListFilesFields, ListFilesOptions, ListFilesResult } from "./lib/remote/list_files.ts";
 export { searchFiles } from "./lib/remote/search_files.ts";
-export type { SearchFilesOptions, SearchFilesResult, SearchMatch, SkipCause, SkippedExample, SkipReason } from "./lib/remote/search_files.ts";
+export type { SearchFilesFields, SearchFilesOptions, SearchFilesResult, SearchMatch, SkipCause, SkippedExample, SkipReason } from "./lib/remote/search_files.ts";
 export { applyPatch, patchPaths } from "./lib/apply.ts";
 export type { ApplyRequest } from "./lib/apply.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { commitRemote, newOperationId } from "./remote/commit.ts";
-import { failure } from "./failure.ts";
+import { asFailures, failure } from "./failure.ts";
 import { resolveLimits } from "./patch/limits.ts";
 import { parsePatch } from "./patch/parse.ts";
 import { planPatch } from "./plan/plan.ts";
@@ -18,7 +18,7 @@ import type { ReadSnapshotsOptions } from "./remote/snapshot.ts";
 import type { CompressMode } from "./remote/host_wire.ts";
 import type { SnapshotCache } from "./remote/snapshot_cache.ts";
 import { cacheScope, rememberCommitted } from "./remote/snapshot_wire.ts";
-import type { ApplyReport, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
+import type { ApplyReport, Failures, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
 
 /**
  * One `applyPatch` request. Only `root` and `patch` are required.
@@ -107,7 +107,7 @@ export interface ApplyRequest {
  *   root: "/srv/site",
  *   patch: "*** Begin Patch\n*** Update File: index.html\n@@\n-<h1>Old</h1>\n+<h1>New</h1>\n*** End Patch",
  * });
- * if (!report.ok) console.error(report.errors!.map((e) => e.message).join("\n\n"));
+ * if (!report.ok) console.error(report.errors.map((e) => e.message).join("\n\n"));
  * ```
  */
 export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Promise<ApplyReport> {
@@ -124,7 +124,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     elevated: shell.elevated ?? false,
     dryRun,
   };
-  const failed = (errors: PatchFailure[], warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
+  const failed = (errors: Failures, warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
 
   const parsed = parsePatch(request.patch, { limits });
   if (!parsed.ok) return failed(await refinedParseErrors(shell, request, parsed.errors, limits), parsed.warnings);
@@ -205,7 +205,7 @@ function snapshotOptions(request: ApplyRequest, limits: Limits): ReadSnapshotsOp
  * exec, on this failure path only; if it fails, the parse failures stand
  * as they are (lib/plan/refine.ts).
  */
-async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, errors: PatchFailure[], limits: Limits): Promise<PatchFailure[]> {
+async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, errors: Failures, limits: Limits): Promise<Failures> {
   const paths = parseFailurePaths(request.patch, errors);
   let snapshots: Snapshots | undefined;
   if (paths.length > 0 && !request.signal?.aborted) {
@@ -215,7 +215,7 @@ async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, err
       if (!(error instanceof RemoteShellError)) throw error;
     }
   }
-  return refineParseFailures(request.patch, errors, { root: request.root, ...(snapshots ? { snapshots } : {}) });
+  return asFailures(refineParseFailures(request.patch, errors, { root: request.root, ...(snapshots ? { snapshots } : {}) }));
 }
 
 /**

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { FailureCode, FailureHint, HintOption, PatchFailure, Warning, WarningCode } from "./types.ts";
+import type { FailureCode, FailureFields, FailureHint, FailureOf, Failures, HintOption, PatchFailure, RequiredFailureFields, Warning, WarningCode } from "./types.ts";
 
 /**
  * Codes for which sending the same request again, unchanged, may succeed:
@@ -31,24 +31,69 @@ export function isRetryable(code: FailureCode): boolean {
   return RETRYABLE.has(code);
 }
 
+/** `A | B` → `A & B`. */
+type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
 /**
- * Build a failure value; `retryable` follows the code unless given.
+ * What {@linkcode failure} takes for code `C` besides the message: any
+ * optional field, and the fields `C` always carries as required (for a
+ * union of codes, those of every code in it).
+ */
+export type FailureInput<C extends FailureCode> = Partial<Omit<FailureFields, "code" | "message">> & Intersection<RequiredFailureFields<C>>;
+
+/** The `fields` argument of {@linkcode failure}: optional when code `C` guarantees no field. */
+export type FailureInputArgs<C extends FailureCode> = {} extends Intersection<RequiredFailureFields<C>> ? [fields?: FailureInput<C>] : [fields: FailureInput<C>];
+
+/**
+ * Build a failure value, typed by its code: the fields the code always
+ * carries (lib/types.ts `FailureCodeFields`) are required arguments, so a
+ * `locked` failure cannot be built without its `lock`. `retryable` follows
+ * the code unless given; `message` gets the code in front unless it
+ * already starts with it.
  *
  * @example
  * ```ts
  * const f = failure("not_found", "src/a.ts does not exist. Use *** Add File: to create it.", { path: "src/a.ts" });
  * f.message; // "not_found: src/a.ts does not exist. …"
+ * const p = failure("precondition_failed", "a.py changed", { path: "a.py", expectedSha256: null, actualSha256: null });
+ * p.path; // string, not string | undefined
  * ```
  */
-export function failure(
-  code: FailureCode,
-  message: string,
-  fields: Omit<Partial<PatchFailure>, "code" | "message"> = {},
-): PatchFailure {
+export function failure<C extends FailureCode>(code: C, message: string, ...fields: FailureInputArgs<C>): FailureOf<C> {
   // Every message starts with its code, so a model reading only the text
   // (an MCP text block, a CLI line) still sees which failure it is.
   const text = message.startsWith(`${code}: `) ? message : `${code}: ${message}`;
-  return { code, message: text, retryable: isRetryable(code), ...fields };
+  return { code, message: text, retryable: isRetryable(code), ...fields[0] } as FailureOf<C>;
+}
+
+/**
+ * Whether a list of failures has at least one (so it can be a failed
+ * report's `errors`).
+ *
+ * @example
+ * ```ts
+ * if (hasFailures(errors)) return { ok: false, ...base, errors };
+ * ```
+ */
+export function hasFailures(errors: readonly PatchFailure[]): errors is Failures {
+  return errors.length > 0;
+}
+
+/**
+ * `errors` as a failed report's `errors`, for a list that is non-empty by
+ * construction (a non-empty list sorted, capped, folded or refined). An
+ * empty one is a bug in this library, never something a host or a patch
+ * can cause: where those decide, use {@linkcode hasFailures} and say what
+ * happened instead.
+ *
+ * @example
+ * ```ts
+ * return { ok: false, errors: asFailures(foldFailures(errors)), warnings };
+ * ```
+ */
+export function asFailures(errors: readonly PatchFailure[]): Failures {
+  if (!hasFailures(errors)) throw new TypeError("internal error: a failed report without a failure");
+  return [...errors] as Failures;
 }
 
 /**

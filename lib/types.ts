@@ -201,16 +201,19 @@ export type HintOption =
   | "sudo";
 
 /**
- * A typed failure. `message` is a recovery instruction for a model: what was
- * expected, what is there now (bounded), and the concrete next step.
-  *
-  * @example
-  * ```ts
-  * const f: PatchFailure = failure("not_found", "src/a.ts does not exist. Use *** Add File: to create it.", { path: "src/a.ts" });
-  * f.retryable; // false
-  * ```
+ * Every field a failure may carry, all but `code`, `message` and
+ * `retryable` optional. {@linkcode PatchFailure} is the union keyed by
+ * `code` in which each member makes required the fields its code always
+ * has ({@linkcode FailureCodeFields}); this flat shape is what a failure of
+ * a code not known in advance can be read as, field by field.
+ *
+ * @example
+ * ```ts
+ * const flat: FailureFields = failure("not_found", "src/a.ts does not exist. Use *** Add File: to create it.", { path: "src/a.ts" });
+ * flat.path; // string | undefined: narrow PatchFailure by code to know more
+ * ```
  */
-export interface PatchFailure {
+export interface FailureFields {
   /** The stable code a program switches on. */
   code: FailureCode;
   /** The recovery instruction: starts with the code, ends with the next step. */
@@ -279,6 +282,126 @@ export interface PatchFailure {
   /** The next steps as data, for front ends that say them in their own words. */
   hints?: FailureHint[];
 }
+
+/**
+ * The fields each failure code always carries, beyond `code`, `message`
+ * and `retryable` (a code not listed here guarantees none). "Always" is
+ * what every place that builds a failure of that code sets (the failure()
+ * calls of lib/, checked by the type checker through {@linkcode failure});
+ * a field only some of them set stays optional, and the comment says when
+ * it is missing.
+ *
+ * @example
+ * ```ts
+ * const needs: FailureCodeFields["partial_apply"] = { operationId: "op1", outcomes: [], reconcile: { operationId: "op1", files: [] } };
+ * ```
+ */
+export interface FailureCodeFields {
+  /** A path that breaks the path rules (as written, or on the host). */
+  invalid_path: { path: string };
+  /** A path whose directory resolves outside the root. */
+  path_outside_root: { path: string };
+  /** The symlinked path (`actualState` is `"symlink"` when the path itself is the link). */
+  symlink_rejected: { path: string };
+  /** The path an Add or a move would overwrite. */
+  already_exists: { path: string };
+  /** The path that is a directory, FIFO, socket or device. */
+  not_regular_file: { path: string };
+  /** The path two sections of the patch name. */
+  duplicate_path: { path: string };
+  /** The file and chunk (a compact or folded failure has no `closest` or similar lines). */
+  anchor_not_found: { path: string; hunk: number };
+  /** The file and chunk (`closest` only when the chunk was diagnosed in full). */
+  context_mismatch: { path: string; hunk: number };
+  /** The file and chunk; `candidates` only when diagnosed in full (not for a compact or folded one). */
+  ambiguous_hunk: { path: string; hunk: number };
+  /** The file and chunk. */
+  out_of_order_hunk: { path: string; hunk: number };
+  /** The file and chunk. */
+  overlapping_hunks: { path: string; hunk: number };
+  /** The file; `expectedSha256` / `actualSha256` when both versions are known (not for a malformed or unused precondition). */
+  precondition_failed: { path: string };
+  /** The operation that waited; `lock` only when the host reported the holder. */
+  locked: { operationId: string };
+  /** Where the space ran out, what was needed and what is free. */
+  no_space: { noSpace: NoSpace };
+  /** The missing tool. */
+  remote_unsupported: { tool: string };
+  /** The operation, the real state of each path, and the ticket to settle it. */
+  partial_apply: { operationId: string; outcomes: PathOutcome[]; reconcile: ReconcileTicket };
+  /** The key's fingerprint and the known_hosts line that would trust it. */
+  host_key_unknown: { fingerprint: string; knownHostsLine: string };
+  /** The key's fingerprint (`knownHostsLine` too, except for a revoked key: it must not be added). */
+  host_key_mismatch: { fingerprint: string };
+}
+
+/**
+ * The fields a failure of code `C` always carries ({} for a code that guarantees none).
+ *
+ * @example
+ * ```ts
+ * const lock: RequiredFailureFields<"locked"> = { operationId: "op1" };
+ * ```
+ */
+export type RequiredFailureFields<C extends FailureCode> = C extends keyof FailureCodeFields ? FailureCodeFields[C] : {};
+
+/**
+ * A typed failure. `message` is a recovery instruction for a model: what was
+ * expected, what is there now (bounded), and the concrete next step; it
+ * starts with the code, so the text alone says which failure it is.
+ *
+ * A union keyed by `code`: after `if (f.code === "no_space")` the field
+ * `f.noSpace` is a {@linkcode NoSpace}, not possibly undefined (see
+ * {@linkcode FailureCodeFields} for what each code guarantees).
+ *
+ * @example
+ * ```ts
+ * function describe(f: PatchFailure): string {
+ *   switch (f.code) {
+ *     case "no_space": return `${f.noSpace.directory}: ${f.noSpace.bytesFree ?? "?"} bytes free`;
+ *     case "partial_apply": return `${f.outcomes.length} paths; settle with reconcile(shell, root, f.reconcile)`;
+ *     case "context_mismatch": return `chunk ${f.hunk} of ${f.path}`;
+ *     default: return f.message;
+ *   }
+ * }
+ * ```
+ */
+export type PatchFailure = { [C in FailureCode]: FailureOf<C> }[FailureCode];
+
+/**
+ * The failure of code `C`: its guaranteed fields required, the others
+ * optional (for a union of codes, the union of their failures).
+ *
+ * @example
+ * ```ts
+ * const f: FailureOf<"remote_unsupported"> = failure("remote_unsupported", "no sha256sum on the host", { tool: "sha256sum" });
+ * f.tool; // string
+ * ```
+ */
+export type FailureOf<C extends FailureCode> = C extends FailureCode
+  ? Omit<FailureFields, "code" | keyof RequiredFailureFields<C>> & { code: C } & RequiredFailureFields<C>
+  : never;
+
+/**
+ * The codes of failures about one chunk: they always name its file and chunk number.
+ *
+ * @example
+ * ```ts
+ * const chunkFailure = (f: FailureOf<ChunkFailureCode>): string => `${f.path} chunk ${f.hunk}`;
+ * ```
+ */
+export type ChunkFailureCode = "anchor_not_found" | "context_mismatch" | "ambiguous_hunk" | "out_of_order_hunk" | "overlapping_hunks";
+
+/**
+ * One or more failures: a report that failed has at least one.
+ *
+ * @example
+ * ```ts
+ * const report = await applyPatch(shell, { root, patch });
+ * if (!report.ok) { const errors: Failures = report.errors; console.error(errors[0].message); }
+ * ```
+ */
+export type Failures = [PatchFailure, ...PatchFailure[]];
 
 /**
  * The lock a `locked` failure waited for. The owner record (pid, host,
@@ -590,7 +713,7 @@ export interface ParseOptions {
  */
 export type ParseResult =
   | { ok: true; patch: Patch; warnings: Warning[] }
-  | { ok: false; errors: PatchFailure[]; warnings: Warning[] };
+  | { ok: false; errors: Failures; warnings: Warning[] };
 
 // ---------------------------------------------------------------------------
 // Snapshots (SPEC §2)
@@ -897,7 +1020,7 @@ export interface PlanOptions {
  */
 export type PlanResult =
   | { ok: true; plan: Plan }
-  | { ok: false; errors: PatchFailure[]; warnings: Warning[] };
+  | { ok: false; errors: Failures; warnings: Warning[] };
 
 // ---------------------------------------------------------------------------
 // Edits: how a plan rebuilds a file from slices (SPEC §5.3, §5.5)
@@ -1017,18 +1140,16 @@ export interface FileReport {
 export type Atomicity = "batch_preflight_per_file_commit";
 
 /**
- * The result of commitRemote / reconcile.
+ * What every commit, reconcile and apply report carries, whatever its outcome.
  *
  * @example
  * ```ts
- * const committed: CommitReport = await commitRemote(shell, root, plan);
- * if (!committed.ok && committed.errors[0].code === "outcome_unknown") await reconcile(shell, root, reconcileTicket(plan, committed.operationId));
+ * const fields: CommitReportFields = await commitRemote(shell, root, plan); // ok or not
+ * console.log(fields.operationId, fields.files.length);
  * ```
  */
-export interface CommitReport {
-  /** True when every file was committed (or, for reconcile, settled); false with `errors`. */
-  ok: boolean;
-  /** The operation's id: what `reconcile` takes. */
+export interface CommitReportFields {
+  /** The operation's id: what a reconcile ticket carries. */
   operationId: string;
   /** The atomicity guarantee that applied. */
   atomicity: Atomicity;
@@ -1038,18 +1159,63 @@ export interface CommitReport {
   files: FileReport[];
   /** Warnings of the operation (stale locks broken, leftovers removed, …). */
   warnings: Warning[];
-  /** With `ok: false`: every failure. */
-  errors?: PatchFailure[];
+}
+
+/**
+ * A commit (or reconcile) that finished: see each file's report.
+ *
+ * @example
+ * ```ts
+ * const committed = await commitRemote(shell, root, plan);
+ * if (committed.ok) committed satisfies CommitSucceeded;
+ * ```
+ */
+export interface CommitSucceeded extends CommitReportFields {
+  /** Every file was committed (for reconcile: settled; see each file's `state`). */
+  ok: true;
+  /** Never set on a report that is ok. */
+  errors?: undefined;
   /**
    * For a commit that reported `ok`: whether every new content and every
    * changed directory was flushed to stable storage before (`sync FILE` /
    * `sync DIR`, Linux hosts where the userland has them, probed): true
    * means a crash of the host right after `ok` keeps the new files. False:
    * the host could not (another OS, an old userland) — the files are
-   * written, but may be lost or empty after a power cut.
+   * written, but may be lost or empty after a power cut. Absent in
+   * reconcile reports.
    */
   durable?: boolean;
 }
+
+/**
+ * A commit (or reconcile) that did not: `errors` holds at least one failure.
+ *
+ * @example
+ * ```ts
+ * const committed = await commitRemote(shell, root, plan);
+ * if (!committed.ok) console.error(committed.errors[0].message);
+ * ```
+ */
+export interface CommitFailed extends CommitReportFields {
+  /** The operation failed; `errors` says why and what to do. */
+  ok: false;
+  /** Every failure, at least one. */
+  errors: Failures;
+  /** Only a commit that is ok says whether it is durable. */
+  durable?: undefined;
+}
+
+/**
+ * The result of commitRemote / reconcile: `ok` narrows it, so after
+ * `if (!report.ok)` the first failure is `report.errors[0]`.
+ *
+ * @example
+ * ```ts
+ * const report = await commitRemote(shell, "/srv/app", plan);
+ * if (!report.ok) console.error(report.errors[0].message);
+ * ```
+ */
+export type CommitReport = CommitSucceeded | CommitFailed;
 
 /**
  * What `reconcile` needs to settle one operation, without the plan's
@@ -1094,15 +1260,41 @@ export interface ReconcileTicketFile {
 }
 
 /**
- * The result of applyPatch.
+ * An applyPatch that applied the patch (or, with `dryRun`, planned it).
  *
  * @example
  * ```ts
- * const report: ApplyReport = await applyPatch(shell, { root: "/srv/app", patch, dryRun: true });
+ * const report = await applyPatch(shell, { root: "/srv/app", patch, dryRun: true });
  * if (report.ok && report.dryRun) for (const f of report.files) console.log(f.diff);
  * ```
  */
-export interface ApplyReport extends CommitReport {
+export interface ApplySucceeded extends CommitSucceeded {
   /** True when nothing was committed (`dryRun`): the diffs and SHAs are what a commit would do. */
   dryRun: boolean;
 }
+
+/**
+ * An applyPatch that did not: `errors` holds at least one failure.
+ *
+ * @example
+ * ```ts
+ * const report = await applyPatch(shell, { root: "/srv/app", patch });
+ * if (!report.ok) for (const e of report.errors) console.error(e.message);
+ * ```
+ */
+export interface ApplyFailed extends CommitFailed {
+  /** The request's `dryRun`. */
+  dryRun: boolean;
+}
+
+/**
+ * The result of applyPatch: `ok` narrows it.
+ *
+ * @example
+ * ```ts
+ * const report = await applyPatch(shell, { root: "/srv/app", patch });
+ * if (report.ok) console.log(report.files.map((f) => f.newSha256));
+ * else for (const e of report.errors) console.error(e.message);
+ * ```
+ */
+export type ApplyReport = ApplySucceeded | ApplyFailed;

@@ -66,7 +66,7 @@ export function cliWords(context: CliWordsContext = {}): HintWords {
  *
  * @example
  * ```ts
- * console.log(cliFailure(report.errors![0]!).message);
+ * if (!report.ok) console.log(cliFailure(report.errors[0]).message);
  * ```
  */
 export function cliFailure(failure: PatchFailure, context: CliWordsContext = {}): PatchFailure {

@@ -83,7 +83,7 @@ export function formatWarning(w: Warning, context: CliWordsContext = {}): string
  *
  * @example
  * ```ts
- * formatFailure(report.errors![0]!, 1); // "[1] conflict · index.html\n    index.html changed …"
+ * if (!report.ok) formatFailure(report.errors[0], 1); // "[1] conflict · index.html\n    index.html changed …"
  * ```
  */
 export function formatFailure(failure: PatchFailure, index: number, context: CliWordsContext = {}): string {

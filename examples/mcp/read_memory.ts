@@ -55,7 +55,7 @@ export class ReadMemory {
    *
    * @example
    * ```ts
-   * const errors = report.errors!.map((e) => memory.explain("site", e));
+   * const errors = (report.errors ?? []).map((e) => memory.explain("site", e));
    * ```
    */
   explain(root: string, f: PatchFailure): PatchFailure {

@@ -76,7 +76,7 @@ async function listTool(ctx: ToolContext, args: ListFilesArgs, extra: Extra): Pr
     signal: extra.signal,
     timeoutMs: root.options.timeoutMs,
   });
-  if (!result.ok) return failedResult(ctx, "list_files", result.errors![0]!, { ...wireListResult(result), root: root.name });
+  if (!result.ok) return failedResult(ctx, "list_files", result.errors[0], { ...wireListResult(result), root: root.name });
   ctx.connection.line(`list_files ${root.name}:${result.path || "."} ${result.entries.length} entries${result.truncated ? " (truncated)" : ""}`);
   const out: ListFilesOutput = { ...wireListResult(result), root: root.name };
   return guardResult({ content: [{ type: "text", text: listText(root.name, result, args) }], structuredContent: out });
@@ -106,7 +106,7 @@ async function searchTool(ctx: ToolContext, args: SearchArgs, extra: Extra): Pro
     signal: extra.signal,
     timeoutMs: root.options.timeoutMs,
   });
-  if (!result.ok) return failedResult(ctx, "search", result.errors![0]!, { ...wireSearchResult(result), root: root.name });
+  if (!result.ok) return failedResult(ctx, "search", result.errors[0], { ...wireSearchResult(result), root: root.name });
   const matches = result.matches.map((m) => (m.text.length > SEARCH_LINE_CHARS ? { ...m, text: shorten(m.text), cut: true } : m));
   ctx.connection.line(`search ${root.name}:${result.path || "."} ${matches.length} matches in ${result.filesSearched} files${result.truncated ? " (truncated)" : ""}`);
   const out: SearchOutput = { ...wireSearchResult({ ...result, matches }), root: root.name };

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { ApplyReport, Atomicity, CommitReport, DifferenceKind, DirectoryTrust, EolStyle, FailureCode, HintOption, Limits, ListedEntry, MetadataPreserved, PathState, PlannedFile, SearchMatch, SkippedExample, SnapshotTransfer, UnsafeDirectory, WarningCode } from "../../mod.ts";
+import type { Atomicity, CommitReport, FileReport, PatchFailure, Warning, DifferenceKind, DirectoryTrust, EolStyle, FailureCode, HintOption, Limits, ListedEntry, MetadataPreserved, PathState, PlannedFile, SearchMatch, SkippedExample, SnapshotTransfer, UnsafeDirectory, WarningCode } from "../../mod.ts";
 
 /** A file line in a failure (lib `LineRef`). */
 export type WireLineRef = {
@@ -171,10 +171,18 @@ export type WireApplyReport = WireCommitReport & {
  * (no root, no connection), and the reconcile the front end ran right
  * after an unknown outcome.
  */
-export type ApplyOutcome =
-  & Omit<ApplyReport, "operationId" | "atomicity" | "elevated">
-  & Partial<Pick<ApplyReport, "operationId" | "atomicity" | "elevated">>
-  & { reconciled?: CommitReport };
+export type ApplyOutcome = {
+  ok: boolean;
+  operationId?: string;
+  atomicity?: Atomicity;
+  elevated?: boolean;
+  dryRun: boolean;
+  files: FileReport[];
+  warnings: Warning[];
+  errors?: PatchFailure[];
+  durable?: boolean;
+  reconciled?: CommitReport;
+};
 
 /** {@linkcode ApplyOutcome} on the wire. */
 export type WireApplyOutcome =

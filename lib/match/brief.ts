@@ -9,9 +9,9 @@
  */
 import { isRetryable } from "../failure.ts";
 import { type ChunkPlacement, overlappedPlacement } from "./placement.ts";
-import type { FailureCode, PatchFailure } from "../types.ts";
+import type { ChunkFailureCode, FailureOf } from "../types.ts";
 
-const WHAT: Partial<Record<FailureCode, string>> = {
+const WHAT: Record<ChunkFailureCode, string> = {
   context_mismatch: "does not match the file",
   ambiguous_hunk: "matches more than one place",
   anchor_not_found: "has an @@ anchor that was not found",
@@ -28,16 +28,16 @@ const WHAT: Partial<Record<FailureCode, string>> = {
  * // "context_mismatch: chunk 30 of a.ts (patch line 400) does not match the file (not diagnosed in full: …)"
  * ```
  */
-export function briefFailure(code: FailureCode, path: string, ref: { hunk: number; patchLine: number }, line?: number): PatchFailure {
+export function briefFailure(code: ChunkFailureCode, path: string, ref: { hunk: number; patchLine: number }, line?: number): FailureOf<ChunkFailureCode> {
   let message: string | undefined;
   // The same fields, in the same order, as `failure` gives; the message is
   // built when first read: planPatch folds compact failures into one per
   // file and code (fold_failures.ts), so most are never read one by one —
   // 10,000 failing chunks spent 4% of their plan on messages nobody read.
-  const out: PatchFailure = {
+  const out: FailureOf<ChunkFailureCode> = {
     code,
     get message(): string {
-      return (message ??= `${code}: chunk ${ref.hunk} of ${path} (patch line ${ref.patchLine}) ${WHAT[code] ?? `fails with ${code}`} (not diagnosed in full: earlier failures used up the budget of detailed ones).`);
+      return (message ??= `${code}: chunk ${ref.hunk} of ${path} (patch line ${ref.patchLine}) ${WHAT[code]} (not diagnosed in full: earlier failures used up the budget of detailed ones).`);
     },
     set message(text: string) {
       message = text;
@@ -46,8 +46,8 @@ export function briefFailure(code: FailureCode, path: string, ref: { hunk: numbe
     path,
     hunk: ref.hunk,
     patchLine: ref.patchLine,
+    ...(line !== undefined ? { line } : {}),
   };
-  if (line !== undefined) out.line = line;
   return out;
 }
 
@@ -61,6 +61,6 @@ export function briefFailure(code: FailureCode, path: string, ref: { hunk: numbe
  * outOfOrderCode([0], 2, []); // "out_of_order_hunk"
  * ```
  */
-export function outOfOrderCode(positions: readonly number[], m: number, placements: readonly ChunkPlacement[]): FailureCode {
+export function outOfOrderCode(positions: readonly number[], m: number, placements: readonly ChunkPlacement[]): "overlapping_hunks" | "out_of_order_hunk" {
   return positions.length === 1 && overlappedPlacement(positions[0]!, m, placements) ? "overlapping_hunks" : "out_of_order_hunk";
 }

@@ -39,7 +39,7 @@
  *
  * @module
  */
-import { failure, warning } from "../failure.ts";
+import { asFailures, failure, warning } from "../failure.ts";
 import { resolveLimits } from "./limits.ts";
 import { preparePatchLines, quoteLine } from "./envelope.ts";
 import { markerOf } from "./markers.ts";
@@ -91,7 +91,7 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   };
   if (first > last) {
     invalid("the patch is empty: send a patch that starts with '*** Begin Patch', has one section per file and ends with '*** End Patch'.");
-    return { ok: false, errors, warnings };
+    return { ok: false, errors: asFailures(errors), warnings };
   }
 
   const begin = findBegin(lines, first, last);
@@ -148,7 +148,7 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   if (endAtLast && isPadded(lines[last]!)) padded.push(last + 1);
   if (padded.length > 0) warnings.push(trimmedMarkerWarning(padded));
 
-  if (errors.length > 0) return { ok: false, errors: capErrors(sortByLine(errors)), warnings };
+  if (errors.length > 0) return { ok: false, errors: asFailures(capErrors(sortByLine(errors))), warnings };
   return { ok: true, patch: { ops: parsed.sections.map((s) => s.op) }, warnings };
 }
 

@@ -23,7 +23,7 @@ import { locateChunks, type LocateOptions } from "../match/locate.ts";
 import { prefixedLines } from "../patch/line_ids.ts";
 import { lineOf, type TextFile } from "../text/text.ts";
 import type { ChunkPlacement } from "../match/placement.ts";
-import type { Chunk, PatchFailure, UpdateFileOp, Warning } from "../types.ts";
+import type { Chunk, FailureOf, PatchFailure, UpdateFileOp, Warning } from "../types.ts";
 
 /** What the diagnoses need of the file and the chunk search. */
 export interface ChunkDiagnosisEnv {
@@ -142,7 +142,7 @@ function diffHeaders(env: ChunkDiagnosisEnv, chunk: Chunk, e: PatchFailure): Pat
 }
 
 /** A failing chunk whose lines still carry `N:hh|` prefixes (they did not prove themselves). */
-function lineIdPrefixes(env: ChunkDiagnosisEnv, chunk: Chunk, e: PatchFailure): PatchFailure | undefined {
+function lineIdPrefixes(env: ChunkDiagnosisEnv, chunk: Chunk, e: FailureOf<"context_mismatch">): PatchFailure | undefined {
   const prefixed = prefixedLines(chunk);
   if (prefixed.length === 0) return undefined;
   const path = env.op.path;

@@ -12,12 +12,12 @@
  * @module
  */
 import { failure } from "../failure.ts";
-import type { FailureCode, PatchFailure } from "../types.ts";
+import type { ChunkFailureCode, FailureOf, PatchFailure } from "../types.ts";
 
 /** Failures of one patch shown in full; later chunk failures are folded. */
 export const FULL_FAILURES = 20;
 
-const WHAT: Partial<Record<FailureCode, [one: string, many: string]>> = {
+const WHAT: Record<ChunkFailureCode, [one: string, many: string]> = {
   context_mismatch: ["does not match the file either", "do not match the file either"],
   ambiguous_hunk: ["matches more than one place too", "match more than one place too"],
   anchor_not_found: ["has an @@ anchor that was not found either", "have an @@ anchor that was not found either"],
@@ -51,11 +51,16 @@ export function numberRanges(numbers: readonly number[], max: number): string {
   return out.join(", ");
 }
 
-function folded(code: FailureCode, path: string, members: readonly PatchFailure[]): PatchFailure {
-  const hunks = members.map((f) => f.hunk!);
+/** Whether a failure is about one chunk (and so always names its file and chunk). */
+function isChunkFailure(f: PatchFailure): f is FailureOf<ChunkFailureCode> {
+  return Object.hasOwn(WHAT, f.code);
+}
+
+function folded(code: ChunkFailureCode, path: string, members: readonly FailureOf<ChunkFailureCode>[]): PatchFailure {
+  const hunks = members.map((f) => f.hunk);
   const patchLines = members.map((f) => f.patchLine ?? 0);
   const count = members.length;
-  const [one, many] = WHAT[code] ?? [`fails with ${code} too`, `fail with ${code} too`];
+  const [one, many] = WHAT[code];
   const message = [
     `${code}: ${count} more chunk${count === 1 ? "" : "s"} of ${path} ${count === 1 ? one : many} (chunk${count === 1 ? "" : "s"} ${numberRanges(hunks, SHOWN_RANGES)}; from patch line ${patchLines[0]}).`,
     `${count === 1 ? "It was" : "They were"} not diagnosed one by one: only the first ${FULL_FAILURES} failures of a patch are.`,
@@ -82,9 +87,9 @@ function folded(code: FailureCode, path: string, members: readonly PatchFailure[
 export function foldFailures(errors: readonly PatchFailure[], full: number = FULL_FAILURES): PatchFailure[] {
   if (errors.length <= full) return errors.slice();
   const out: (PatchFailure | { group: string })[] = errors.slice(0, full);
-  const groups = new Map<string, { code: FailureCode; path: string; members: PatchFailure[] }>();
+  const groups = new Map<string, { code: ChunkFailureCode; path: string; members: FailureOf<ChunkFailureCode>[] }>();
   for (const error of errors.slice(full)) {
-    if (error.hunk === undefined || error.path === undefined || error.chunks !== undefined) {
+    if (!isChunkFailure(error) || error.chunks !== undefined) {
       out.push(error);
       continue;
     }

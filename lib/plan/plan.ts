@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { failure, readHint, shaHint, warning } from "../failure.ts";
+import { asFailures, failure, readHint, shaHint, warning } from "../failure.ts";
 import { unifiedDiff, unifiedDiffOfLines } from "../text/diff.ts";
 import { resolveLimits } from "../patch/limits.ts";
 import { locateChunks } from "../match/locate.ts";
@@ -100,7 +100,7 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
   }
   if (errors.length > 0) {
     for (const file of files) warnings.push(...file.warnings);
-    return { ok: false, errors: foldFailures(errors), warnings };
+    return { ok: false, errors: asFailures(foldFailures(errors)), warnings };
   }
   return { ok: true, plan: { files, warnings, createParents: ctx.createParents } };
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { failure, quotedFailure, reconcileHint } from "../failure.ts";
+import { asFailures, failure, hasFailures, quotedFailure, reconcileHint } from "../failure.ts";
 import { newContentLength } from "../plan/new_content.ts";
 import { commitProgram } from "./programs/programs.ts";
 import { afterCommit } from "../plan/after_commit.ts";
@@ -22,7 +22,7 @@ import { execProgram } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
-import type { CommitReport, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
+import type { CommitReport, Failures, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
 
 /**
  * Default bounded wait for busy locks.
@@ -148,7 +148,7 @@ export function newOperationId(): string {
  * @example
  * ```ts
  * const report = await commitRemote(new LocalShell(), "/srv/app", plan.plan);
- * if (!report.ok && report.errors?.[0]?.code === "outcome_unknown") {
+ * if (!report.ok && report.errors[0].code === "outcome_unknown") {
  *   await reconcile(shell, "/srv/app", reconcileTicket(plan.plan, report.operationId));
  * }
  * ```
@@ -179,7 +179,7 @@ export async function commitRemote(
     atomicity: "batch_preflight_per_file_commit" as const,
     elevated: shell.elevated ?? false,
   };
-  const fail = (errors: PatchFailure[], warnings: Warning[] = []): CommitReport => ({
+  const fail = (errors: Failures, warnings: Warning[] = []): CommitReport => ({
     ok: false,
     ...base,
     files: [],
@@ -247,7 +247,7 @@ export async function commitRemote(
     case "root":
       return fail([{ ...rootFailure(out.root ?? "missing", root, ctx.host), operationId }], warnings.all);
     case "failed":
-      return fail(programFailures(ctx), warnings.all);
+      return fail(asFailures(programFailures(ctx)), warnings.all);
     case "interrupted":
       return fail([remoteError(`the commit program was interrupted (${out.interrupted ?? "signal"}) before it changed any file; nothing was changed: retry`, stderr, operationId)], warnings.all);
     default:
@@ -295,7 +295,7 @@ function unfinished(ctx: Context, result: ExecResult): PatchFailure {
   );
 }
 
-function refusals(ctx: Context): PatchFailure[] {
+function refusals(ctx: Context): Failures {
   const { out, layout, plan, operationId, root } = ctx;
   const errors: PatchFailure[] = [];
   for (const c of out.conflicts) {
@@ -306,16 +306,16 @@ function refusals(ctx: Context): PatchFailure[] {
     errors.push({ ...pathRefusal(r.code, layout.paths[r.k]!, r.depth, root), operationId });
   }
   errors.push(...programFailures(ctx, false));
-  return errors.length > 0 ? errors : [remoteError("the commit was refused without a reason; nothing was changed", ctx.stderr, operationId)];
+  return hasFailures(errors) ? errors : [remoteError("the commit was refused without a reason; nothing was changed", ctx.stderr, operationId)];
 }
 
-function unsafeFailures(ctx: Context): PatchFailure[] {
+function unsafeFailures(ctx: Context): Failures {
   const { out, layout, operationId, root } = ctx;
   // one failure per directory, naming the first path through it
   const seen = new Set<string>();
   const errors = out.unsafe.filter((u) => !seen.has(u.dir.path) && seen.add(u.dir.path))
     .map((u) => ({ ...unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root), operationId }));
-  return errors.length > 0 ? errors : [remoteError("the commit refused a directory without saying which; nothing was changed", ctx.stderr, operationId)];
+  return hasFailures(errors) ? errors : [remoteError("the commit refused a directory without saying which; nothing was changed", ctx.stderr, operationId)];
 }
 
 function programFailures(ctx: Context, fallback = true): PatchFailure[] {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PatchFailure } from "../types.ts";
+import type { Failures, PatchFailure } from "../types.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { listProgram } from "./programs/list_program.ts";
 import { RecordReader } from "./records.ts";
@@ -73,18 +73,14 @@ export interface ListedEntry {
 }
 
 /**
- * What {@linkcode listFiles} returns.
+ * What every {@linkcode ListFilesResult} carries (empty when it failed).
  *
  * @example
  * ```ts
- * const listing: ListFilesResult = await listFiles(shell, "/srv/app");
- * if (!listing.ok) console.error(listing.errors![0]!.message);
- * else if (listing.truncated) console.error("more entries: narrow path or glob");
+ * const fields: ListFilesFields = { path: "src", entries: [], truncated: false, unreadable: [], unreadableCount: 0 };
  * ```
  */
-export interface ListFilesResult {
-  /** True when the directory was listed; false with `errors` otherwise. */
-  ok: boolean;
+export interface ListFilesFields {
   /** The listed directory, root-relative (`""` for the root). */
   path: string;
   /** Sorted by path. */
@@ -95,9 +91,20 @@ export interface ListFilesResult {
   unreadable: string[];
   /** How many directories could not be entered. */
   unreadableCount: number;
-  /** With `ok: false`: why nothing was listed. */
-  errors?: PatchFailure[];
 }
+
+/**
+ * What {@linkcode listFiles} returns: `ok` narrows it, so after
+ * `if (!r.ok)` the failure is `r.errors[0]`.
+ *
+ * @example
+ * ```ts
+ * const listing: ListFilesResult = await listFiles(shell, "/srv/app");
+ * if (!listing.ok) console.error(listing.errors[0].message);
+ * else if (listing.truncated) console.error("more entries: narrow path or glob");
+ * ```
+ */
+export type ListFilesResult = (ListFilesFields & { ok: true; errors?: undefined }) | (ListFilesFields & { ok: false; errors: Failures });
 
 const KINDS: ReadonlySet<string> = new Set(["file", "directory", "symlink", "other"]);
 const NUM = /^[0-9]{1,15}$/;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { failure, quotedFailure, reconcileHint, warning } from "../failure.ts";
+import { asFailures, failure, hasFailures, quotedFailure, reconcileHint, warning } from "../failure.ts";
 import { DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS } from "./commit.ts";
 import { reconcileProgram } from "./programs/programs.ts";
 import { transactionInput, transactionLayout } from "./manifest.ts";
@@ -20,7 +20,7 @@ import { execProgram } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
-import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
+import type { CommitReport, Failures, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
 import type { TransactionLayout } from "./manifest.ts";
 
 /**
@@ -111,12 +111,12 @@ export async function reconcile(
     atomicity: "batch_preflight_per_file_commit" as const,
     elevated: shell.elevated ?? false,
   };
-  const fail = (errors: PatchFailure[], warnings: Warning[] = []): CommitReport => ({
+  const fail = (errors: Failures, warnings: Warning[] = []): CommitReport => ({
     ok: false,
     ...base,
     files: [],
     warnings,
-    errors: errors.map((e) => ({ ...e, operationId })),
+    errors: asFailures(errors.map((e) => ({ ...e, operationId }))),
   });
   // A bad ticket is a typed failure, not a TypeError: it is data.
   const subject = ticketPlan(ticket);
@@ -198,7 +198,9 @@ export async function reconcile(
     case "unsafe":
     {
       const seen = new Set<string>();
-      return fail(out.unsafe.filter((u) => !seen.has(u.dir.path) && seen.add(u.dir.path)).map((u) => unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root)), warnings);
+      const unsafe = out.unsafe.filter((u) => !seen.has(u.dir.path) && seen.add(u.dir.path)).map((u) => unsafeDirectory(layout.paths[u.k], u.dir, u.ownerName, u.groupName, root));
+      // A host that refuses a directory without naming it still gets a true report.
+      return fail(hasFailures(unsafe) ? unsafe : [{ ...remoteError(`reconcile refused a directory without saying which; ${again}`, stderr), hints }], warnings);
     }
     default: {
       // Its locks could not be made (a full or read-only file system, no

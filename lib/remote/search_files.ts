@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { failure } from "../failure.ts";
 import { formatLineId } from "../text/line_id.ts";
-import type { PatchFailure, Warning } from "../types.ts";
+import type { Failures, PatchFailure, Warning } from "../types.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { searchProgram } from "./programs/search_program.ts";
 import { isWriteRefusal, writeRefused } from "./host_refusals.ts";
@@ -114,17 +114,15 @@ export interface SkippedExample {
 }
 
 /**
- * What {@linkcode searchFiles} returns.
+ * What every {@linkcode SearchFilesResult} carries (empty counts when it failed).
  *
  * @example
  * ```ts
- * const result: SearchFilesResult = await searchFiles(shell, "/srv/app", "listen\\s+80");
- * if (result.ok) console.log(`${result.matches.length} lines in ${result.filesSearched} files${result.truncated ? " (more: narrow the search)" : ""}`);
+ * const found = await searchFiles(shell, "/srv/app", "TODO");
+ * const fields: SearchFilesFields = found; // path, pattern, matches, counts and skips, whatever the outcome
  * ```
  */
-export interface SearchFilesResult {
-  /** True when the search ran; false with `errors` otherwise. */
-  ok: boolean;
+export interface SearchFilesFields {
   /** The searched directory, root-relative (`""` for the root). */
   path: string;
   /** The pattern as given. */
@@ -145,9 +143,20 @@ export interface SearchFilesResult {
    * snapshot or search programs (programs/sh_reap.ts). Absent when none.
    */
   warnings?: Warning[];
-  /** With `ok: false`: why nothing was searched. */
-  errors?: PatchFailure[];
 }
+
+/**
+ * What {@linkcode searchFiles} returns: `ok` narrows it, so after
+ * `if (!r.ok)` the failure is `r.errors[0]`.
+ *
+ * @example
+ * ```ts
+ * const result: SearchFilesResult = await searchFiles(shell, "/srv/app", "listen\\s+80");
+ * if (result.ok) console.log(`${result.matches.length} lines in ${result.filesSearched} files${result.truncated ? " (more: narrow the search)" : ""}`);
+ * else console.error(result.errors[0].message);
+ * ```
+ */
+export type SearchFilesResult = (SearchFilesFields & { ok: true; errors?: undefined }) | (SearchFilesFields & { ok: false; errors: Failures });
 
 /** Most bytes of a pattern. */
 export const MAX_PATTERN_BYTES = 4096;

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { formatReconcile, readReconcileTicket, reconcileExitCode, reconcileLater } from "../../examples/cli/reconcile_text.ts";
 import { failure } from "../../mod.ts";
-import type { CommitReport, FileReport, ReconcileTicket } from "../../mod.ts";
+import type { CommitReport, CommitReportFields, Failures, FileReport, ReconcileTicket } from "../../mod.ts";
 import { wireCommitReport, wireTicket } from "../../examples/wire/convert.ts";
 
 const OLD = "1".repeat(64);
@@ -16,9 +16,8 @@ const TICKET: ReconcileTicket = {
   files: [{ op: "update", path: "a.txt", previousSha256: OLD, newSha256: NEW, newSize: 3 }],
 };
 
-function settled(states: FileReport["state"][], fields: Partial<CommitReport> = {}): CommitReport {
-  return {
-    ok: true,
+function settled(states: FileReport["state"][], errors?: Failures): CommitReport {
+  const report: CommitReportFields = {
     operationId: "op123",
     atomicity: "batch_preflight_per_file_commit",
     elevated: false,
@@ -34,8 +33,8 @@ function settled(states: FileReport["state"][], fields: Partial<CommitReport> = 
       state,
     })),
     warnings: [],
-    ...fields,
   };
+  return errors === undefined ? { ...report, ok: true } : { ...report, ok: false, errors };
 }
 
 describe("readReconcileTicket", () => {
@@ -73,7 +72,7 @@ describe("reconcileExitCode", () => {
     { name: "no file applied", report: settled(["not_applied", "not_applied"]), exit: 1 },
     { name: "a mix", report: settled(["applied", "not_applied"]), exit: 3 },
     { name: "a file diverged", report: settled(["diverged"]), exit: 3 },
-    { name: "reconcile did not finish", report: settled([], { ok: false, errors: [failure("locked", "m")] }), exit: 3 },
+    { name: "reconcile did not finish", report: settled([], [failure("locked", "m", { operationId: "op123" })]), exit: 3 },
   ];
   for (const c of cases) test(`${c.name} → ${c.exit}`, () => expect(reconcileExitCode(c.report)).toBe(c.exit));
 });
@@ -88,7 +87,7 @@ describe("formatReconcile and reconcileLater", () => {
   });
 
   test("an unfinished reconcile shows its failure, and the retry keeps the ticket re-readable", () => {
-    const text = formatReconcile(settled([], { ok: false, errors: [failure("locked", "a.txt is locked by operation op123")] }), "local /srv");
+    const text = formatReconcile(settled([], [failure("locked", "a.txt is locked by operation op123", { operationId: "op123" })]), "local /srv");
     expect(text).toStartWith("Reconcile of operation op123 in local /srv did not finish: the outcome is still unknown.");
     expect(text).toContain("[1] locked\n    a.txt is locked by operation op123");
     const later = reconcileLater(TICKET, "bun examples/apply.ts --root /srv");

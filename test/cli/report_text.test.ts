@@ -6,15 +6,19 @@
 import { describe, expect, test } from "bun:test";
 import { exitCodeFor, formatReport } from "../../examples/cli/report_text.ts";
 import { failure } from "../../mod.ts";
-import type { ApplyReport, FailureCode, PatchFailure } from "../../mod.ts";
+import type { ApplyReport, ApplySucceeded, FailureCode, PatchFailure } from "../../mod.ts";
+import { codeOnlyFailure } from "../support/code_only_failure.ts";
 
 const OLD = "1".repeat(64);
 const NEW = "2".repeat(64);
 
-function report(fields: Partial<ApplyReport>): ApplyReport {
+function report(fields: Partial<ApplySucceeded>): ApplySucceeded {
   return { ok: true, operationId: "op123", atomicity: "batch_preflight_per_file_commit", elevated: false, dryRun: false, files: [], warnings: [], ...fields };
 }
-const failed = (...errors: PatchFailure[]): ApplyReport => report({ ok: false, errors });
+const failed = (first: PatchFailure, ...rest: PatchFailure[]): ApplyReport => {
+  const { durable: _, ...base } = report({});
+  return { ...base, ok: false, errors: [first, ...rest] };
+};
 
 describe("exitCodeFor", () => {
   const cases: { codes: FailureCode[]; exit: 0 | 1 | 3 }[] = [
@@ -29,7 +33,7 @@ describe("exitCodeFor", () => {
   ];
   for (const c of cases) {
     test(`${c.codes.join(" + ")} → ${c.exit}`, () => {
-      expect(exitCodeFor(failed(...c.codes.map((code) => failure(code, "m"))))).toBe(c.exit);
+      expect(exitCodeFor(failed(codeOnlyFailure(c.codes[0]!), ...c.codes.slice(1).map((code) => codeOnlyFailure(code))))).toBe(c.exit);
     });
   }
   test("ok → 0, dry run included", () => {
@@ -59,6 +63,7 @@ describe("formatReport", () => {
     const text = formatReport(failed(failure("partial_apply", "restoring failed", {
       operationId: "op123",
       outcomes: [{ path: "a.txt", state: "new", sha256: NEW }, { path: "b.txt", state: "old", sha256: OLD }],
+      reconcile: { operationId: "op123", files: [] },
     })), "local /srv");
     expect(text).toStartWith("OUTCOME UNKNOWN: files under local /srv MAY have changed (operation op123).");
     expect(text).toContain(`[1] partial_apply\n    restoring failed\n    State of each path now:\n      a.txt  new  ${NEW}\n      b.txt  old  ${OLD}`);

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { failure } from "../../lib/failure.ts";
+import { codeOnlyFailure } from "../support/code_only_failure.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
 import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
@@ -42,7 +43,7 @@ class RejectingShell implements RemoteShell {
 }
 
 const rejection = (code: FailureCode, started: boolean | undefined): RemoteShellError =>
-  new RemoteShellError(failure(code, "refused by the adapter"), started === undefined ? {} : { started });
+  new RemoteShellError(codeOnlyFailure(code, "refused by the adapter"), started === undefined ? {} : { started });
 
 describe("programMayHaveRun", () => {
   const table: [FailureCode, boolean | undefined, boolean][] = [

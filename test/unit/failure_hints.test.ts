@@ -25,7 +25,7 @@ describe("hint builders: the library's words", () => {
 describe("rewordFailure", () => {
   const read = readHint("a.py", 3, 12);
   const sha = shaHint("a.py", null);
-  const f = failure("context_mismatch", `no match. Next step: ${read.says}, or ${sha.says}.`, { path: "a.py", hints: [read, sha] });
+  const f = failure("context_mismatch", `no match. Next step: ${read.says}, or ${sha.says}.`, { path: "a.py", hunk: 1, hints: [read, sha] });
 
   test("replaces each hint's span with the front end's words and keeps everything else", () => {
     const out = rewordFailure(f, (h) => (h.kind === "read" ? `call read_file {"path": "${h.path}"}` : undefined));
@@ -35,7 +35,7 @@ describe("rewordFailure", () => {
 
   test("undefined everywhere, or no hints: the same object", () => {
     expect(rewordFailure(f, () => undefined)).toBe(f);
-    const plain = failure("locked", "busy");
+    const plain = failure("locked", "busy", { operationId: "op1" });
     expect(rewordFailure(plain, () => "x")).toBe(plain);
   });
 

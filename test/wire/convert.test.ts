@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyPatch, failure, LocalShell, readHint, reconcileHint, shaHint, warning } from "../../mod.ts";
-import type { ApplyReport, PatchFailure, ReconcileTicket } from "../../mod.ts";
+import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket } from "../../mod.ts";
 import {
   applyReportFromWire,
   convertByShape,
@@ -75,6 +75,8 @@ describe("library → wire", () => {
     {
       name: "context_mismatch: closest region, candidates with their block, folded chunks, read hint",
       lib: failure("context_mismatch", "m", {
+        path: "a.py",
+        hunk: 2,
         patchLine: 9,
         closest: { startLine: 2, endLine: 3, score: 0.5, difference: "content", lines: [{ line: 2, id: "2:aa", text: "x" }], diff: "-a\n+b" },
         candidates: [{ line: 5, id: "5:bb", text: "y", enclosing: { line: 1, id: "1:cc", text: "def f():" } }],
@@ -85,6 +87,8 @@ describe("library → wire", () => {
         code: "context_mismatch",
         message: "context_mismatch: m",
         retryable: false,
+        path: "a.py",
+        hunk: 2,
         patch_line: 9,
         closest: { start_line: 2, end_line: 3, score: 0.5, difference: "content", lines: [{ line: 2, id: "2:aa", text: "x" }], diff: "-a\n+b" },
         candidates: [{ line: 5, id: "5:bb", text: "y", enclosing: { line: 1, id: "1:cc", text: "def f():" } }],
@@ -208,10 +212,15 @@ describe("tickets and reports back from the wire", () => {
       }],
       warnings: [],
       errors: [failure("outcome_unknown", "m", { operationId: "op_1", reconcile: TICKET })],
-      durable: false,
     };
-    const { dryRun: _, errors: __, ...commit } = report;
-    const reconciled = { ...commit, ok: true, files: [{ ...report.files[0]!, state: "applied" as const }] };
+    const reconciled: CommitReport = {
+      ok: true,
+      operationId: "op_1",
+      atomicity: "batch_preflight_per_file_commit",
+      elevated: false,
+      files: [{ ...report.files[0]!, state: "applied" }],
+      warnings: [],
+    };
     const wire = wireApplyOutcome({ ...report, reconciled });
     expect(camelKeys(wire)).toEqual([]);
     expect(wire).toMatchObject({ operation_id: "op_1", dry_run: false, files: [{ move_to: "x.txt", bytes_uploaded: 3, directory_trust: "trusted", metadata_preserved: { mode: true, owner: false } }] });

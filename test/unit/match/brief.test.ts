@@ -6,9 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { briefFailure } from "../../../lib/match/brief.ts";
 import { failure } from "../../../lib/failure.ts";
-import type { FailureCode } from "../../../lib/types.ts";
+import type { ChunkFailureCode } from "../../../lib/types.ts";
 
-const cases: { code: FailureCode; line?: number; says: string }[] = [
+const cases: { code: ChunkFailureCode; line?: number; says: string }[] = [
   { code: "context_mismatch", says: "does not match the file" },
   { code: "ambiguous_hunk", line: 12, says: "matches more than one place" },
   { code: "anchor_not_found", says: "has an @@ anchor that was not found" },
