@@ -96,10 +96,13 @@ export interface ApplyRequest {
  * {@linkcode RemoteShell}: parse → readSnapshots → planPatch → commitRemote
  * (or, with `dryRun`, a report of the diffs and base SHAs).
  *
- * Never throws for domain failures: every outcome is an {@linkcode ApplyReport}
- * with `ok` and, when not ok, `errors` whose messages are recovery
- * instructions. Warnings of every stage (parse leniencies, fuzzy matches,
- * metadata) are merged into `warnings`.
+ * Never rejects for a failure of the patch, the files, the host or the
+ * connection: every outcome is an {@linkcode ApplyReport}, narrowed by
+ * `ok`; when not ok, `errors` holds at least one failure whose message is
+ * a recovery instruction (a RemoteShellError of the adapter becomes one of
+ * them). It rejects only for a programmer error: no shell, or a request
+ * without string `root` and `patch` (TypeError). Warnings of every stage
+ * (parse leniencies, fuzzy matches, metadata) are merged into `warnings`.
  *
  * @example
  * ```ts

@@ -12,7 +12,7 @@ import { remotePathProblem } from "./manifest.ts";
 import { pathRefusal, remoteError, rootFailure, unsupported } from "./failures.ts";
 import type { OutputRecord } from "./records.ts";
 import { MAX_STDERR_BYTES } from "./exec_bounds.ts";
-import { RemoteShellError } from "./shell.ts";
+import { execChecked, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 
 /** Default timeout of one discovery program when the caller gives none. */
@@ -132,7 +132,7 @@ export async function runDiscovery(
   options: DiscoveryExecOptions,
 ): Promise<ExecResult | PatchFailure> {
   try {
-    return await shell.exec(command, {
+    return await execChecked(shell, command, {
       stdin,
       signal: options.signal,
       timeoutMs: options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS,

@@ -34,6 +34,7 @@ import type * as Zlib from "node:zlib";
 import { lazyBuiltin } from "./lazy_builtin.ts";
 import type { Codec } from "./inflate.ts";
 import { localCodecs } from "./inflate.ts";
+import { execChecked } from "./shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "./shell.ts";
 
 /**
@@ -183,11 +184,11 @@ export async function execProgram(
   mode: CompressMode | undefined,
 ): Promise<ExecResult> {
   const command = wireProgram(shell, program, mode);
-  const result = await shell.exec(command, options);
+  const result = await execChecked(shell, command, options);
   if (command === program || !refusedUnpack(result)) return result;
   const host = HOSTS.get(shell);
   if (host !== undefined) host.plainOnly = true;
-  return await shell.exec(program, options);
+  return await execChecked(shell, program, options);
 }
 
 function refusedUnpack(result: ExecResult): boolean {

@@ -14,7 +14,8 @@
  *
  * @module
  */
-import type { PatchFailure } from "../types.ts";
+import { failure } from "../failure.ts";
+import type { FailureCode, PatchFailure } from "../types.ts";
 
 /**
  * Options of one {@linkcode RemoteShell.exec} call.
@@ -222,18 +223,36 @@ export const NEVER_STARTED_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A transport-level failure of {@linkcode RemoteShell.exec}, carrying the
- * typed failure value. The engine turns it into a report; it never escapes
- * `applyPatch`.
+ * The one error class of this library (its error model, README
+ * "Failures"): what `connectSsh`, `readSnapshots` and every
+ * {@linkcode RemoteShell.exec} reject with when something went wrong
+ * around the program — the connection, authentication, host keys, sudo,
+ * a timeout or cancel, an output cap, the host's tools or its output. It
+ * carries the same typed failure a report would (`failure`, and its `code`
+ * and `retryable` for a quick switch); `message` is the failure's message.
+ * The functions that change or search files (`applyPatch`,
+ * `commitRemote`, `reconcile`, `listFiles`, `searchFiles`) never reject
+ * with it: they turn it into a report. Anything else thrown is a
+ * programmer error (a TypeError or RangeError for a wrong argument).
  *
  * @example
  * ```ts
+ * try {
+ *   await connectSsh({ host: "web1" });
+ * } catch (error) {
+ *   if (!(error instanceof RemoteShellError)) throw error;
+ *   if (error.code === "host_key_unknown") console.error(error.message); // says how to confirm and trust the key
+ * }
  * throw new RemoteShellError(failure("timeout", "the remote program did not finish within 30 s; retry"), { started: true });
  * ```
  */
 export class RemoteShellError extends Error {
   /** The typed failure. */
   readonly failure: PatchFailure;
+  /** `failure.code`. */
+  readonly code: FailureCode;
+  /** `failure.retryable`: the same call, made again unchanged, may succeed. */
+  readonly retryable: boolean;
   /**
    * Whether the program may have run — what a caller needs to decide between
    * "report this failure, nothing changed" and "outcome unknown":
@@ -260,6 +279,8 @@ export class RemoteShellError extends Error {
     super(failure.message);
     this.name = "RemoteShellError";
     this.failure = failure;
+    this.code = failure.code;
+    this.retryable = failure.retryable;
     if (options.started !== undefined) this.started = options.started;
     if (options.overflow !== undefined) this.overflow = options.overflow;
   }
@@ -281,6 +302,32 @@ export class RemoteShellError extends Error {
 export function programMayHaveRun(error: RemoteShellError): boolean {
   if (error.started !== undefined) return error.started;
   return !NEVER_STARTED_CODES.has(error.failure.code);
+}
+
+/**
+ * `shell.exec(command, options)`, holding the adapter to its contract: a
+ * rejection that is not a {@linkcode RemoteShellError} (a bug, or an
+ * adapter written without this contract in mind) becomes one with
+ * `remote_error` and no `started` flag, i.e. "the program may have run".
+ * So no foreign error escapes the engine's reports, and a commit whose
+ * adapter failed that way is reported `outcome_unknown`, the safe side.
+ *
+ * @example
+ * ```ts
+ * const result = await execChecked(shell, "id -u", {});
+ * ```
+ */
+export async function execChecked(shell: RemoteShell, command: string, options: ExecOptions): Promise<ExecResult> {
+  try {
+    return await shell.exec(command, options);
+  } catch (error) {
+    if (error instanceof RemoteShellError) throw error;
+    const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new RemoteShellError(failure(
+      "remote_error",
+      `the shell adapter${shell.label ? ` for ${shell.label}` : ""} failed with ${what.slice(0, 300)} instead of a RemoteShellError, so whether its program ran is unknown. Retry; if it persists, fix the adapter (RemoteShell.exec must reject with RemoteShellError).`,
+    ));
+  }
 }
 
 /**

@@ -115,8 +115,10 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
  * `outcome_unknown`), a missing remote tool (`remote_unsupported`) and
  * output that breaks the protocol (`remote_error`, also when a file shrank
  * while it was being sent) — none of which leaves a `Snapshots` to return.
- * Errors raised after the program ran carry `started: true`. Reading
- * changes nothing, so every one of them is safe to retry.
+ * Errors raised after the program ran carry `started: true`; an adapter
+ * that rejects with anything else gets a `remote_error` RemoteShellError
+ * in its place. Reading changes nothing, so every one of them is safe to
+ * retry. Wrong argument types throw a TypeError (a programmer error).
  *
  * @example
  * ```ts

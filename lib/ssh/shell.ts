@@ -78,8 +78,14 @@ function boundStderr(result: ExecResult, max: number | undefined, droppedBefore:
 
 /**
  * Open an SSH connection and return the adapter. Connects eagerly, so host-key
- * and authentication problems surface here as a rejected
- * {@linkcode RemoteShellError}.
+ * and authentication problems surface here.
+ *
+ * Rejects only with {@linkcode RemoteShellError} for whatever stops the
+ * connection — `connect_failed` (unreachable, refused, DNS, an invalid
+ * ssh_config, a jump host), `auth_failed`, `auth_unsupported`,
+ * `host_key_unknown`, `host_key_mismatch` — with its `code`, `retryable`
+ * and the typed `failure` (whose message says the next step); and with a
+ * TypeError for invalid options (a programmer error).
  *
  * @example
  * ```ts

@@ -225,7 +225,21 @@ export class SudoElevation {
       );
     }
     const option = this.#option as Exclude<SudoOption, boolean>;
-    const password = await option.password();
+    let password: string;
+    try {
+      password = await option.password();
+    } catch (error) {
+      // The caller's callback, not this library, failed: a typed failure
+      // like a wrong password, and nothing ran (sudo was only probed).
+      throw new RemoteShellError(
+        failure(
+          "auth_failed",
+          `the sudo password callback for user ${this.#target.user} on host ${this.#target.host} failed ` +
+            `(${error instanceof Error ? error.message : String(error)}); nothing ran. Fix the callback and retry.`,
+        ),
+        { started: false },
+      );
+    }
     if (typeof password !== "string") {
       throw new TypeError("sudo.password() must resolve to a string");
     }

@@ -4,6 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectSsh } from "../../lib/ssh/shell.ts";
+import { RemoteShellError } from "../../lib/remote/shell.ts";
 import { ensureTestUsers, sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd, TestUsers } from "../support/sshd.ts";
 import { failureOf, remoteCommandLines, sshOptions, text } from "./helpers.ts";
@@ -112,6 +113,22 @@ describe.skipIf(!ready)("sudo elevation against a real sshd", () => {
       await shell.close();
     }
   }, 20000);
+
+  test("a sudo password callback that throws: a typed auth_failed that ran nothing, never the raw error", async () => {
+    const shell = await connectSsh(
+      sshOptions(sshd, knownHosts, { username: users.passwordUser, sudo: { password: () => Promise.reject(new Error("vault sealed")) } }),
+    );
+    try {
+      const error = await shell.exec("echo never").then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(RemoteShellError);
+      const e = error as RemoteShellError;
+      expect([e.code, e.retryable, e.started]).toEqual(["auth_failed", false, false]);
+      expect(e.message).toContain("the sudo password callback");
+      expect(e.message).toContain("vault sealed");
+    } finally {
+      await shell.close();
+    }
+  }, 10000);
 
   test("sudo: true for a user who needs a password: auth_failed naming both ways out", async () => {
     const shell = await connectSsh(sshOptions(sshd, knownHosts, { username: users.passwordUser, sudo: true }));
