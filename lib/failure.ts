@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { FailureCode, FailureFields, FailureHint, FailureOf, Failures, HintOption, PatchFailure, RequiredFailureFields, Warning, WarningCode } from "./types.ts";
+import type { FailureCode, FailureFields, FailureHint, FailureOf, Failures, HintOption, PatchFailure, RequiredFieldsOfEvery, Warning, WarningCode } from "./types.ts";
 
 /**
  * Codes for which sending the same request again, unchanged, may succeed:
@@ -31,18 +31,28 @@ export function isRetryable(code: FailureCode): boolean {
   return RETRYABLE.has(code);
 }
 
-/** `A | B` → `A & B`. */
-type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
-
 /**
  * What {@linkcode failure} takes for code `C` besides the message: any
  * optional field, and the fields `C` always carries as required (for a
  * union of codes, those of every code in it).
+ *
+ * @example
+ * ```ts
+ * const fields: FailureInput<"no_space"> = { path: "a.txt", noSpace: { directory: "/srv", bytesNeeded: 10, bytesFree: 0 } };
+ * ```
  */
-export type FailureInput<C extends FailureCode> = Partial<Omit<FailureFields, "code" | "message">> & Intersection<RequiredFailureFields<C>>;
+export type FailureInput<C extends FailureCode> = Partial<Omit<FailureFields, "code" | "message">> & RequiredFieldsOfEvery<C>;
 
-/** The `fields` argument of {@linkcode failure}: optional when code `C` guarantees no field. */
-export type FailureInputArgs<C extends FailureCode> = {} extends Intersection<RequiredFailureFields<C>> ? [fields?: FailureInput<C>] : [fields: FailureInput<C>];
+/**
+ * The `fields` argument of {@linkcode failure}: optional when code `C` guarantees no field.
+ *
+ * @example
+ * ```ts
+ * const none: FailureInputArgs<"timeout"> = []; // failure("timeout", "no answer")
+ * const some: FailureInputArgs<"locked"> = [{ operationId: "op1" }];
+ * ```
+ */
+export type FailureInputArgs<C extends FailureCode> = {} extends RequiredFieldsOfEvery<C> ? [fields?: FailureInput<C>] : [fields: FailureInput<C>];
 
 /**
  * Build a failure value, typed by its code: the fields the code always

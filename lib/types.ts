@@ -22,7 +22,7 @@
   *
   * @example
   * ```ts
-  * if (!report.ok) for (const e of report.errors!) if ((e.code satisfies FailureCode) === "conflict") retry();
+  * if (!report.ok) for (const e of report.errors) if ((e.code satisfies FailureCode) === "conflict") retry();
   * ```
  */
 export type FailureCode =
@@ -344,6 +344,18 @@ export interface FailureCodeFields {
  * ```
  */
 export type RequiredFailureFields<C extends FailureCode> = C extends keyof FailureCodeFields ? FailureCodeFields[C] : {};
+
+/**
+ * The fields every code in `C` always carries, together: what a failure
+ * whose code is only known to be one of `C` must have to be any of them
+ * (for one code, its {@linkcode RequiredFailureFields}).
+ *
+ * @example
+ * ```ts
+ * const both: RequiredFieldsOfEvery<"locked" | "remote_unsupported"> = { operationId: "op1", tool: "sha256sum" };
+ * ```
+ */
+export type RequiredFieldsOfEvery<C extends FailureCode> = (C extends FailureCode ? (fields: RequiredFailureFields<C>) => void : never) extends (fields: infer All) => void ? All : never;
 
 /**
  * A typed failure. `message` is a recovery instruction for a model: what was

@@ -28,7 +28,7 @@ import type { TransactionLayout } from "./manifest.ts";
  *
  * @example
  * ```ts
- * const settled = await reconcile(shell, "/srv/app", ticket, ticket.operation_id, { lockWaitMs: 30_000 });
+ * const settled = await reconcile(shell, "/srv/app", ticket, { lockWaitMs: 30_000 });
  * ```
  */
 export interface ReconcileOptions {
