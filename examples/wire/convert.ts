@@ -5,14 +5,12 @@
  * read back from that JSON becomes a library `ReconcileTicket` again.
  *
  * The conversion is shape-directed, never a blind rewrite of every key: a
- * table per library type names each of its fields with the rule for its
- * value, and only those fields are renamed (to their snake_case). A value
- * whose rule is `true` travels as it is, keys and all, so a map keyed by
- * file paths or user text (`{"a_b/c_d.txt": …}`, `{"newSha256": …}`) is
- * never touched; a field the table does not know keeps its name and value.
- * The tables are typed against the library types (a new field fails the
- * type check until it has a rule) and their wire names against the wire
- * types (`Snake<field>` must be exactly the wire type's keys).
+ * table per library type (examples/wire/shapes.ts) names each of its
+ * fields with the rule for its value, and only those fields are renamed
+ * (to their snake_case). A value whose rule is `true` travels as it is,
+ * keys and all, so a map keyed by file paths or user text
+ * (`{"a_b/c_d.txt": …}`, `{"newSha256": …}`) is never touched; a field the
+ * table does not know keeps its name and value.
  *
  * @example
  * ```ts
@@ -24,270 +22,32 @@
  */
 import type {
   ApplyReport,
-  ClosestRegion,
   CommitReport,
-  FailureHint,
   FileReport,
-  LineRef,
-  ListedEntry,
   ListFilesResult,
-  LockHolder,
-  NoSpace,
   PatchFailure,
-  PathOutcome,
   ReadWindowResult,
   ReconcileTicket,
-  ReconcileTicketFile,
   SearchFilesResult,
-  SearchMatch,
-  SkippedExample,
-  UnsafeDirectory,
   Warning,
 } from "../../mod.ts";
 import type {
   ApplyOutcome,
   WireApplyOutcome,
   WireApplyReport,
-  WireClosestRegion,
   WireCommitReport,
   WireFileReport,
-  WireHint,
-  WireLineRef,
   WireListResult,
-  WireLockHolder,
-  WireNoSpace,
   WirePatchFailure,
-  WirePathOutcome,
   WireReadWindow,
   WireSearchResult,
   WireTicket,
-  WireTicketFile,
   WireWarning,
 } from "./types.ts";
+import { snakeCase, WIRE_SHAPES, WireValues } from "./shapes.ts";
+import type { WireRule, WireShape } from "./shapes.ts";
 
-/** String values that differ on the wire (library value → wire value). */
-export class WireValues {
-  readonly toWire: ReadonlyMap<string, string>;
-  readonly fromWire: ReadonlyMap<string, string>;
-  constructor(pairs: Readonly<Record<string, string>>) {
-    this.toWire = new Map(Object.entries(pairs));
-    this.fromWire = new Map(Object.entries(pairs).map(([lib, wire]) => [wire, lib]));
-  }
-}
-
-/**
- * How one field's value travels: `true` as it is (data: nothing inside is
- * renamed), a {@linkcode WireShape} (an object, or each object of an array,
- * converted field by field), or {@linkcode WireValues} (a string value
- * mapped, e.g. a hint's `kind`).
- */
-export type WireRule = true | WireShape | WireValues;
-
-/** Per field of a library object: the rule for its value. Its wire name is the field's snake_case. */
-export type WireShape = { readonly [field: string]: WireRule };
-
-/** The keys of every member of a union. */
-type KeysOf<T> = T extends unknown ? keyof T & string : never;
-
-/** A shape naming every field of every member of `T`, and nothing else. */
-type ShapeOf<T> = { readonly [K in KeysOf<T>]-?: WireRule };
-
-/** `newSha256` → `new_sha256`, at the type level. */
-type Snake<S extends string> = S extends `${infer Head}${infer Rest}`
-  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${Snake<Rest>}`
-  : S;
-
-/** True when the wire type's keys are exactly the library type's keys in snake_case. */
-type WireKeysMatch<Lib, Wire> = [Snake<KeysOf<Lib>>] extends [KeysOf<Wire>] ? [KeysOf<Wire>] extends [Snake<KeysOf<Lib>>] ? true : false : false;
-
-/** `newSha256` → `new_sha256`. */
-export function snakeCase(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
-
-// ---------------------------------------------------------------------------
-// The tables
-// ---------------------------------------------------------------------------
-
-const lineRefFields = { line: true, id: true, text: true } as const;
-const lineRef: ShapeOf<LineRef> = { ...lineRefFields, enclosing: { ...lineRefFields, enclosing: true } };
-
-const closestRegion: ShapeOf<ClosestRegion> = { startLine: true, endLine: true, score: true, difference: true, lines: lineRef, diff: true };
-
-const pathOutcome: ShapeOf<PathOutcome> = { path: true, state: true, sha256: true };
-
-const hint: ShapeOf<FailureHint> = {
-  kind: new WireValues({ expectedSha256: "expected_sha256" }),
-  path: true,
-  startLine: true,
-  endLine: true,
-  sha256: true,
-  option: true,
-  value: true,
-  operationId: true,
-  says: true,
-};
-
-const lockHolder: ShapeOf<LockHolder> = { kind: true, name: true, ageSeconds: true, uid: true, pid: true, host: true, operationId: true };
-
-const noSpace: ShapeOf<NoSpace> = { directory: true, bytesNeeded: true, bytesFree: true };
-
-const unsafeDirectory: ShapeOf<UnsafeDirectory> = { path: true, mode: true, uid: true, gid: true, reason: true, writers: true };
-
-const ticketFile: ShapeOf<ReconcileTicketFile> = { op: true, path: true, moveTo: true, previousSha256: true, newSha256: true, newSize: true };
-
-const ticket: ShapeOf<ReconcileTicket> = { operationId: true, files: ticketFile };
-
-const failure: ShapeOf<PatchFailure> = {
-  code: true,
-  message: true,
-  retryable: true,
-  path: true,
-  hunk: true,
-  line: true,
-  patchLine: true,
-  candidates: lineRef,
-  closest: closestRegion,
-  alreadyAppliedAt: true,
-  chunks: { count: true, hunks: true, patchLines: true },
-  expectedSha256: true,
-  actualSha256: true,
-  expectedState: true,
-  actualState: true,
-  limit: true,
-  operationId: true,
-  outcomes: pathOutcome,
-  planned: { path: true, sha256: true },
-  reconcile: ticket,
-  tool: true,
-  unsafeDirectory,
-  lock: lockHolder,
-  noSpace,
-  fingerprint: true,
-  knownHostsLine: true,
-  suggestedPath: true,
-  unmarkedLines: true,
-  hints: hint,
-};
-
-const warning: ShapeOf<Warning> = { code: true, message: true, path: true, hunk: true, line: true, patchLine: true, hints: hint };
-
-const fileReport: ShapeOf<FileReport> = {
-  op: true,
-  path: true,
-  moveTo: true,
-  previousSha256: true,
-  newSha256: true,
-  bytesWritten: true,
-  metadataPreserved: true,
-  bytesUploaded: true,
-  snapshot: true,
-  diff: true,
-  warnings: warning,
-  directoryTrust: true,
-  state: true,
-};
-
-const commitReport: ShapeOf<CommitReport> = {
-  ok: true,
-  operationId: true,
-  atomicity: true,
-  elevated: true,
-  files: fileReport,
-  warnings: warning,
-  errors: failure,
-  durable: true,
-};
-
-const applyReport: ShapeOf<ApplyReport> = { ...commitReport, dryRun: true };
-
-const applyOutcome: ShapeOf<ApplyOutcome> = { ...applyReport, reconciled: commitReport };
-
-const readWindow: ShapeOf<ReadWindowResult> = {
-  text: true,
-  fileSha256: true,
-  contentSha256: true,
-  startLine: true,
-  endLine: true,
-  totalLines: true,
-  truncated: true,
-  eol: true,
-  bom: true,
-  finalNewline: true,
-};
-
-const listedEntry: ShapeOf<ListedEntry> = { path: true, kind: true, depth: true, size: true, mode: true, mtime: true, addressable: true };
-
-const listResult: ShapeOf<ListFilesResult> = {
-  ok: true,
-  path: true,
-  entries: listedEntry,
-  truncated: true,
-  unreadable: true,
-  unreadableCount: true,
-  errors: failure,
-};
-
-const searchMatch: ShapeOf<SearchMatch> = { path: true, line: true, id: true, text: true, cut: true, addressable: true };
-const skippedExample: ShapeOf<SkippedExample> = { path: true, reason: true, cause: true };
-
-const searchResult: ShapeOf<SearchFilesResult> = {
-  ok: true,
-  path: true,
-  pattern: true,
-  matches: searchMatch,
-  truncated: true,
-  filesSearched: true,
-  directoriesSearched: true,
-  skipped: { binary: true, unreadable: true, changed: true, unpinnable: true, examples: skippedExample },
-  warnings: warning,
-  errors: failure,
-};
-
-/** Every table, by the library type it converts. */
-export const WIRE_SHAPES: Readonly<Record<string, WireShape>> = {
-  lineRef,
-  closestRegion,
-  pathOutcome,
-  hint,
-  lockHolder,
-  noSpace,
-  unsafeDirectory,
-  ticketFile,
-  ticket,
-  failure,
-  warning,
-  fileReport,
-  commitReport,
-  applyReport,
-  applyOutcome,
-  readWindow,
-  listResult,
-  searchResult,
-};
-
-// The wire types must be the library types with snake_case keys: a field
-// renamed or added on one side only fails the type check here.
-const keysMatch: [
-  WireKeysMatch<LineRef, WireLineRef>,
-  WireKeysMatch<ClosestRegion, WireClosestRegion>,
-  WireKeysMatch<PathOutcome, WirePathOutcome>,
-  WireKeysMatch<FailureHint, WireHint>,
-  WireKeysMatch<LockHolder, WireLockHolder>,
-  WireKeysMatch<NoSpace, WireNoSpace>,
-  WireKeysMatch<ReconcileTicketFile, WireTicketFile>,
-  WireKeysMatch<ReconcileTicket, WireTicket>,
-  WireKeysMatch<PatchFailure, WirePatchFailure>,
-  WireKeysMatch<Warning, WireWarning>,
-  WireKeysMatch<FileReport, WireFileReport>,
-  WireKeysMatch<CommitReport, WireCommitReport>,
-  WireKeysMatch<ApplyReport, WireApplyReport>,
-  WireKeysMatch<ApplyOutcome, WireApplyOutcome>,
-  WireKeysMatch<ReadWindowResult, WireReadWindow>,
-  WireKeysMatch<ListFilesResult, WireListResult>,
-  WireKeysMatch<SearchFilesResult, WireSearchResult>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
-void keysMatch;
+const { applyOutcome, applyReport, commitReport, failure, fileReport, listResult, readWindow, searchResult, ticket, warning } = WIRE_SHAPES;
 
 // ---------------------------------------------------------------------------
 // The walk

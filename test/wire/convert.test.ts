@@ -14,14 +14,13 @@ import {
   applyReportFromWire,
   convertByShape,
   failureFromWire,
-  snakeCase,
   ticketFromWire,
-  WIRE_SHAPES,
   wireApplyOutcome,
   wireApplyReport,
   wireFailure,
   wireTicket,
 } from "../../examples/wire/convert.ts";
+import { snakeCase, WIRE_SHAPES } from "../../examples/wire/shapes.ts";
 import { failureSchema } from "../../examples/mcp/schemas.ts";
 
 const A = "a".repeat(64);
@@ -164,7 +163,7 @@ describe("library → wire", () => {
     const f = { ...failure("invalid_argument", "m"), byPath: data } as PatchFailure;
     expect(wireFailure(f)).toMatchObject({ byPath: data });
     // Back from the wire likewise.
-    expect(convertByShape({ operation_id: "op", files: [], extra: data }, WIRE_SHAPES.ticket!, false)).toEqual({ operationId: "op", files: [], extra: data });
+    expect(convertByShape({ operation_id: "op", files: [], extra: data }, WIRE_SHAPES.ticket, false)).toEqual({ operationId: "op", files: [], extra: data });
   });
 
   test("values are never rewritten, except a hint's kind", () => {
