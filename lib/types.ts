@@ -52,6 +52,7 @@ export type FailureCode =
   | "timeout"
   | "cancelled"
   | "invalid_argument"
+  | "invalid_request"
   | "connect_failed"
   | "auth_failed"
   | "auth_unsupported"
@@ -273,8 +274,21 @@ export interface PatchFailure {
   suggested_path?: string;
   /** For chunk lines without a ' ', '-' or '+' marker: their 1-based patch lines. */
   unmarked_lines?: number[];
+  /** For `invalid_request`: the keys the request or options object had that no one reads, each with the closest known key. */
+  unknown?: UnknownKey[];
   /** The next steps as data, for front ends that say them in their own words. */
   hints?: FailureHint[];
+}
+
+/**
+ * A key (request field, tool argument, flag) that nobody reads, as an
+ * `invalid_request` failure reports it, with the known one it most likely meant.
+ */
+export interface UnknownKey {
+  /** The key as given. */
+  name: string;
+  /** The closest known key, spelt as the front end spells it, or null when none is close. */
+  closest: string | null;
 }
 
 /**

@@ -18,7 +18,7 @@ const FAILURE_CODES = [
   "not_regular_file", "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
   "out_of_order_hunk", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied", "no_space", "read_only_filesystem", "unsafe_directory",
   "limit_exceeded", "remote_unsupported", "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled",
-  "invalid_argument", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
+  "invalid_argument", "invalid_request", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
 ] as const satisfies readonly FailureCode[];
 
 const WARNING_CODES = [
@@ -142,6 +142,8 @@ export const failureSchema: z.ZodType<PatchFailure> = z.looseObject({
   known_hosts_line: z.string().optional(),
   suggested_path: z.string().optional().describe("the root-relative path to write instead of an absolute one"),
   unmarked_lines: z.array(lineNumber).optional().describe("patch lines of a chunk that lack their ' ', '-' or '+' marker"),
+  unknown: z.array(z.looseObject({ name: z.string(), closest: z.string().nullable() })).optional()
+    .describe("for invalid_request: the keys no one reads, each with the closest known one"),
   hints: z.array(hintSchema).optional(),
 });
 

@@ -5,6 +5,8 @@
  * @module
  */
 import type { PatchFailure } from "../types.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { listProgram } from "./programs/list_program.ts";
 import { RecordReader } from "./records.ts";
@@ -123,6 +125,11 @@ const MAX_ENTRIES = 100_000;
  * if (listing.ok) for (const e of listing.entries) console.log(e.kind, e.path, e.size);
  * ```
  */
+/** Every field of {@linkcode ListFilesOptions}: any other key is refused (`invalid_request`). */
+const LIST_OPTION_KEYS = ["path", "depth", "glob", "maxEntries", "signal", "timeoutMs"] as const satisfies readonly (keyof ListFilesOptions)[];
+const everyListKey: NamesEveryKey<ListFilesOptions, (typeof LIST_OPTION_KEYS)[number]> = true;
+void everyListKey;
+
 export async function listFiles(shell: RemoteShell, root: string, options: ListFilesOptions = {}): Promise<ListFilesResult> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("listFiles: shell must be a RemoteShell");
   const depth = countOption("depth", options.depth, 1, MAX_DEPTH);
@@ -139,6 +146,8 @@ export async function listFiles(shell: RemoteShell, root: string, options: ListF
     errors: [f],
   });
   if (typeof dir !== "string") return failed(dir);
+  const strange = unknownKeysFailure("listFiles options", options, LIST_OPTION_KEYS, "nothing was listed");
+  if (strange !== null) return failed(strange);
   const glob = options.glob ?? "";
   const globFailure = globProblem(glob);
   if (globFailure !== null) return failed(globFailure);

@@ -19,6 +19,8 @@ import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, write
 import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_refusals.ts";
 import { execProgram } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
@@ -87,6 +89,11 @@ export interface ReconcileOptions {
  * await reconcile(shell, "/srv/app", ticket, ticket.operation_id);
  * ```
  */
+/** Every field of {@linkcode ReconcileOptions}: any other key is refused (`invalid_request`). */
+const RECONCILE_OPTION_KEYS = ["lockWaitMs", "staleLockMs", "signal", "timeoutMs", "sharedDirectories", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
+const everyReconcileKey: NamesEveryKey<ReconcileOptions, (typeof RECONCILE_OPTION_KEYS)[number]> = true;
+void everyReconcileKey;
+
 export async function reconcile(
   shell: RemoteShell,
   root: string,
@@ -109,6 +116,8 @@ export async function reconcile(
     warnings,
     errors: errors.map((e) => ({ ...e, operation_id: operationId })),
   });
+  const strange = unknownKeysFailure("reconcile options", options, RECONCILE_OPTION_KEYS, "nothing was reconciled");
+  if (strange !== null) return fail([strange]);
   // A plan is the program's own value (a bad one is a bug: TypeError); a
   // ticket may have travelled through JSON, a file or a model, so a bad one
   // is a typed failure.

@@ -14,6 +14,8 @@ import { searchProgram } from "./programs/search_program.ts";
 import { isWriteRefusal, writeRefused } from "./host_refusals.ts";
 import { leftoversRemoved } from "./leftovers.ts";
 import { RecordReader } from "./records.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 
 /**
@@ -187,6 +189,11 @@ const REASONS: Record<string, SkipReason> = { B: "binary", U: "unreadable", X: "
  * if (found.ok) for (const m of found.matches) console.log(`${m.path}:${m.id} ${m.text}`);
  * ```
  */
+/** Every field of {@linkcode SearchFilesOptions}: any other key is refused (`invalid_request`). */
+const SEARCH_OPTION_KEYS = ["path", "glob", "fixedString", "ignoreCase", "maxResults", "maxLineBytes", "signal", "timeoutMs"] as const satisfies readonly (keyof SearchFilesOptions)[];
+const everySearchKey: NamesEveryKey<SearchFilesOptions, (typeof SEARCH_OPTION_KEYS)[number]> = true;
+void everySearchKey;
+
 export async function searchFiles(shell: RemoteShell, root: string, pattern: string, options: SearchFilesOptions = {}): Promise<SearchFilesResult> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("searchFiles: shell must be a RemoteShell");
   if (typeof pattern !== "string") throw new TypeError("searchFiles: pattern must be a string");
@@ -207,6 +214,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
   };
   const failed = (f: PatchFailure): SearchFilesResult => ({ ...out, ok: false, matches: [], errors: [f] });
   if (typeof dir !== "string") return failed(dir);
+  const strange = unknownKeysFailure("searchFiles options", options, SEARCH_OPTION_KEYS, "nothing was searched");
+  if (strange !== null) return failed(strange);
   const problem = patternProblem(pattern) ?? globProblem(options.glob ?? "");
   if (problem !== null) return failed(problem);
 
