@@ -11,6 +11,7 @@
  * @module
  */
 import { z } from "zod";
+import { unknownNames, unknownNamesText } from "../../mod.ts";
 import type { ApplyReport, CommitReport, FailureCode, HintOption, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
 
 const FAILURE_CODES = [
@@ -180,15 +181,38 @@ const fileReport = z.looseObject({
   state: z.enum(["applied", "not_applied", "diverged"]).optional(),
 });
 
+/**
+ * A tool's input object, strict (issue 26 item 3): listed with
+ * `additionalProperties: false`, and an argument the tool does not know is
+ * refused by name with the closest known one — "unknown argument `dryrun`:
+ * did you mean `dry_run`? nothing was applied" — before the handler runs,
+ * instead of being dropped while the call goes ahead without it.
+ *
+ * @example
+ * ```ts
+ * const input = strictInput({ path: z.string() }, "nothing was read");
+ * ```
+ */
+export function strictInput<T extends z.ZodRawShape>(shape: T, nothing: string): z.ZodObject<T, z.core.$strict> {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== "unrecognized_keys") return undefined;
+      const text = unknownNamesText(unknownNames(issue.keys, known), "argument", known);
+      return `${text}${text.endsWith("?") ? "" : ";"} ${nothing}`;
+    },
+  });
+}
+
 /** apply_patch input. */
-export const applyPatchInput: z.ZodType<ApplyPatchArgs> = z.object({
+export const applyPatchInput: z.ZodType<ApplyPatchArgs> = strictInput({
   patch: z.string().min(1).describe("the patch text, from *** Begin Patch to *** End Patch"),
   root: z.string().optional().describe("the root name; may be omitted when the server has a single root"),
   dry_run: z.boolean().optional().describe("check the patch and return the diff without changing anything"),
   expected_sha256: z.record(z.string(), z.string()).optional().describe(
     "path → file_sha256 from read_file, for files the patch updates or deletes: the patch applies only to that exact version",
   ),
-});
+}, "nothing was applied");
 
 /** apply_patch output: the library's ApplyReport (operation fields absent when no operation started). */
 export const applyPatchOutput: z.ZodType<ApplyPatchOutput> = z.looseObject({
@@ -213,14 +237,14 @@ export const applyPatchOutput: z.ZodType<ApplyPatchOutput> = z.looseObject({
 });
 
 /** read_file input. */
-export const readFileInput: z.ZodType<ReadFileArgs> = z.object({
+export const readFileInput: z.ZodType<ReadFileArgs> = strictInput({
   root: z.string().optional().describe("the root name; may be omitted when the server has a single root"),
   path: z.string().min(1).describe("file path relative to the root, e.g. src/app.py"),
   offset: z.number().int().min(1).optional().describe("1-based first line (default 1)"),
   limit: z.number().int().min(1).optional().describe("most lines (default 800)"),
   line_ids: z.boolean().optional().describe("prefix each line with its N:hh| id"),
   column: z.number().int().min(1).optional().describe("read only line offset, from this character on (to read the rest of a line cut by line_cut)"),
-});
+}, "nothing was read");
 
 /** read_file output: the window (lib/plan/read_window.ts) when ok, the failures otherwise. */
 export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({
