@@ -134,18 +134,27 @@ export class ConfigError extends Error {
 }
 
 /** How to start the server (printed by --help and with configuration errors). */
-export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--http [HOST:]PORT [--token-file FILE] [--allow-origin ORIGIN]...]
+export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--cache-bytes N]
+         [--http [HOST:]PORT | --socket PATH] [--token-file FILE | --no-auth] [--allow-origin ORIGIN]... [--max-sessions N] [--replay-bytes N]
 
-  (no --root)                                      serve the local folders the MCP client offers (roots/list)
+  (no --root)                                      stdio only: serve the local folders the MCP client offers (roots/list)
   --root site=./examples/site                      a local directory (must exist)
   --root app=ssh://deploy@web1:2222/srv/app        a directory on an SSH host (host may be an ~/.ssh/config alias)
   --root 'app=ssh://web1/srv/app?matching=exact&sudo=1&requireShaForDelete=1'   (quote it: & and ? are special to shells)
   --config roots.json                              {"roots": {"NAME": "LOCATION" | {"location": "LOCATION", ...options}}}
+  --cache-bytes 128M                               file contents cached for all sessions together (default 128M; 0: none)
 
-  --http 8080 | --http 127.0.0.1:8080             Streamable HTTP at http://HOST:PORT/mcp instead of stdio (default host 127.0.0.1)
-  --token-file FILE                                clients must send "Authorization: Bearer <the file's content>" (or set SAP_MCP_TOKEN);
-                                                   required when HOST is not a loopback address
+  --http 8080 | --http 127.0.0.1:8080             Streamable HTTP at http://HOST:PORT/mcp instead of stdio (default host 127.0.0.1);
+                                                   needs --root or --config. Clients must send "Authorization: Bearer <token>":
+                                                   a new token is written to a private file whose path is printed at start
+  --socket PATH                                    Streamable HTTP on a Unix socket made 0600 (in a directory only you can write);
+                                                   no token unless --token-file or SAP_MCP_TOKEN gives one
+  --token-file FILE                                the token is this file's content (mode 0600; created with a new token if missing);
+                                                   or set SAP_MCP_TOKEN
+  --no-auth                                        no token (loopback only; any local process can then use the server)
   --allow-origin https://app.example               a browser Origin allowed besides localhost ones (repeatable)
+  --max-sessions 64                                sessions open at once: the oldest idle one is closed for a new one; all busy: 503
+  --replay-bytes 16M                               SSE events kept so a client can resume a stream (Last-Event-ID), all sessions
 
 options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),
   sudoPasswordEnv=VAR (sudo -S, the password read from the server's environment variable VAR; implies sudo),
