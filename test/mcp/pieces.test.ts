@@ -3,12 +3,12 @@
  * log escaping, result bounds, client roots (the command line: server_args.test.ts).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { boundFileDiffs, cutText, guardResult } from "../../examples/mcp/bounds.ts";
-import { rootsFromClient } from "../../examples/mcp/client_roots.ts";
+import { rootsFromClient, sensitiveRootProblem } from "../../examples/mcp/client_roots.ts";
 import { escapeForLog, lineWriter } from "../../examples/mcp/log.ts";
 import { TopLevelScanner } from "../../examples/mcp/oversize.ts";
 
@@ -119,4 +119,41 @@ describe("rootsFromClient", () => {
     expect(result.ignored.join("\n")).toContain("not a file:// URI");
     expect(result.ignored.join("\n")).toContain("not an existing local directory");
   });
+
+  test("a client root that would hand over the machine is refused, also through a symlink; a project folder is not", () => {
+    const link = join(work, "to-root");
+    symlinkSync("/", link);
+    const result = rootsFromClient(["/", "/root", "/etc", "/etc/ssh", "/usr", "/var", "/home", link, "/usr/local", "/var/tmp", work].map((d) => ({ uri: pathToFileURL(d).href })));
+    expect(result.roots.map((r) => r.path)).toEqual(["/usr/local", "/var/tmp", work]);
+    expect(result.ignored).toHaveLength(8);
+    expect(result.ignored[0]).toContain("refused: / holds the whole machine");
+    expect(result.ignored.every((line) => line.includes("configure it with --root"))).toBe(true);
+  });
+});
+
+describe("sensitiveRootProblem", () => {
+  const cases: { path: string; says: string | null }[] = [
+    { path: "/", says: "/ holds the whole machine" },
+    { path: "/root", says: "is root's home /root" },
+    { path: "/root/project", says: "is inside root's home /root" },
+    { path: "/srv/root-home", says: "is root's home /srv/root-home" }, // uid 0's home from passwd (given here)
+    { path: "/etc", says: "is /etc" },
+    { path: "/etc/cron.d", says: "is inside /etc" },
+    { path: "/proc/self", says: "is inside /proc" },
+    { path: "/usr", says: "is the whole of /usr" },
+    { path: "/var", says: "is the whole of /var" },
+    { path: "/home", says: "is the whole of /home" },
+    { path: "/home/me/project", says: null },
+    { path: "/var/www/site", says: null },
+    { path: "/usr/local/src/app", says: null },
+    { path: "/srv", says: "holds root's home /srv/root-home" },
+    { path: "/tmp/work", says: null },
+  ];
+  for (const c of cases) {
+    test(`${c.path} → ${c.says ?? "allowed"}`, () => {
+      const problem = sensitiveRootProblem(c.path, ["/root", "/srv/root-home"]);
+      if (c.says === null) expect(problem).toBe(null);
+      else expect(problem).toContain(c.says);
+    });
+  }
 });

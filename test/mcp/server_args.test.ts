@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { DEFAULT_CACHE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_REPLAY_BYTES, parseServerArgs } from "../../examples/mcp/args.ts";
 import type { ServerArgs } from "../../examples/mcp/args.ts";
 import { bearerCheck, privateDirProblem, writeGeneratedToken } from "../../examples/mcp/auth.ts";
+import type { AuthVerdict } from "../../examples/mcp/auth.ts";
 import { ConfigError } from "../../examples/mcp/roots.ts";
 import { rootTest } from "../support/local_trees.ts";
 
@@ -177,7 +178,7 @@ describe("token files", () => {
 describe("bearerCheck", () => {
   const check = bearerCheck("the-token-0123456789");
   const url = new URL("http://127.0.0.1/mcp");
-  const cases: { name: string; header: string | undefined; url?: string; verdict: string }[] = [
+  const cases: { name: string; header: string | undefined; url?: string; verdict: AuthVerdict }[] = [
     { name: "the token", header: "Bearer the-token-0123456789", verdict: "ok" },
     { name: "the scheme in any case", header: "bearer the-token-0123456789", verdict: "ok" },
     { name: "no header", header: undefined, verdict: "missing" },
