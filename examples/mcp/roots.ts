@@ -34,7 +34,8 @@ import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, posix, resolve } from "node:path";
 import { z } from "zod";
-import { parseSshDestination } from "../../mod.ts";
+import { parseSshDestination, unknownNames, unknownNamesText } from "../../mod.ts";
+import { strictObject } from "./strict.ts";
 import type { SshDestination } from "../../mod.ts";
 
 /** Per-root options: the same names in the config file and in a flag's `?query`. */
@@ -73,12 +74,17 @@ export type RootOptions = {
 };
 
 const positive = z.number().int().positive();
-const rootOptionsSchema = z.strictObject({
+/** A config-file object whose unknown keys are named with the closest known one. */
+function strictOptions<T extends z.ZodRawShape>(shape: T): z.ZodObject<T, z.core.$strict> {
+  return strictObject(shape, "option");
+}
+
+const rootOptionsShape = {
   matching: z.enum(["exact", "whitespace", "lenient"]).optional(),
   requireShaForDelete: z.boolean().optional(),
   createParents: z.boolean().optional(),
   timeoutMs: positive.optional(),
-  limits: z.strictObject({
+  limits: strictOptions({
     maxPatchBytes: positive.optional(),
     maxFiles: positive.optional(),
     maxChunksPerFile: positive.optional(),
@@ -92,7 +98,8 @@ const rootOptionsSchema = z.strictObject({
   identityFile: z.string().min(1).optional(),
   sshConfigFile: z.union([z.string().min(1), z.literal(false)]).optional(),
   proxyJump: z.string().min(1).optional(),
-});
+};
+const rootOptionsSchema = strictOptions(rootOptionsShape);
 
 const ROOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const NAME_RULE = "a root NAME is letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)";
@@ -102,7 +109,7 @@ const configFileSchema = z.strictObject({
     z.string(),
     z.preprocess(
       (entry) => (typeof entry === "string" ? { location: entry } : entry),
-      rootOptionsSchema.extend({ location: z.string().min(1) }),
+      strictOptions({ ...rootOptionsShape, location: z.string().min(1) }),
     ),
   ),
 });
@@ -227,7 +234,7 @@ function queryOptions(name: string, query: string): Record<string, unknown> {
   const limits: Record<string, unknown> = {};
   for (const [key, raw] of new URLSearchParams(query)) {
     if (!QUERY_KEYS.includes(key)) {
-      throw new ConfigError(`--root ${name}: unknown option "${key}"; options are ${QUERY_KEYS.join(", ")}`);
+      throw new ConfigError(`--root ${name}: ${unknownNamesText(unknownNames([key], QUERY_KEYS), "option", QUERY_KEYS)}`);
     }
     let value: unknown = raw;
     if ((BOOLEAN_KEYS as readonly string[]).includes(key)) {

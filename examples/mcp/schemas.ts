@@ -11,7 +11,7 @@
  * @module
  */
 import { z } from "zod";
-import { unknownNames, unknownNamesText } from "../../mod.ts";
+import { strictObject } from "./strict.ts";
 import type { ApplyReport, CommitReport, FailureCode, HintOption, PatchFailure, ReadWindowResult, Warning, WarningCode } from "../../mod.ts";
 
 const FAILURE_CODES = [
@@ -194,14 +194,7 @@ const fileReport = z.looseObject({
  * ```
  */
 export function strictInput<T extends z.ZodRawShape>(shape: T, nothing: string): z.ZodObject<T, z.core.$strict> {
-  const known = Object.keys(shape);
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code !== "unrecognized_keys") return undefined;
-      const text = unknownNamesText(unknownNames(issue.keys, known), "argument", known);
-      return `${text}${text.endsWith("?") ? "" : ";"} ${nothing}`;
-    },
-  });
+  return strictObject(shape, "argument", nothing);
 }
 
 /** apply_patch input. */
