@@ -131,6 +131,8 @@ if (http !== null) {
     let file = auth.bearer.file;
     if (auth.bearer.origin === "generated") {
       written = writeGeneratedToken(auth.bearer.token, h.port === null ? "socket" : String(h.port));
+      // Also on the paths that exit at once (a second signal, the shutdown deadline).
+      process.on("exit", () => written?.remove());
       file = written.file;
       if (written.note !== null) log(`${written.note}: the token file goes to a private directory made for it instead`);
     }

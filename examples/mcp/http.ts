@@ -146,6 +146,7 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
       return refuse(res, 400, `Bad Request: a ${req.method} needs the Mcp-Session-Id header with the session id that the initialize response returned; start a session with an initialize POST`);
     }
     const body = await readBody(req, options.maxMessageBytes);
+    if (body === "gone") return void res.destroy();
     if (body === "too_large") return refuse(res, 413, tooLarge(null));
     let parsed: unknown;
     try {
@@ -312,26 +313,41 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
   };
 }
 
-/** The request body as text, or "too_large" past `max` bytes (reading stops there). */
-function readBody(req: IncomingMessage, max: number): Promise<string | "too_large"> {
-  return new Promise((resolve, reject) => {
+/** How long the body of a new session's initialize may take to arrive. */
+const BODY_TIMEOUT_MS = 30_000;
+
+/**
+ * The request body as text; "too_large" past `max` bytes (reading stops
+ * there), "gone" when the client went away or took longer than
+ * {@linkcode BODY_TIMEOUT_MS} (a trickling client must not hold memory).
+ */
+function readBody(req: IncomingMessage, max: number): Promise<string | "too_large" | "gone"> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const finish = (value: string | "too_large" | "gone"): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const timer = setTimeout(() => {
+      finish("gone");
+      req.destroy();
+    }, BODY_TIMEOUT_MS);
     req.on("data", (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;
       if (size > max) {
-        done = true;
+        finish("too_large");
         req.resume();
-        resolve("too_large");
         return;
       }
       chunks.push(chunk);
     });
-    req.on("end", () => {
-      if (!done) resolve(Buffer.concat(chunks).toString("utf8"));
-    });
-    req.on("error", reject);
+    req.on("end", () => finish(Buffer.concat(chunks).toString("utf8")));
+    req.on("close", () => finish("gone"));
+    req.on("error", () => finish("gone"));
   });
 }

@@ -155,6 +155,26 @@ describe("400 and 404 say what to do", () => {
   }
 });
 
+test("a streamed body (no Content-Length) over the limit for a new session: 413 with the limit, nothing opened", async () => {
+  const target = await start();
+  const url = (target as { url: URL }).url;
+  const { request } = await import("node:http");
+  const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port: Number(url.port), path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...AUTH } }, (res) => {
+      let text = "";
+      res.on("data", (c) => (text += String(c)));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text }));
+    });
+    req.on("error", reject);
+    const chunk = "x".repeat(64 * 1024);
+    for (let i = 0; i < 20; i++) req.write(chunk); // 1.25 MiB against a 1 MiB limit
+    req.end();
+  });
+  expect(status.status).toBe(413);
+  expect(JSON.parse(status.body).error.message).toContain("this server accepts messages of at most 1048576 bytes");
+  expect(handle!.live()).toBe(0);
+});
+
 describe("resumable SSE streams", () => {
   test("every event carries an id; a call whose stream broke is resumed with Last-Event-ID and its result replayed", async () => {
     const shell = new GatedShell();
