@@ -194,7 +194,15 @@ function writePrivateFile(dir: string, file: string, token: string): void {
   renameSync(temp, file);
 }
 
-/** Why `dir` is not a directory private to this user, or null. */
+/**
+ * Why `dir` is not a directory private to this user (a real directory, not
+ * a symlink, owned by this user, mode without group or other bits), or null.
+ *
+ * @example
+ * ```ts
+ * privateDirProblem("/tmp"); // "group or others can use it (mode 1777)"
+ * ```
+ */
 export function privateDirProblem(dir: string): string | null {
   let s;
   try {
