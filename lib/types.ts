@@ -283,6 +283,12 @@ export interface PatchFailure {
 /**
  * A key (request field, tool argument, flag) that nobody reads, as an
  * `invalid_request` failure reports it, with the known one it most likely meant.
+ *
+ * @example
+ * ```ts
+ * const report = await applyPatch(shell, { root, patch, dryrun: true } as ApplyRequest);
+ * report.errors?.[0]?.unknown; // [{ name: "dryrun", closest: "dryRun" }]
+ * ```
  */
 export interface UnknownKey {
   /** The key as given. */

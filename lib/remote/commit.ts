@@ -128,6 +128,13 @@ export function newOperationId(): string {
   return randomUUID().replaceAll("-", "").slice(0, 16);
 }
 
+/** Every field of {@linkcode CommitOptions}: any other key is refused (`invalid_request`). */
+const COMMIT_OPTION_KEYS = [
+  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "expectRootId", "compress",
+] as const satisfies readonly (keyof CommitOptions)[];
+const everyCommitKey: NamesEveryKey<CommitOptions, (typeof COMMIT_OPTION_KEYS)[number]> = true;
+void everyCommitKey;
+
 /**
  * Commit a plan: stage every new content (SHA-checked), lock all paths in
  * sorted order, re-check every expected state, copy mode and owner, then
@@ -155,13 +162,6 @@ export function newOperationId(): string {
  * }
  * ```
  */
-/** Every field of {@linkcode CommitOptions}: any other key is refused (`invalid_request`). */
-const COMMIT_OPTION_KEYS = [
-  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "expectRootId", "compress",
-] as const satisfies readonly (keyof CommitOptions)[];
-const everyCommitKey: NamesEveryKey<CommitOptions, (typeof COMMIT_OPTION_KEYS)[number]> = true;
-void everyCommitKey;
-
 export async function commitRemote(
   shell: RemoteShell,
   root: string,

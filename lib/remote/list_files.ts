@@ -107,6 +107,11 @@ const RECORDS: ReadonlyMap<string, number> = new Map([["E", 5], ["U", 0]]);
 const MAX_DEPTH = 32;
 const MAX_ENTRIES = 100_000;
 
+/** Every field of {@linkcode ListFilesOptions}: any other key is refused (`invalid_request`). */
+const LIST_OPTION_KEYS = ["path", "depth", "glob", "maxEntries", "signal", "timeoutMs"] as const satisfies readonly (keyof ListFilesOptions)[];
+const everyListKey: NamesEveryKey<ListFilesOptions, (typeof LIST_OPTION_KEYS)[number]> = true;
+void everyListKey;
+
 /**
  * List a directory below `root` on the host: each entry's kind, size
  * (files), permission bits and mtime, breadth first to `depth`, at most
@@ -125,11 +130,6 @@ const MAX_ENTRIES = 100_000;
  * if (listing.ok) for (const e of listing.entries) console.log(e.kind, e.path, e.size);
  * ```
  */
-/** Every field of {@linkcode ListFilesOptions}: any other key is refused (`invalid_request`). */
-const LIST_OPTION_KEYS = ["path", "depth", "glob", "maxEntries", "signal", "timeoutMs"] as const satisfies readonly (keyof ListFilesOptions)[];
-const everyListKey: NamesEveryKey<ListFilesOptions, (typeof LIST_OPTION_KEYS)[number]> = true;
-void everyListKey;
-
 export async function listFiles(shell: RemoteShell, root: string, options: ListFilesOptions = {}): Promise<ListFilesResult> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("listFiles: shell must be a RemoteShell");
   const depth = countOption("depth", options.depth, 1, MAX_DEPTH);

@@ -49,6 +49,11 @@ export interface ReconcileOptions {
   compress?: CompressMode;
 }
 
+/** Every field of {@linkcode ReconcileOptions}: any other key is refused (`invalid_request`). */
+const RECONCILE_OPTION_KEYS = ["lockWaitMs", "staleLockMs", "signal", "timeoutMs", "sharedDirectories", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
+const everyReconcileKey: NamesEveryKey<ReconcileOptions, (typeof RECONCILE_OPTION_KEYS)[number]> = true;
+void everyReconcileKey;
+
 /**
  * Find out what operation `operationId` did to the files of `target`, finish
  * it cleanly and report each file's `state`. `target` is the plan that was
@@ -89,11 +94,6 @@ export interface ReconcileOptions {
  * await reconcile(shell, "/srv/app", ticket, ticket.operation_id);
  * ```
  */
-/** Every field of {@linkcode ReconcileOptions}: any other key is refused (`invalid_request`). */
-const RECONCILE_OPTION_KEYS = ["lockWaitMs", "staleLockMs", "signal", "timeoutMs", "sharedDirectories", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
-const everyReconcileKey: NamesEveryKey<ReconcileOptions, (typeof RECONCILE_OPTION_KEYS)[number]> = true;
-void everyReconcileKey;
-
 export async function reconcile(
   shell: RemoteShell,
   root: string,

@@ -162,6 +162,11 @@ const lossy = new TextDecoder("utf-8");
 const encoder = new TextEncoder();
 const REASONS: Record<string, SkipReason> = { B: "binary", U: "unreadable", X: "changed" };
 
+/** Every field of {@linkcode SearchFilesOptions}: any other key is refused (`invalid_request`). */
+const SEARCH_OPTION_KEYS = ["path", "glob", "fixedString", "ignoreCase", "maxResults", "maxLineBytes", "signal", "timeoutMs"] as const satisfies readonly (keyof SearchFilesOptions)[];
+const everySearchKey: NamesEveryKey<SearchFilesOptions, (typeof SEARCH_OPTION_KEYS)[number]> = true;
+void everySearchKey;
+
 /**
  * Search the regular files below `root` (or `options.path` in it) for
  * `pattern`, with grep on the host: matching lines with their path, line
@@ -189,11 +194,6 @@ const REASONS: Record<string, SkipReason> = { B: "binary", U: "unreadable", X: "
  * if (found.ok) for (const m of found.matches) console.log(`${m.path}:${m.id} ${m.text}`);
  * ```
  */
-/** Every field of {@linkcode SearchFilesOptions}: any other key is refused (`invalid_request`). */
-const SEARCH_OPTION_KEYS = ["path", "glob", "fixedString", "ignoreCase", "maxResults", "maxLineBytes", "signal", "timeoutMs"] as const satisfies readonly (keyof SearchFilesOptions)[];
-const everySearchKey: NamesEveryKey<SearchFilesOptions, (typeof SEARCH_OPTION_KEYS)[number]> = true;
-void everySearchKey;
-
 export async function searchFiles(shell: RemoteShell, root: string, pattern: string, options: SearchFilesOptions = {}): Promise<SearchFilesResult> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("searchFiles: shell must be a RemoteShell");
   if (typeof pattern !== "string") throw new TypeError("searchFiles: pattern must be a string");

@@ -90,6 +90,11 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
   return ROOT_IDS.get(snapshots);
 }
 
+/** Every field of {@linkcode ReadSnapshotsOptions}: any other key is refused (`invalid_request`). */
+const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
+const everySnapshotKey: NamesEveryKey<ReadSnapshotsOptions, (typeof SNAPSHOT_OPTION_KEYS)[number]> = true;
+void everySnapshotKey;
+
 /**
  * Read the kind, bytes, SHA-256 (computed here, from the bytes received),
  * mode, uid, gid and nlink of every path below `root`, with the §6 checks
@@ -126,11 +131,6 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
  * snaps.get("src/a.ts")?.sha256;
  * ```
  */
-/** Every field of {@linkcode ReadSnapshotsOptions}: any other key is refused (`invalid_request`). */
-const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
-const everySnapshotKey: NamesEveryKey<ReadSnapshotsOptions, (typeof SNAPSHOT_OPTION_KEYS)[number]> = true;
-void everySnapshotKey;
-
 export function readSnapshots(
   shell: RemoteShell,
   root: string,
