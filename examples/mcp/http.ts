@@ -39,8 +39,10 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { HttpSettings } from "./args.ts";
 import { isLoopback } from "./args.ts";
+import { SnapshotCache } from "../../mod.ts";
 import { bearerCheck } from "./auth.ts";
 import { ReplayBuffer } from "./event_store.ts";
+import { ReadMemory } from "./read_memory.ts";
 import { SessionTable } from "./sessions.ts";
 import { createSession } from "./tools.ts";
 import type { ServerOptions, Session } from "./tools.ts";
@@ -49,7 +51,7 @@ import { listenOnSocket } from "./unix_socket.ts";
 
 /** Options of {@linkcode startHttp}. */
 export interface HttpOptions extends HttpSettings {
-  /** How each session's server is built (roots, shells, the shared cache and read memory). */
+  /** How each session's server is built (roots, shells; the snapshot cache and read memory, shared by all sessions, are made here when not given). */
   server: Omit<ServerOptions, "log">;
   /** Most bytes of one request body. */
   maxMessageBytes: number;
@@ -100,6 +102,8 @@ const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
  */
 export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
   const table = new SessionTable<Entry>(options.maxSessions);
+  // One cache and one read memory for every session (given, or made here): one memory bound.
+  const serverOptions = { ...options.server, snapshots: options.server.snapshots ?? new SnapshotCache(), reads: options.server.reads ?? new ReadMemory() };
   const replay = new ReplayBuffer(options.replayBytes);
   const idleMs = options.idleMs ?? 30 * 60_000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
@@ -170,7 +174,7 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
       options.log(`http: ${table.max} sessions open: closed the least recently used idle one, ${place.evicted.id.slice(0, 8)}, for a new one`);
     }
     const key = randomUUID();
-    const session = createSession({ ...options.server, log: (line) => options.log(line) });
+    const session = createSession({ ...serverOptions, log: (line) => options.log(line) });
     let committed = false;
     const entry: Entry = {
       transport: new StreamableHTTPServerTransport({
