@@ -60,8 +60,9 @@ describe("another local user against the HTTP server (second uid)", () => {
     writeFileSync(join(site, "app.conf"), `${marker} site secret\n`, { mode: 0o600 });
     writeFileSync(join(site, "public.txt"), "hello\n", { mode: 0o644 });
     writeFileSync(join(outside, "secret.txt"), `${marker} outside secret\n`, { mode: 0o600 });
+    // Open to others for lookup (0755, only root writes it): the socket's own mode 0600 must refuse them.
     const privateDir = tempDir("sap-http-auth-sock-");
-    chmodSync(privateDir, 0o700);
+    chmodSync(privateDir, 0o755);
     const socket = join(privateDir, "mcp.sock");
     const siteBefore = treeDigest(site);
     const outsideBefore = treeDigest(outside);
@@ -112,7 +113,7 @@ describe("another local user against the HTTP server (second uid)", () => {
     expect(by("token in the URL (access_token)").body).toContain("a token in the URL is never accepted");
     // The token file and the socket are closed to that uid.
     expect(by("read the token file").error).toBe("EACCES");
-    expect(by("the Unix socket").error).toBe("EACCES");
+    expect(by("the Unix socket").error).toBe("EACCES"); // connect(2) on a 0600 socket of root's
 
     // With the token, a client root of / adds nothing: only the configured root exists.
     expect(by("with the token, roots capability: initialize").status).toBe(200);
