@@ -36,6 +36,7 @@ export { DEFAULT_LIMITS, resolveLimits } from "./lib/patch/limits.ts";
 export { failure, isRetryable, listHint, optionHint, readHint, reconcileHint, rewordFailure, shaHint, warning } from "./lib/failure.ts";
 export type { FailureInput, FailureInputArgs, HintWords } from "./lib/failure.ts";
 export { sha256Hex } from "./lib/text/sha256.ts";
+export { closestName, foldName, unknownNames, unknownNamesText } from "./lib/text/closest_name.ts";
 export { readWindow } from "./lib/plan/read_window.ts";
 export { parseFailurePaths, refineParseFailures } from "./lib/plan/refine.ts";
 export type { RefineContext } from "./lib/plan/refine.ts";

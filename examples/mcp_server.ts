@@ -7,7 +7,8 @@
  * bun examples/mcp_server.ts --root site=./examples/site
  * bun examples/mcp_server.ts --root app=ssh://deploy@web1:2222/srv/app?matching=exact
  * bun examples/mcp_server.ts --config roots.json
- * bun examples/mcp_server.ts --root site=./examples/site --http 8080     # http://127.0.0.1:8080/mcp
+ * bun examples/mcp_server.ts --root site=./examples/site --http 8080     # http://127.0.0.1:8080/mcp, bearer token
+ * bun examples/mcp_server.ts --root site=./examples/site --socket "$XDG_RUNTIME_DIR/sap.sock"
  * ```
  *
  * Runs under Bun, Node ≥ 22.18 and Deno 2 (no Bun-only API). stdout carries
@@ -15,8 +16,13 @@
  * in examples/mcp/: args.ts and roots.ts (command line, config file),
  * pool.ts (one SSH connection per host), tools.ts and tool_*.ts (the tools),
  * context.ts (per-connection state), stdio_transport.ts and http.ts (the
- * transports), transport.ts (hidden alias apply-patch, request tracking),
+ * transports; auth.ts, sessions.ts, event_store.ts and unix_socket.ts for
+ * HTTP), transport.ts (hidden alias apply-patch, request tracking),
  * bounds.ts (result sizes), log.ts.
+ *
+ * Memory has one bound whatever the number of clients: one snapshot cache
+ * (`--cache-bytes`) and one read_file hash memory for all sessions, at most
+ * `--max-sessions` sessions, and one SSE replay buffer (`--replay-bytes`).
  *
  * Exit codes: 0 after SIGINT/SIGTERM or the end of stdin once every request
  * was answered; 1 when the transport failed (stdout closed: the client is
@@ -25,13 +31,16 @@
  *
  * @module
  */
-import { DEFAULT_LIMITS } from "../mod.ts";
+import { DEFAULT_LIMITS, SnapshotCache } from "../mod.ts";
 import { parseServerArgs } from "./mcp/args.ts";
+import { TOKEN_ENV, writeGeneratedToken } from "./mcp/auth.ts";
+import type { WrittenToken } from "./mcp/auth.ts";
 import type { ServerArgs } from "./mcp/args.ts";
 import { startHttp } from "./mcp/http.ts";
 import type { HttpHandle } from "./mcp/http.ts";
 import { lineWriter } from "./mcp/log.ts";
 import { ShellPool } from "./mcp/pool.ts";
+import { ReadMemory } from "./mcp/read_memory.ts";
 import { ConfigError, USAGE } from "./mcp/roots.ts";
 import { BoundedStdioTransport } from "./mcp/stdio_transport.ts";
 import type { CloseReason } from "./mcp/stdio_transport.ts";
@@ -53,6 +62,8 @@ if (args === "help") {
   process.exit(0);
 }
 const { roots, http } = args;
+// Read once; no program the server starts (sh, ssh, a ProxyCommand) inherits it.
+delete process.env[TOKEN_ENV];
 
 // One message may carry a patch of the largest root's maxPatchBytes: JSON
 // escaping can make it up to 6 times larger (\u00XX for control bytes), plus
@@ -66,6 +77,8 @@ const limitNote = `patches up to ${maxPatchBytes} bytes`;
 const rootsText = roots.length > 0 ? roots.map((r) => `${r.name}=${r.label}`).join(", ") : "none configured: serving the client's roots";
 
 const pool = new ShellPool(log);
+const snapshots = new SnapshotCache({ maxBytes: args.cacheBytes });
+const reads = new ReadMemory();
 let stopping = false;
 
 /** Let running calls finish (a commit cut part-way ends as outcome_unknown), then exit. */
@@ -90,22 +103,47 @@ async function stop(why: string, running: () => number, idle: () => Promise<unkn
 
 if (http !== null) {
   let handle: HttpHandle | undefined;
-  const fatal = (error: Error): void =>
-    void stop(`the HTTP listener failed: ${error.message}`, () => 0, () => Promise.resolve(), () => handle?.close(60_000) ?? Promise.resolve(), () => 1);
+  let written: WrittenToken | null = null;
+  const closeAll = async (): Promise<void> => {
+    await handle?.close(60_000);
+    written?.remove();
+  };
+  const fatal = (error: Error): void => void stop(`the HTTP listener failed: ${error.message}`, () => 0, () => Promise.resolve(), closeAll, () => 1);
+  const where = http.listen.kind === "tcp" ? `${http.listen.host}:${http.listen.port}` : `the Unix socket ${http.listen.path}`;
   try {
-    handle = await startHttp({ ...http, server: { roots, shells: pool }, maxMessageBytes, limitNote, log, onFatal: fatal });
+    handle = await startHttp({ ...http, server: { roots, shells: pool, snapshots, reads }, maxMessageBytes, limitNote, log, onFatal: fatal });
   } catch (error) {
-    log(`cannot listen on ${http.host}:${http.port}: ${(error as Error).message}`);
-    process.exit(1);
+    log(`cannot listen on ${where}: ${(error as Error).message}`);
+    process.exit(error instanceof ConfigError ? 2 : 1);
   }
   const h = handle;
-  const onSignal = (signal: string): void =>
-    void stop(signal, () => 0, () => Promise.resolve(), () => h.close(60_000), () => 0);
+  const onSignal = (signal: string): void => void stop(signal, () => 0, () => Promise.resolve(), closeAll, () => 0);
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
-  log(`ready; Streamable HTTP at ${h.url}${http.token ? " (bearer token required)" : ""}; roots: ${rootsText}`);
+  const auth = http.auth;
+  let authText: string;
+  if (auth.kind === "none") {
+    authText = auth.reason === "socket" ? "none beyond the socket's mode 0600 (only this user and root can connect)" : "NONE (--no-auth)";
+    if (auth.reason === "no-auth") {
+      log(`WARNING: --no-auth: no bearer token is required, so every process of every local user that can reach ${h.url} can read and patch the roots (${rootsText}). Use the default token, or --socket, unless this machine has no other users or processes you do not trust.`);
+    }
+  } else {
+    let file = auth.bearer.file;
+    if (auth.bearer.origin === "generated") {
+      written = writeGeneratedToken(auth.bearer.token, h.port === null ? "socket" : String(h.port));
+      // Also on the paths that exit at once (a second signal, the shutdown deadline).
+      process.on("exit", () => written?.remove());
+      file = written.file;
+      if (written.note !== null) log(`${written.note}: the token file goes to a private directory made for it instead`);
+    }
+    const from = auth.bearer.origin === "environment" ? `from ${TOKEN_ENV}` : `it is in the file ${file} (mode 0600, only this user can read it${auth.bearer.origin === "created-token-file" ? "; created now with a new token" : ""})`;
+    log(`bearer token required: ${from}; clients send the header "Authorization: Bearer <token>"`);
+    authText = "bearer token";
+  }
+  const at = http.listen.kind === "tcp" ? `Streamable HTTP at ${h.url}` : `Streamable HTTP on the Unix socket ${http.listen.path} (endpoint /mcp)`;
+  log(`ready; ${at}; auth: ${authText}; at most ${http.maxSessions} sessions; roots: ${rootsText}`);
 } else {
-  const { server, connection } = createSession({ roots, shells: pool, log });
+  const { server, connection } = createSession({ roots, shells: pool, log, snapshots, reads });
   const stdio = new BoundedStdioTransport({ maxMessageBytes, limitNote, log });
   const transport = new ServerTransport(stdio);
   const describe = (reason: CloseReason): string => {

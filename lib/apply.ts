@@ -13,6 +13,8 @@ import { parseFailurePaths, refineParseFailures } from "./plan/refine.ts";
 import { afterCommit } from "./plan/after_commit.ts";
 import { RemoteShellError } from "./remote/shell.ts";
 import type { RemoteShell } from "./remote/shell.ts";
+import { unknownKeysFailure } from "./remote/request_keys.ts";
+import type { NamesEveryKey } from "./remote/request_keys.ts";
 import { readSnapshots, snapshotRootId } from "./remote/snapshot.ts";
 import type { ReadSnapshotsOptions } from "./remote/snapshot.ts";
 import type { CompressMode } from "./remote/host_wire.ts";
@@ -91,6 +93,17 @@ export interface ApplyRequest {
   compress?: CompressMode;
 }
 
+/** Every field of {@linkcode ApplyRequest}: any other key is refused (`invalid_request`). */
+const APPLY_REQUEST_KEYS = [
+  "root", "patch", "dryRun", "expectedSha256", "matching", "requireShaForDelete", "createParents", "limits",
+  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories",
+  "cache", "compress",
+] as const satisfies readonly (keyof ApplyRequest)[];
+const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];
+const everyRequestKey: NamesEveryKey<ApplyRequest, (typeof APPLY_REQUEST_KEYS)[number]> = true;
+const everyLimitKey: NamesEveryKey<Limits, (typeof LIMIT_KEYS)[number]> = true;
+void everyRequestKey, everyLimitKey;
+
 /**
  * Apply a Codex-format patch to files under `root` through a
  * {@linkcode RemoteShell}: parse → readSnapshots → planPatch → commitRemote
@@ -100,9 +113,12 @@ export interface ApplyRequest {
  * connection: every outcome is an {@linkcode ApplyReport}, narrowed by
  * `ok`; when not ok, `errors` holds at least one failure whose message is
  * a recovery instruction (a RemoteShellError of the adapter becomes one of
- * them). It rejects only for a programmer error: no shell, or a request
- * without string `root` and `patch` (TypeError). Warnings of every stage
- * (parse leniencies, fuzzy matches, metadata) are merged into `warnings`.
+ * them). A request key (or `limits` key) this function does not know —
+ * `dryrun`, `expected_sha256` — is an `invalid_request` failure naming the
+ * closest known field, before anything is read or written. It rejects only
+ * for a programmer error: no shell, or a request without string `root` and
+ * `patch` (TypeError). Warnings of every stage (parse leniencies, fuzzy
+ * matches, metadata) are merged into `warnings`.
  *
  * @example
  * ```ts
@@ -120,7 +136,8 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   }
   const operationId = request.operationId ?? newOperationId();
   const dryRun = request.dryRun === true;
-  const limits = resolveLimits(request.limits);
+  const strange = unknownKeysFailure("applyPatch request", request, APPLY_REQUEST_KEYS, "nothing was applied") ??
+    unknownKeysFailure("applyPatch limits", request.limits, LIMIT_KEYS, "nothing was applied");
   const base = {
     operationId,
     atomicity: "batch_preflight_per_file_commit" as const,
@@ -128,6 +145,8 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     dryRun,
   };
   const failed = (errors: Failures, warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
+  if (strange !== null) return failed([strange], []);
+  const limits = resolveLimits(request.limits);
 
   const parsed = parsePatch(request.patch, { limits });
   if (!parsed.ok) return failed(await refinedParseErrors(shell, request, parsed.errors, limits), parsed.warnings);

@@ -55,6 +55,7 @@ export type FailureCode =
   | "timeout"
   | "cancelled"
   | "invalid_argument"
+  | "invalid_request"
   | "connect_failed"
   | "auth_failed"
   | "auth_unsupported"
@@ -279,6 +280,8 @@ export interface FailureFields {
   suggestedPath?: string;
   /** For chunk lines without a ' ', '-' or '+' marker: their 1-based patch lines. */
   unmarkedLines?: number[];
+  /** For `invalid_request`: the keys the request or options object had that no one reads, each with the closest known key. */
+  unknown?: UnknownKey[];
   /** The next steps as data, for front ends that say them in their own words. */
   hints?: FailureHint[];
 }
@@ -414,6 +417,23 @@ export type ChunkFailureCode = "anchor_not_found" | "context_mismatch" | "ambigu
  * ```
  */
 export type Failures = [PatchFailure, ...PatchFailure[]];
+
+/**
+ * A key (request field, tool argument, flag) that nobody reads, as an
+ * `invalid_request` failure reports it, with the known one it most likely meant.
+ *
+ * @example
+ * ```ts
+ * const report = await applyPatch(shell, { root, patch, dryrun: true } as ApplyRequest);
+ * report.errors?.[0]?.unknown; // [{ name: "dryrun", closest: "dryRun" }]
+ * ```
+ */
+export interface UnknownKey {
+  /** The key as given. */
+  name: string;
+  /** The closest known key, spelt as the front end spells it, or null when none is close. */
+  closest: string | null;
+}
 
 /**
  * The lock a `locked` failure waited for. The owner record (pid, host,

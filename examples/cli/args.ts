@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { parseSshDestination } from "../../mod.ts";
+import { parseSshDestination, unknownNames, unknownNamesText } from "../../mod.ts";
 import type { MatchingMode, SharedDirectories, SshDestination } from "../../mod.ts";
 
 /**
@@ -128,6 +128,8 @@ const SHA256 = /^[0-9a-f]{64}$/;
  * ```
  */
 export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
+  const strange = unknownFlags(argv);
+  if (strange !== null) return usageError(strange);
   let flags: Flags;
   try {
     flags = readFlags(argv);
@@ -231,35 +233,61 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   };
 }
 
+/** Every flag of the CLI (USAGE), as node:util parseArgs takes them. */
+const FLAGS = {
+  root: { type: "string" },
+  patch: { type: "string" },
+  "dry-run": { type: "boolean" },
+  expect: { type: "string", multiple: true },
+  json: { type: "boolean" },
+  matching: { type: "string" },
+  "require-sha-for-delete": { type: "boolean" },
+  "shared-directories": { type: "string" },
+  "timeout-ms": { type: "string" },
+  "cache-dir": { type: "string" },
+  compress: { type: "string" },
+  ssh: { type: "string" },
+  identity: { type: "string", multiple: true },
+  "known-hosts": { type: "string" },
+  "ssh-config": { type: "string" },
+  "accept-new-host-key": { type: "boolean" },
+  sudo: { type: "boolean" },
+  "sudo-password-env": { type: "string" },
+  "password-env": { type: "string" },
+  reconcile: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+const FLAG_NAMES: readonly string[] = Object.keys(FLAGS);
+
 function readFlags(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: true,
-    options: {
-      root: { type: "string" },
-      patch: { type: "string" },
-      "dry-run": { type: "boolean" },
-      expect: { type: "string", multiple: true },
-      json: { type: "boolean" },
-      matching: { type: "string" },
-      "require-sha-for-delete": { type: "boolean" },
-      "shared-directories": { type: "string" },
-      "timeout-ms": { type: "string" },
-      "cache-dir": { type: "string" },
-      compress: { type: "string" },
-      ssh: { type: "string" },
-      identity: { type: "string", multiple: true },
-      "known-hosts": { type: "string" },
-      "ssh-config": { type: "string" },
-      "accept-new-host-key": { type: "boolean" },
-      sudo: { type: "boolean" },
-      "sudo-password-env": { type: "string" },
-      "password-env": { type: "string" },
-      reconcile: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  return parseArgs({ args: [...argv], strict: true, allowPositionals: true, options: FLAGS });
+}
+
+/**
+ * A flag the CLI does not have, named with the closest one it has
+ * ("unknown flag --dryrun: did you mean --dry-run? nothing was applied"),
+ * or null. parseArgs would refuse it too, but in its own words and without
+ * the suggestion; a misspelt --dry-run must never be mistaken for a run.
+ * Values of string flags are skipped (`--patch --odd-name` is a file), and
+ * everything after `--` is a positional.
+ */
+function unknownFlags(argv: readonly string[]): string | null {
+  const unknown: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") break;
+    if (!arg.startsWith("-") || arg === "-") continue;
+    const name = arg.startsWith("--") ? arg.slice(2).split("=")[0]! : arg.slice(1);
+    const flag = arg.startsWith("--") ? FLAG_NAMES.find((f) => f === name) : FLAG_NAMES.find((f) => (FLAGS as Record<string, { short?: string }>)[f]!.short === name);
+    if (flag === undefined) {
+      unknown.push(arg.startsWith("--") ? name : arg);
+      continue;
+    }
+    if ((FLAGS as Record<string, { type: string }>)[flag]!.type === "string" && !arg.includes("=")) i++;
+  }
+  if (unknown.length === 0) return null;
+  const text = unknownNamesText(unknownNames(unknown, FLAG_NAMES), "flag", FLAG_NAMES, (name) => (name.startsWith("-") ? name : `--${name}`));
+  return `${text}${text.endsWith("?") ? "" : ";"} nothing was applied (see --help)`;
 }
 type Flags = ReturnType<typeof readFlags>;
 

@@ -9,8 +9,11 @@
  * `read_file` read (and what `apply_patch` wrote) stays in
  * `connection.snapshots`, so the next `apply_patch` on those files only has
  * the host prove their SHA-256 instead of downloading them again. One cache
- * per connection (not per server): one client's session never decides
- * what another's reads cost, and it goes away with the connection.
+ * per connection by default; the HTTP transport shares one cache among
+ * all its sessions instead, so that its memory has one bound however many
+ * sessions there are (issue 28 item 5b): one session's reads may then
+ * evict another's, which costs a download, never a wrong plan — a cached
+ * content is only used after the host proved its SHA-256.
  *
  * @module
  */
@@ -106,8 +109,8 @@ export class Connection {
   readonly snapshots: SnapshotCache;
   readonly #line: (line: string) => void;
 
-  constructor(roots: readonly RootConfig[], line: (line: string) => void, snapshotCacheBytes?: number) {
-    this.snapshots = new SnapshotCache(snapshotCacheBytes === undefined ? {} : { maxBytes: snapshotCacheBytes });
+  constructor(roots: readonly RootConfig[], line: (line: string) => void, snapshots: SnapshotCache = new SnapshotCache()) {
+    this.snapshots = snapshots;
     this.origin = roots.length > 0 ? "configured" : "client";
     this.roots = roots;
     this.#line = line;

@@ -34,7 +34,8 @@ import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, posix, resolve } from "node:path";
 import { z } from "zod";
-import { parseSshDestination } from "../../mod.ts";
+import { parseSshDestination, unknownNames, unknownNamesText } from "../../mod.ts";
+import { strictObject } from "./strict.ts";
 import type { SshDestination } from "../../mod.ts";
 
 /** Per-root options: the same names in the config file and in a flag's `?query`. */
@@ -73,12 +74,17 @@ export type RootOptions = {
 };
 
 const positive = z.number().int().positive();
-const rootOptionsSchema = z.strictObject({
+/** A config-file object whose unknown keys are named with the closest known one. */
+function strictOptions<T extends z.ZodRawShape>(shape: T): z.ZodObject<T, z.core.$strict> {
+  return strictObject(shape, "option");
+}
+
+const rootOptionsShape = {
   matching: z.enum(["exact", "whitespace", "lenient"]).optional(),
   requireShaForDelete: z.boolean().optional(),
   createParents: z.boolean().optional(),
   timeoutMs: positive.optional(),
-  limits: z.strictObject({
+  limits: strictOptions({
     maxPatchBytes: positive.optional(),
     maxFiles: positive.optional(),
     maxChunksPerFile: positive.optional(),
@@ -92,7 +98,8 @@ const rootOptionsSchema = z.strictObject({
   identityFile: z.string().min(1).optional(),
   sshConfigFile: z.union([z.string().min(1), z.literal(false)]).optional(),
   proxyJump: z.string().min(1).optional(),
-});
+};
+const rootOptionsSchema = strictOptions(rootOptionsShape);
 
 const ROOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const NAME_RULE = "a root NAME is letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)";
@@ -102,7 +109,7 @@ const configFileSchema = z.strictObject({
     z.string(),
     z.preprocess(
       (entry) => (typeof entry === "string" ? { location: entry } : entry),
-      rootOptionsSchema.extend({ location: z.string().min(1) }),
+      strictOptions({ ...rootOptionsShape, location: z.string().min(1) }),
     ),
   ),
 });
@@ -134,18 +141,27 @@ export class ConfigError extends Error {
 }
 
 /** How to start the server (printed by --help and with configuration errors). */
-export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--http [HOST:]PORT [--token-file FILE] [--allow-origin ORIGIN]...]
+export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--cache-bytes N]
+         [--http [HOST:]PORT | --socket PATH] [--token-file FILE | --no-auth] [--allow-origin ORIGIN]... [--max-sessions N] [--replay-bytes N]
 
-  (no --root)                                      serve the local folders the MCP client offers (roots/list)
+  (no --root)                                      stdio only: serve the local folders the MCP client offers (roots/list)
   --root site=./examples/site                      a local directory (must exist)
   --root app=ssh://deploy@web1:2222/srv/app        a directory on an SSH host (host may be an ~/.ssh/config alias)
   --root 'app=ssh://web1/srv/app?matching=exact&sudo=1&requireShaForDelete=1'   (quote it: & and ? are special to shells)
   --config roots.json                              {"roots": {"NAME": "LOCATION" | {"location": "LOCATION", ...options}}}
+  --cache-bytes 128M                               file contents cached for all sessions together (default 128M; 0: none)
 
-  --http 8080 | --http 127.0.0.1:8080             Streamable HTTP at http://HOST:PORT/mcp instead of stdio (default host 127.0.0.1)
-  --token-file FILE                                clients must send "Authorization: Bearer <the file's content>" (or set SAP_MCP_TOKEN);
-                                                   required when HOST is not a loopback address
+  --http 8080 | --http 127.0.0.1:8080             Streamable HTTP at http://HOST:PORT/mcp instead of stdio (default host 127.0.0.1);
+                                                   needs --root or --config. Clients must send "Authorization: Bearer <token>":
+                                                   a new token is written to a private file whose path is printed at start
+  --socket PATH                                    Streamable HTTP on a Unix socket made 0600 (in a directory only you can write);
+                                                   no token unless --token-file or SAP_MCP_TOKEN gives one
+  --token-file FILE                                the token is this file's content (mode 0600; created with a new token if missing);
+                                                   or set SAP_MCP_TOKEN
+  --no-auth                                        no token (loopback only; any local process can then use the server)
   --allow-origin https://app.example               a browser Origin allowed besides localhost ones (repeatable)
+  --max-sessions 64                                sessions open at once: the oldest idle one is closed for a new one; all busy: 503
+  --replay-bytes 16M                               SSE events kept so a client can resume a stream (Last-Event-ID), all sessions
 
 options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),
   sudoPasswordEnv=VAR (sudo -S, the password read from the server's environment variable VAR; implies sudo),
@@ -218,7 +234,7 @@ function queryOptions(name: string, query: string): Record<string, unknown> {
   const limits: Record<string, unknown> = {};
   for (const [key, raw] of new URLSearchParams(query)) {
     if (!QUERY_KEYS.includes(key)) {
-      throw new ConfigError(`--root ${name}: unknown option "${key}"; options are ${QUERY_KEYS.join(", ")}`);
+      throw new ConfigError(`--root ${name}: ${unknownNamesText(unknownNames([key], QUERY_KEYS), "option", QUERY_KEYS)}`);
     }
     let value: unknown = raw;
     if ((BOOLEAN_KEYS as readonly string[]).includes(key)) {

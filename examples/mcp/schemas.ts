@@ -14,13 +14,14 @@ import { z } from "zod";
 import type { FailureCode, HintOption, WarningCode } from "../../mod.ts";
 import type { BoundedDiffFields } from "./bounds.ts";
 import type { WireApplyOutcome, WireFileReport, WirePatchFailure, WireReadWindow, WireWarning } from "../wire/types.ts";
+import { strictObject } from "./strict.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
   "not_regular_file", "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
   "out_of_order_hunk", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied", "no_space", "read_only_filesystem", "unsafe_directory",
   "limit_exceeded", "remote_unsupported", "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled",
-  "invalid_argument", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
+  "invalid_argument", "invalid_request", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
 ] as const satisfies readonly FailureCode[];
 
 const WARNING_CODES = [
@@ -144,6 +145,8 @@ export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
   known_hosts_line: z.string().optional(),
   suggested_path: z.string().optional().describe("the root-relative path to write instead of an absolute one"),
   unmarked_lines: z.array(lineNumber).optional().describe("patch lines of a chunk that lack their ' ', '-' or '+' marker"),
+  unknown: z.array(z.looseObject({ name: z.string(), closest: z.string().nullable() })).optional()
+    .describe("for invalid_request: the keys no one reads, each with the closest known one"),
   hints: z.array(hintSchema).optional(),
 });
 
@@ -180,15 +183,31 @@ const fileReport = z.looseObject({
   state: z.enum(["applied", "not_applied", "diverged"]).optional(),
 });
 
+/**
+ * A tool's input object, strict (issue 26 item 3): listed with
+ * `additionalProperties: false`, and an argument the tool does not know is
+ * refused by name with the closest known one — "unknown argument `dryrun`:
+ * did you mean `dry_run`? nothing was applied" — before the handler runs,
+ * instead of being dropped while the call goes ahead without it.
+ *
+ * @example
+ * ```ts
+ * const input = strictInput({ path: z.string() }, "nothing was read");
+ * ```
+ */
+export function strictInput<T extends z.ZodRawShape>(shape: T, nothing: string): z.ZodObject<T, z.core.$strict> {
+  return strictObject(shape, "argument", nothing);
+}
+
 /** apply_patch input. */
-export const applyPatchInput: z.ZodType<ApplyPatchArgs> = z.object({
+export const applyPatchInput: z.ZodType<ApplyPatchArgs> = strictInput({
   patch: z.string().min(1).describe("the patch text, from *** Begin Patch to *** End Patch"),
   root: z.string().optional().describe("the root name; may be omitted when the server has a single root"),
   dry_run: z.boolean().optional().describe("check the patch and return the diff without changing anything"),
   expected_sha256: z.record(z.string(), z.string()).optional().describe(
     "path → file_sha256 from read_file, for files the patch updates or deletes: the patch applies only to that exact version",
   ),
-});
+}, "nothing was applied");
 
 /** apply_patch output: the library's ApplyReport (operation fields absent when no operation started). */
 export const applyPatchOutput: z.ZodType<ApplyPatchOutput> = z.looseObject({
@@ -213,14 +232,14 @@ export const applyPatchOutput: z.ZodType<ApplyPatchOutput> = z.looseObject({
 });
 
 /** read_file input. */
-export const readFileInput: z.ZodType<ReadFileArgs> = z.object({
+export const readFileInput: z.ZodType<ReadFileArgs> = strictInput({
   root: z.string().optional().describe("the root name; may be omitted when the server has a single root"),
   path: z.string().min(1).describe("file path relative to the root, e.g. src/app.py"),
   offset: z.number().int().min(1).optional().describe("1-based first line (default 1)"),
   limit: z.number().int().min(1).optional().describe("most lines (default 800)"),
   line_ids: z.boolean().optional().describe("prefix each line with its N:hh| id"),
   column: z.number().int().min(1).optional().describe("read only line offset, from this character on (to read the rest of a line cut by line_cut)"),
-});
+}, "nothing was read");
 
 /** read_file output: the window (lib/plan/read_window.ts) when ok, the failures otherwise. */
 export const readFileOutput: z.ZodType<ReadFileOutput> = z.object({

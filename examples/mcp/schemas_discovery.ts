@@ -5,9 +5,9 @@
  * @module
  */
 import { z } from "zod";
-import type { ListedEntry, SearchMatch } from "../../mod.ts";
+import type { ListedEntry, SearchMatch, SkipCause, SkipReason } from "../../mod.ts";
 import type { WireListResult, WireSearchResult } from "../wire/types.ts";
-import { failureSchema, warningSchema } from "./schemas.ts";
+import { failureSchema, strictInput, warningSchema } from "./schemas.ts";
 
 /** list_files arguments. */
 export type ListFilesArgs = { root?: string; path?: string; depth?: number; glob?: string };
@@ -33,15 +33,15 @@ const dir = z.string().optional().describe('a directory relative to the root (de
 const glob = z.string().optional().describe('a shell glob on file names, e.g. "*.py" or "[Mm]akefile"; with a "/", on the path below `path` ("src/*.ts")');
 
 /** list_files input. */
-export const listFilesInput: z.ZodType<ListFilesArgs> = z.object({
+export const listFilesInput: z.ZodType<ListFilesArgs> = strictInput({
   root,
   path: dir,
   depth: z.number().int().min(1).max(MAX_LIST_DEPTH).optional().describe(`1 (default) lists the directory's own entries; 2 also its subdirectories', … up to ${MAX_LIST_DEPTH}`),
   glob,
-});
+}, "nothing was listed");
 
 /** search input. */
-export const searchInput: z.ZodType<SearchArgs> = z.object({
+export const searchInput: z.ZodType<SearchArgs> = strictInput({
   root,
   pattern: z.string().min(1).describe("one line: a POSIX extended regular expression (grep -E), or a literal with fixed_string"),
   path: dir,
@@ -49,7 +49,7 @@ export const searchInput: z.ZodType<SearchArgs> = z.object({
   fixed_string: z.boolean().optional().describe("match the pattern literally (grep -F)"),
   ignore_case: z.boolean().optional().describe("ASCII letters match either case"),
   max_results: z.number().int().min(1).max(MAX_SEARCH_RESULTS).optional().describe("most matching lines (default 100)"),
-});
+}, "nothing was searched");
 
 const entry = z.looseObject({
   path: z.string().describe("relative to the root: pass it to read_file or use it in a patch"),

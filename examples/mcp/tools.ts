@@ -11,6 +11,7 @@
  * @module
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SnapshotCache } from "../../mod.ts";
 import { ListRootsResultSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_DIFF_BUDGET_BYTES } from "./bounds.ts";
 import { rootsFromClient } from "./client_roots.ts";
@@ -35,8 +36,17 @@ export interface ServerOptions {
   readMaxBytes?: number;
   /** Most diff bytes in a result's text, and again in its structuredContent (default 256 KiB). */
   diffBudgetBytes?: number;
-  /** Most bytes of file contents each connection's snapshot cache keeps (default 128 MiB; 0: no cache). */
+  /** Most bytes of file contents the connection's own snapshot cache keeps (default 128 MiB; 0: no cache), when `snapshots` is not given. */
   snapshotCacheBytes?: number;
+  /**
+   * The snapshot cache to use; pass one to share it between connections
+   * (the HTTP transport shares one among all its sessions, so the cache
+   * memory is bounded once, whatever the number of sessions). Default: a
+   * cache of this connection's own.
+   */
+  snapshots?: SnapshotCache;
+  /** read_file's hash memory, likewise shared by the HTTP sessions (default: this connection's own). */
+  reads?: ReadMemory;
 }
 
 /** A server and the state of its connection. */
@@ -61,7 +71,8 @@ export const TOOL_NAMES: ReadonlySet<string> = new Set(["read_file", "apply_patc
  * ```
  */
 export function createSession(options: ServerOptions): Session {
-  const connection = new Connection(options.roots, options.log ?? (() => {}), options.snapshotCacheBytes);
+  const snapshots = options.snapshots ?? new SnapshotCache(options.snapshotCacheBytes === undefined ? {} : { maxBytes: options.snapshotCacheBytes });
+  const connection = new Connection(options.roots, options.log ?? (() => {}), snapshots);
   const server = new McpServer(
     { name: "ssh-apply-patch", version: "0.1.0" },
     { instructions: serverInstructions(), capabilities: { logging: {} } },
@@ -73,7 +84,7 @@ export function createSession(options: ServerOptions): Session {
     readMaxBytes: options.readMaxBytes ?? 128 * 1024,
     diffBudgetBytes: options.diffBudgetBytes ?? DEFAULT_DIFF_BUDGET_BYTES,
     tools: TOOL_NAMES,
-    reads: new ReadMemory(),
+    reads: options.reads ?? new ReadMemory(),
   };
   const read = registerReadFile(server, ctx);
   const apply = registerApplyPatch(server, ctx);

@@ -190,6 +190,7 @@ const failure: ShapeOf<PatchFailure> = {
   knownHostsLine: true,
   suggestedPath: true,
   unmarkedLines: true,
+  unknown: { name: true, closest: true },
   hints: hint,
 };
 

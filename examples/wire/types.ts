@@ -117,6 +117,7 @@ export type WirePatchFailure = {
   known_hosts_line?: string;
   suggested_path?: string;
   unmarked_lines?: number[];
+  unknown?: { name: string; closest: string | null }[];
   hints?: WireHint[];
 };
 

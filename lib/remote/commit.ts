@@ -20,6 +20,8 @@ import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_
 import type { WriteRefusalContext } from "./host_refusals.ts";
 import { execProgram } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, Failures, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
@@ -126,6 +128,13 @@ export function newOperationId(): string {
   return randomUUID().replaceAll("-", "").slice(0, 16);
 }
 
+/** Every field of {@linkcode CommitOptions}: any other key is refused (`invalid_request`). */
+const COMMIT_OPTION_KEYS = [
+  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "expectRootId", "compress",
+] as const satisfies readonly (keyof CommitOptions)[];
+const everyCommitKey: NamesEveryKey<CommitOptions, (typeof COMMIT_OPTION_KEYS)[number]> = true;
+void everyCommitKey;
+
 /**
  * Commit a plan: stage every new content (SHA-checked), lock all paths in
  * sorted order, re-check every expected state, copy mode and owner, then
@@ -161,6 +170,10 @@ export async function commitRemote(
 ): Promise<CommitReport> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("commitRemote: shell must be a RemoteShell");
   const operationId = options.operationId ?? newOperationId();
+  const strange = unknownKeysFailure("commitRemote options", options, COMMIT_OPTION_KEYS, "nothing was committed");
+  if (strange !== null) {
+    return { ok: false, operationId, atomicity: "batch_preflight_per_file_commit", elevated: shell.elevated ?? false, files: [], warnings: [], errors: [strange] };
+  }
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
   const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
   const layout = transactionLayout(plan, { delta: options.delta !== false });

@@ -5,6 +5,8 @@
  * @module
  */
 import type { Failures, PatchFailure } from "../types.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { listProgram } from "./programs/list_program.ts";
 import { RecordReader } from "./records.ts";
@@ -112,6 +114,11 @@ const RECORDS: ReadonlyMap<string, number> = new Map([["E", 5], ["U", 0]]);
 const MAX_DEPTH = 32;
 const MAX_ENTRIES = 100_000;
 
+/** Every field of {@linkcode ListFilesOptions}: any other key is refused (`invalid_request`). */
+const LIST_OPTION_KEYS = ["path", "depth", "glob", "maxEntries", "signal", "timeoutMs"] as const satisfies readonly (keyof ListFilesOptions)[];
+const everyListKey: NamesEveryKey<ListFilesOptions, (typeof LIST_OPTION_KEYS)[number]> = true;
+void everyListKey;
+
 /**
  * List a directory below `root` on the host: each entry's kind, size
  * (files), permission bits and mtime, breadth first to `depth`, at most
@@ -146,6 +153,8 @@ export async function listFiles(shell: RemoteShell, root: string, options: ListF
     errors: [f],
   });
   if (typeof dir !== "string") return failed(dir);
+  const strange = unknownKeysFailure("listFiles options", options, LIST_OPTION_KEYS, "nothing was listed");
+  if (strange !== null) return failed(strange);
   const glob = options.glob ?? "";
   const globFailure = globProblem(glob);
   if (globFailure !== null) return failed(globFailure);

@@ -18,6 +18,8 @@ import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, replyTooLarge, stdoutOverflow, write
 import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_refusals.ts";
 import { execProgram } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, Failures, FileReport, PatchFailure, Plan, PlannedFile, ReconcileTicket, SharedDirectories, Warning } from "../types.ts";
@@ -45,6 +47,11 @@ export interface ReconcileOptions {
   /** As for the commit: send the program packed when the host can unpack it (lib/remote/host_wire.ts). Default `"auto"`. */
   compress?: CompressMode;
 }
+
+/** Every field of {@linkcode ReconcileOptions}: any other key is refused (`invalid_request`). */
+const RECONCILE_OPTION_KEYS = ["lockWaitMs", "staleLockMs", "signal", "timeoutMs", "sharedDirectories", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
+const everyReconcileKey: NamesEveryKey<ReconcileOptions, (typeof RECONCILE_OPTION_KEYS)[number]> = true;
+void everyReconcileKey;
 
 /**
  * Find out what the operation of `ticket` did to its files, finish it
@@ -118,6 +125,8 @@ export async function reconcile(
     warnings,
     errors: asFailures(errors.map((e) => ({ ...e, operationId }))),
   });
+  const strange = unknownKeysFailure("reconcile options", options, RECONCILE_OPTION_KEYS, "nothing was reconciled");
+  if (strange !== null) return fail([strange]);
   // A bad ticket is a typed failure, not a TypeError: it is data.
   const subject = ticketPlan(ticket);
   if ("code" in subject) return fail([subject]);

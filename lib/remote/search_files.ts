@@ -14,6 +14,8 @@ import { searchProgram } from "./programs/search_program.ts";
 import { isWriteRefusal, writeRefused } from "./host_refusals.ts";
 import { leftoversRemoved } from "./leftovers.ts";
 import { RecordReader } from "./records.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 
 /**
@@ -169,6 +171,11 @@ const lossy = new TextDecoder("utf-8");
 const encoder = new TextEncoder();
 const REASONS: Record<string, SkipReason> = { B: "binary", U: "unreadable", X: "changed" };
 
+/** Every field of {@linkcode SearchFilesOptions}: any other key is refused (`invalid_request`). */
+const SEARCH_OPTION_KEYS = ["path", "glob", "fixedString", "ignoreCase", "maxResults", "maxLineBytes", "signal", "timeoutMs"] as const satisfies readonly (keyof SearchFilesOptions)[];
+const everySearchKey: NamesEveryKey<SearchFilesOptions, (typeof SEARCH_OPTION_KEYS)[number]> = true;
+void everySearchKey;
+
 /**
  * Search the regular files below `root` (or `options.path` in it) for
  * `pattern`, with grep on the host: matching lines with their path, line
@@ -216,6 +223,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
   };
   const failed = (f: PatchFailure): SearchFilesResult => ({ ...out, ok: false, matches: [], errors: [f] });
   if (typeof dir !== "string") return failed(dir);
+  const strange = unknownKeysFailure("searchFiles options", options, SEARCH_OPTION_KEYS, "nothing was searched");
+  if (strange !== null) return failed(strange);
   const problem = patternProblem(pattern) ?? globProblem(options.glob ?? "");
   if (problem !== null) return failed(problem);
 

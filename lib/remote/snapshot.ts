@@ -19,6 +19,8 @@ import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, replyTooLarge, snapshotReply
 import { COMPRESS_MIN_BYTES, execProgram, noteBrokenCodec, noteHostTools, offeredCodecs } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
 import type { Codec } from "./inflate.ts";
+import { unknownKeysFailure } from "./request_keys.ts";
+import type { NamesEveryKey } from "./request_keys.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { LocalFileIdentity, RemoteShell } from "./shell.ts";
 import type { SnapshotCache } from "./snapshot_cache.ts";
@@ -88,6 +90,11 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
   return ROOT_IDS.get(snapshots);
 }
 
+/** Every field of {@linkcode ReadSnapshotsOptions}: any other key is refused (`invalid_request`). */
+const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
+const everySnapshotKey: NamesEveryKey<ReadSnapshotsOptions, (typeof SNAPSHOT_OPTION_KEYS)[number]> = true;
+void everySnapshotKey;
+
 /**
  * Read the kind, bytes, SHA-256 (computed here, from the bytes received),
  * mode, uid, gid and nlink of every path below `root`, with the §6 checks
@@ -132,6 +139,8 @@ export function readSnapshots(
   paths: readonly string[],
   options: ReadSnapshotsOptions = {},
 ): Promise<Snapshots> {
+  const strange = unknownKeysFailure("readSnapshots options", options, SNAPSHOT_OPTION_KEYS, "nothing was read");
+  if (strange !== null) return Promise.reject(new RemoteShellError(strange, { started: false }));
   return readOnce(shell, root, paths, options, shell?.localFiles !== undefined);
 }
 

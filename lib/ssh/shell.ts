@@ -25,6 +25,8 @@
 import { randomBytes } from "node:crypto";
 import type { ClientChannel } from "ssh2";
 import type { ChannelSlot } from "./channel_limiter.ts";
+import { unknownKeysFailure } from "../remote/request_keys.ts";
+import type { NamesEveryKey } from "../remote/request_keys.ts";
 import { RemoteShellError } from "../remote/shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../remote/shell.ts";
 import { runChannel } from "./channel.ts";
@@ -76,6 +78,15 @@ function boundStderr(result: ExecResult, max: number | undefined, droppedBefore:
 }
 
 
+/** Every field of {@linkcode SshOptions}: any other key is refused (`invalid_request`). */
+const SSH_OPTION_KEYS = [
+  "host", "port", "username", "identityFile", "privateKey", "passphrase", "password", "agent", "knownHostsFile", "hostKeyPolicy",
+  "sshConfigFile", "systemSshConfigFile", "proxyJump", "allowProxyCommand", "keepaliveIntervalMs", "keepaliveCountMax",
+  "readyTimeoutMs", "maxChannels", "sudo", "maxOutputBytes",
+] as const satisfies readonly (keyof SshOptions)[];
+const everySshKey: NamesEveryKey<SshOptions, (typeof SSH_OPTION_KEYS)[number]> = true;
+void everySshKey;
+
 /**
  * Open an SSH connection and return the adapter. Connects eagerly, so host-key
  * and authentication problems surface here.
@@ -84,8 +95,10 @@ function boundStderr(result: ExecResult, max: number | undefined, droppedBefore:
  * connection — `connect_failed` (unreachable, refused, DNS, an invalid
  * ssh_config, a jump host), `auth_failed`, `auth_unsupported`,
  * `host_key_unknown`, `host_key_mismatch` — with its `code`, `retryable`
- * and the typed `failure` (whose message says the next step); and with a
- * TypeError for invalid options (a programmer error).
+ * and the typed `failure` (whose message says the next step), and for an
+ * option key this function does not know (`invalid_request`, naming the
+ * closest option; nothing is contacted); with a TypeError for invalid
+ * option values (a programmer error).
  *
  * @example
  * ```ts
@@ -95,6 +108,8 @@ function boundStderr(result: ExecResult, max: number | undefined, droppedBefore:
  * ```
  */
 export async function connectSsh(options: SshOptions): Promise<SshShell> {
+  const strange = unknownKeysFailure("connectSsh options", options, SSH_OPTION_KEYS, "nothing was connected");
+  if (strange !== null) throw new RemoteShellError(strange, { started: false });
   const target = await resolveSshTarget(options);
   const link = new SshLink(target, options.hostKeyPolicy ?? "strict", options.maxChannels ?? 8);
   const shell = new SshShell(link, {

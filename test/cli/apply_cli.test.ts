@@ -157,6 +157,8 @@ describe("apply.ts on this machine (LocalShell)", () => {
   const usageCases: { name: string; args: (root: string) => string[]; stderr: string }[] = [
     { name: "no --root", args: () => [], stderr: "--root DIR is required" },
     { name: "an unknown flag", args: (r) => ["--root", r, "--bogus"], stderr: "--bogus" },
+    // The misspelt --dry-run of issue 26 must not run the real change: refused, the file untouched.
+    { name: "--dryrun (misspelt --dry-run)", args: (r) => ["--root", r, "--dryrun"], stderr: "unknown flag --dryrun: did you mean --dry-run? nothing was applied" },
     { name: "--sudo without --ssh", args: (r) => ["--root", r, "--sudo"], stderr: "--sudo needs --ssh" },
     { name: "a missing --patch file", args: (r) => ["--root", r, "--patch", join(r, "nope.patch")], stderr: "no such file" },
   ];

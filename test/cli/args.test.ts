@@ -46,6 +46,31 @@ describe("parseApplyArgs usage errors", () => {
   }
 });
 
+describe("parseApplyArgs: an unknown flag is named with the closest flag (issue 26 item 3)", () => {
+  const cases: { name: string; argv: string[]; message: string }[] = [
+    { name: "--dryrun (lower case)", argv: ["--root", "/r", "--dryrun"], message: "unknown flag --dryrun: did you mean --dry-run? nothing was applied (see --help)" },
+    { name: "--dry_run (snake_case)", argv: ["--root", "/r", "--dry_run"], message: "unknown flag --dry_run: did you mean --dry-run?" },
+    { name: "--dryRun (camelCase)", argv: ["--root", "/r", "--dryRun"], message: "unknown flag --dryRun: did you mean --dry-run?" },
+    { name: "--expectedSha256=… (camelCase, inline value)", argv: ["--root", "/r", `--expectedSha256=a.txt=${SHA}`], message: "unknown flag --expectedSha256: did you mean --expect?" },
+    { name: "--timeout (a prefix)", argv: ["--root", "/r", "--timeout", "5"], message: "did you mean --timeout-ms?" },
+    { name: "a short flag that does not exist", argv: ["--root", "/r", "-n"], message: "unknown flag -n; the flags are --root, --patch, --dry-run" },
+    { name: "two of them", argv: ["--dryrun", "--root", "/r", "--jsn"], message: "unknown flags --dryrun (did you mean --dry-run?), --jsn (did you mean --json?)" },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const parsed = parseApplyArgs(c.argv);
+      expect(parsed).toEqual({ kind: "usage_error", message: expect.stringContaining(c.message) });
+    });
+  }
+
+  test("a string flag's value that looks like a flag is a value; after -- everything is positional", () => {
+    expect(parseApplyArgs(["--root=--dryrun"]).kind).toBe("run"); // a root named --dryrun
+    expect(parseApplyArgs(["--root", "/r", "--matching", "--exact"])).toMatchObject({ kind: "usage_error", message: expect.not.stringContaining("unknown flag") });
+    const parsed = parseApplyArgs(["--root", "/r", "--", "--dryrun"]);
+    expect(parsed.kind === "usage_error" && parsed.message).toContain('unexpected argument "--dryrun"');
+  });
+});
+
 describe("parseApplyArgs valid flags", () => {
   test("--reconcile FILE or - (stdin), with the connection flags", () => {
     const parsed = parseApplyArgs(["--root", "/srv/site", "--ssh", "web1", "--sudo", "--reconcile", "-", "--json"]);

@@ -143,6 +143,19 @@ describe("client roots (no --root)", () => {
     await w.close();
   });
 
+  test("a client root of / or /root is refused (issue 26 item 2): nothing under it is read, and the model is told why", async () => {
+    const w = await wire([], { clientRoots: () => [{ uri: "file:///", name: "everything" }, { uri: "file:///root" }] });
+    const read = await call(w, "read_file", { path: "etc/passwd" });
+    expect(read.isError).toBe(true);
+    expect(textOf(read)).toContain("this server has no roots");
+    expect(textOf(read)).toContain("refused: / holds the whole machine");
+    expect(textOf(read)).not.toContain("root:x:0:0");
+    const listed = await call(w, "list_files", { root: "everything" });
+    expect(listed.isError).toBe(true);
+    expect(w.logs.some((l) => l.includes("file:///root: refused: /root is root's home /root"))).toBe(true);
+    await w.close();
+  });
+
   test("a client without the roots capability: every tool says there is nothing to work on, and why", async () => {
     const w = await wire([]);
     const result = await call(w, "list_files", {});

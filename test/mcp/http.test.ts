@@ -1,7 +1,9 @@
 /**
  * The Streamable HTTP transport (`--http`), spawned as a user would, with
  * the SDK's HTTP client and raw requests: the same tools, DNS rebinding and
- * Origin checks, the bearer token, sizes (issue 14 item 3). Only 127.0.0.1.
+ * Origin checks, the bearer token (made by the server by default, or given),
+ * sizes (issue 14 item 3). Only 127.0.0.1. The attacks of another local
+ * user are in http_auth.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -50,7 +52,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe("Streamable HTTP on 127.0.0.1 (no token)", () => {
+describe("Streamable HTTP on 127.0.0.1 (the default: a token the server makes)", () => {
   let server: Running;
   beforeAll(async () => {
     server = await startHttpServer(["--root", `site=${dir}`]);
@@ -61,7 +63,7 @@ describe("Streamable HTTP on 127.0.0.1 (no token)", () => {
 
   test("the same tools: list → search → read → patch → read, and a 12 MB patch", async () => {
     expect(server.url.pathname).toBe("/mcp");
-    const client = await httpClient(server.url);
+    const client = await httpClient(server.url, server.auth);
     try {
       expect(client.getInstructions()).toContain("list_files");
       const { tools } = await client.listTools();
@@ -87,29 +89,30 @@ describe("Streamable HTTP on 127.0.0.1 (no token)", () => {
 
   test("DNS rebinding: a Host that is not localhost is refused with 403; localhost names are accepted", async () => {
     const port = server.url.port;
-    const evil = await rawPost(server.url, { host: "evil.example.com", origin: "http://evil.example.com" });
+    const evil = await rawPost(server.url, { host: "evil.example.com", origin: "http://evil.example.com", ...server.auth });
     expect(evil.status).toBe(403);
     expect(evil.body).toContain("only answers requests addressed to localhost");
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) {
-      const ok = await rawPost(server.url, { host, origin: `http://${host}` });
+      const ok = await rawPost(server.url, { host, origin: `http://${host}`, ...server.auth });
       expect({ host, status: ok.status }).toEqual({ host, status: 200 });
     }
     expect(server.stderr()).toContain('refused a request for Host "evil.example.com"');
   });
 
   test("an Origin that is not local is refused (403) even with a local Host", async () => {
-    const r = await rawPost(server.url, { host: `127.0.0.1:${server.url.port}`, origin: "https://attacker.example" });
+    const r = await rawPost(server.url, { host: `127.0.0.1:${server.url.port}`, origin: "https://attacker.example", ...server.auth });
     expect(r.status).toBe(403);
     expect(r.body).toContain("Origin is not allowed");
   });
 
   test("the endpoint is /mcp; an unknown session is 404; a declared body over the limit is 413 with the limit, before it is read", async () => {
     expect((await rawPost(new URL("/other", server.url), {})).status).toBe(404);
-    const unknown = await rawPost(server.url, { "mcp-session-id": "nope" }, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }));
+    const unknown = await rawPost(server.url, { "mcp-session-id": "nope", ...server.auth }, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }));
     expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.body).error).toMatchObject({ code: -32001, message: expect.stringContaining("Start a new session with an initialize request") });
     const limit = 16 * 1024 * 1024 * 6 + 1024 * 1024;
     const huge = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port: Number(server.url.port), path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": limit + 1 } }, (res) => {
+      const req = request({ host: "127.0.0.1", port: Number(server.url.port), path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": limit + 1, ...server.auth } }, (res) => {
         let text = "";
         res.on("data", (c) => (text += String(c)));
         res.on("end", () => resolve({ status: res.statusCode!, body: text }));
@@ -127,19 +130,19 @@ describe("Streamable HTTP: a client that vanishes mid-call", () => {
     writeFileSync(join(dir, "big.bin.txt"), `${"x".repeat(1023)}\n`.repeat(40_000));
     const server = await startHttpServer(["--root", `site=${dir}`]);
     try {
-      const init = await rawPost(server.url, {});
+      const init = await rawPost(server.url, server.auth);
       const session = init.headers["mcp-session-id"] as string;
       expect(init.status).toBe(200);
       const call = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read_file", arguments: { path: "big.bin.txt" } } });
       await new Promise<void>((resolve) => {
-        const req = request({ host: "127.0.0.1", port: Number(server.url.port), path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-06-18", "content-length": Buffer.byteLength(call) } });
+        const req = request({ host: "127.0.0.1", port: Number(server.url.port), path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-06-18", "content-length": Buffer.byteLength(call), ...server.auth } });
         req.on("error", () => resolve());
         req.end(call, () => setTimeout(() => {
           req.destroy();
           resolve();
         }, 5));
       });
-      const client = await httpClient(server.url);
+      const client = await httpClient(server.url, server.auth);
       try {
         const read = await callOn(client, "read_file", { path: "app.conf" });
         expect(read.isError).toBeFalsy();
@@ -181,13 +184,20 @@ describe("Streamable HTTP with a bearer token (SAP_MCP_TOKEN) and a small patch 
   }, 60_000);
 });
 
-describe("configuration errors", () => {
-  test("listening on a non-loopback address without a token is refused before anything listens (exit 2)", async () => {
-    const child = spawn(process.execPath, ["examples/mcp_server.ts", "--root", `site=${dir}`, "--http", "0.0.0.0:0"], { cwd: REPO, env: { ...process.env, SAP_MCP_TOKEN: "" } });
-    let stderr = "";
-    child.stderr.on("data", (c) => (stderr += String(c)));
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-    expect(code).toBe(2);
-    expect(stderr).toContain("needs a bearer token");
-  }, 30_000);
+describe("configuration errors (exit 2, before anything listens)", () => {
+  const cases: { name: string; args: () => string[]; says: string }[] = [
+    { name: "--no-auth on a non-loopback address", args: () => ["--root", `site=${dir}`, "--http", "0.0.0.0:0", "--no-auth"], says: "is not a loopback address" },
+    { name: "HTTP without --root (client roots are never trusted over HTTP)", args: () => ["--http", "127.0.0.1:0"], says: "--http needs --root or --config" },
+    { name: "a misspelt flag", args: () => ["--root", `site=${dir}`, "--http", "127.0.0.1:0", "--no-auht"], says: "unknown flag --no-auht: did you mean --no-auth?" },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const child = spawn(process.execPath, ["examples/mcp_server.ts", ...c.args()], { cwd: REPO, env: { ...process.env, SAP_MCP_TOKEN: "" } });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect(code).toBe(2);
+      expect(stderr).toContain(c.says);
+    }, 30_000);
+  }
 });

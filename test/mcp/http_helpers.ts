@@ -1,6 +1,8 @@
 /**
  * Spawning the example server with --http on 127.0.0.1 and connecting the
- * SDK's Streamable HTTP client to it.
+ * SDK's Streamable HTTP client to it. The server makes its own bearer
+ * token (the default): the helper reads it from the file the server names
+ * on stderr, as a user would.
  *
  * @module
  */
@@ -8,6 +10,7 @@ import { expect } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import { REPO } from "./stdio_helpers.ts";
 
@@ -15,6 +18,12 @@ import { REPO } from "./stdio_helpers.ts";
 export interface Running {
   url: URL;
   child: ChildProcess;
+  /** The bearer token (from the file the server named, or the one it was given); null with --no-auth. */
+  token: string | null;
+  /** The token file the server named on stderr, if any. */
+  tokenFile: string | null;
+  /** `{ authorization: "Bearer …" }`, or `{}` without a token. */
+  auth: Record<string, string>;
   stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -33,9 +42,14 @@ export async function startHttpServer(args: string[], env: Record<string, string
     await Bun.sleep(20);
   }
   const url = new URL(/Streamable HTTP at (http:\/\/\S+\/mcp)/.exec(stderr)![1]!);
+  const tokenFile = /it is in the file (\S+) \(mode 0600/.exec(stderr)?.[1] ?? null;
+  const token = tokenFile !== null ? readFileSync(tokenFile, "utf8").trim() : /from SAP_MCP_TOKEN/.test(stderr) ? env.SAP_MCP_TOKEN! : null;
   return {
     url,
     child,
+    token,
+    tokenFile,
+    auth: token === null ? {} : { authorization: `Bearer ${token}` },
     stderr: () => stderr,
     stop: async (signal = "SIGTERM") => {
       child.kill(signal);

@@ -1,18 +1,16 @@
 /**
  * The example server's small pieces, table-driven: the oversize scanner,
- * log escaping, result bounds, client roots, the command line.
+ * log escaping, result bounds, client roots (the command line: server_args.test.ts).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseServerArgs } from "../../examples/mcp/args.ts";
 import { boundFileDiffs, cutText, guardResult } from "../../examples/mcp/bounds.ts";
-import { rootsFromClient } from "../../examples/mcp/client_roots.ts";
+import { rootsFromClient, sensitiveRootProblem } from "../../examples/mcp/client_roots.ts";
 import { escapeForLog, lineWriter } from "../../examples/mcp/log.ts";
 import { TopLevelScanner } from "../../examples/mcp/oversize.ts";
-import { ConfigError } from "../../examples/mcp/roots.ts";
 
 const work = mkdtempSync(join(tmpdir(), "sap-mcp-pieces-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -121,38 +119,41 @@ describe("rootsFromClient", () => {
     expect(result.ignored.join("\n")).toContain("not a file:// URI");
     expect(result.ignored.join("\n")).toContain("not an existing local directory");
   });
+
+  test("a client root that would hand over the machine is refused, also through a symlink; a project folder is not", () => {
+    const link = join(work, "to-root");
+    symlinkSync("/", link);
+    const result = rootsFromClient(["/", "/root", "/etc", "/etc/ssh", "/usr", "/var", "/home", link, "/usr/local", "/var/tmp", work].map((d) => ({ uri: pathToFileURL(d).href })));
+    expect(result.roots.map((r) => r.path)).toEqual(["/usr/local", "/var/tmp", work]);
+    expect(result.ignored).toHaveLength(8);
+    expect(result.ignored[0]).toContain("refused: / holds the whole machine");
+    expect(result.ignored.every((line) => line.includes("configure it with --root"))).toBe(true);
+  });
 });
 
-describe("parseServerArgs", () => {
-  const site = join(work, "site");
-  mkdirSync(site, { recursive: true });
-  const token = join(work, "token");
-  writeFileSync(token, "0123456789abcdef0123\n", { mode: 0o600 });
-  const open = join(work, "token-open");
-  writeFileSync(open, "0123456789abcdef0123\n");
-  chmodSync(open, 0o644);
-  const ok: { name: string; argv: string[]; env?: Record<string, string>; expected: unknown }[] = [
-    { name: "stdio, no roots (client roots)", argv: [], expected: { roots: [], http: null } },
-    { name: "--http PORT binds 127.0.0.1", argv: ["--root", `s=${site}`, "--http", "8080"], expected: { http: { host: "127.0.0.1", port: 8080, token: null, allowedOrigins: [] } } },
-    { name: "--http=[::1]:0", argv: ["--http=[::1]:0"], expected: { http: { host: "::1", port: 0 } } },
-    { name: "token file and origins", argv: ["--http", "localhost:9", "--token-file", token, "--allow-origin", "https://app.example/"], expected: { http: { host: "localhost", token: "0123456789abcdef0123", allowedOrigins: ["https://app.example"] } } },
-    { name: "token from SAP_MCP_TOKEN allows a non-loopback bind", argv: ["--http", "0.0.0.0:8080"], env: { SAP_MCP_TOKEN: "abcdefghijklmnopqrstu" }, expected: { http: { host: "0.0.0.0", token: "abcdefghijklmnopqrstu" } } },
+describe("sensitiveRootProblem", () => {
+  const cases: { path: string; says: string | null }[] = [
+    { path: "/", says: "/ holds the whole machine" },
+    { path: "/root", says: "is root's home /root" },
+    { path: "/root/project", says: "is inside root's home /root" },
+    { path: "/srv/root-home", says: "is root's home /srv/root-home" }, // uid 0's home from passwd (given here)
+    { path: "/etc", says: "is /etc" },
+    { path: "/etc/cron.d", says: "is inside /etc" },
+    { path: "/proc/self", says: "is inside /proc" },
+    { path: "/usr", says: "is the whole of /usr" },
+    { path: "/var", says: "is the whole of /var" },
+    { path: "/home", says: "is the whole of /home" },
+    { path: "/home/me/project", says: null },
+    { path: "/var/www/site", says: null },
+    { path: "/usr/local/src/app", says: null },
+    { path: "/srv", says: "holds root's home /srv/root-home" },
+    { path: "/tmp/work", says: null },
   ];
-  for (const c of ok) test(c.name, () => expect(parseServerArgs(c.argv, work, c.env ?? {})).toMatchObject(c.expected as object));
-
-  const bad: { name: string; argv: string[]; says: RegExp }[] = [
-    { name: "a non-loopback bind without a token", argv: ["--http", "0.0.0.0:8080"], says: /needs a bearer token/ },
-    { name: "a token file others can read", argv: ["--http", "8080", "--token-file", open], says: /chmod 600/ },
-    { name: "a bad port", argv: ["--http", "99999"], says: /write --http PORT/ },
-    { name: "--token-file without --http", argv: ["--token-file", token], says: /apply to --http only/ },
-    { name: "a bad origin", argv: ["--http", "1", "--allow-origin", "app.example"], says: /give an origin/ },
-    { name: "a short token", argv: ["--http", "1"], says: /at least 16/ },
-  ];
-  for (const c of bad) {
-    test(`refused: ${c.name}`, () => {
-      const env = c.name === "a short token" ? { SAP_MCP_TOKEN: "short" } : {};
-      expect(() => parseServerArgs(c.argv, work, env)).toThrow(ConfigError);
-      expect(() => parseServerArgs(c.argv, work, env)).toThrow(c.says);
+  for (const c of cases) {
+    test(`${c.path} → ${c.says ?? "allowed"}`, () => {
+      const problem = sensitiveRootProblem(c.path, ["/root", "/srv/root-home"]);
+      if (c.says === null) expect(problem).toBe(null);
+      else expect(problem).toContain(c.says);
     });
   }
 });

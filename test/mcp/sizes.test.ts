@@ -36,7 +36,7 @@ const transports: { name: string; start(root: string): Promise<Caller> }[] = [
     name: "Streamable HTTP",
     start: async (root) => {
       const server = await startHttpServer(["--root", `site=${root}`]);
-      const client = await httpClient(server.url);
+      const client = await httpClient(server.url, server.auth);
       const protocolErrors: Error[] = [];
       client.onerror = (error) => protocolErrors.push(error);
       await client.listTools();

@@ -1,8 +1,10 @@
 /**
  * The round-2 conventions over both real transports, spawned as users run
  * them (stdio, Streamable HTTP), with the SDK client: instructions, the
- * discovery tools, log notifications of a commit, and client roots when the
- * server is started without --root.
+ * discovery tools, log notifications of a commit, and (over stdio) client
+ * roots when the server is started without --root — over HTTP that is a
+ * configuration error (http.test.ts), since client roots are never trusted
+ * there.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -42,7 +44,7 @@ const transports: { name: string; wire(args: string[], roots?: string[]): Promis
       const server: Running = await startHttpServer(args);
       const client = newClient(roots);
       const messages = collect(client);
-      await client.connect(new StreamableHTTPClientTransport(server.url));
+      await client.connect(new StreamableHTTPClientTransport(server.url, { requestInit: { headers: server.auth } }));
       return {
         client,
         messages,
@@ -106,7 +108,7 @@ for (const t of transports) {
       }
     }, 30_000);
 
-    test("started without --root: the client's roots are served", async () => {
+    if (t.name === "stdio") test("started without --root: the client's roots are served", async () => {
       const shared = mkdtempSync(join(dir, "shared-"));
       writeFileSync(join(shared, "notes.md"), "# notes\n");
       const w = await t.wire([], [shared]);

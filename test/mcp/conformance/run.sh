@@ -25,7 +25,12 @@ cleanup() {
 }
 trap cleanup EXIT
 cp -R examples/site "$work/site"
-"$bun" examples/mcp_server.ts --root "site=$work/site" --http 127.0.0.1:0 2> "$work/server.log" &
+# --no-auth, explicitly: the suite's `server` command (0.1.16) has no option
+# to send an Authorization header, and every scenario would get 401. The
+# server listens on 127.0.0.1 only, on a port the kernel picks, serving a
+# throwaway copy of the demo site, for the minutes the suite runs; the
+# token path itself is tested in test/mcp/http_auth.test.ts.
+"$bun" examples/mcp_server.ts --root "site=$work/site" --http 127.0.0.1:0 --no-auth 2> "$work/server.log" &
 server_pid=$!
 url=
 for _ in $(seq 1 150); do
