@@ -62,7 +62,7 @@
 import { readFileSync, readSync } from "node:fs";
 import { applyPatch, connectSsh, LocalShell, newOperationId, reconcile, reconcileTicketOf, RemoteShellError, shQuote, SnapshotCache } from "../mod.ts";
 import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket, RemoteShell, SshOptions } from "../mod.ts";
-import { parseApplyArgs, USAGE } from "./cli/args.ts";
+import { parseApplyArgs, PROGRAM, USAGE } from "./cli/args.ts";
 import type { ApplyCliOptions } from "./cli/args.ts";
 import { formatReconcile, readReconcileTicket, reconcileExitCode, reconcileLater } from "./cli/reconcile_text.ts";
 import { cliReport } from "./cli/hint_words.ts";
@@ -209,7 +209,7 @@ function afterReconcile(settled: CommitReport, ticket: ReconcileTicket, options:
 
 /** This run's command line as a reconcile needs it: root and connection flags. */
 function reconcileCommand(options: ApplyCliOptions): string {
-  const parts = ["bun examples/apply.ts", "--root", shQuote(options.root)];
+  const parts = [PROGRAM, "--root", shQuote(options.root)];
   if (options.ssh !== undefined) {
     parts.push("--ssh", shQuote(options.ssh.text));
     for (const file of options.identityFiles) parts.push("--identity", shQuote(file));

@@ -11,6 +11,19 @@ import { parseSshDestination, unknownNames, unknownNamesText } from "../../mod.t
 import type { MatchingMode, SharedDirectories, SshDestination } from "../../mod.ts";
 
 /**
+ * How the user runs this CLI, for the usage text and the reconcile command it
+ * prints: `ssh-apply-patch` when started through the npm package's bin
+ * (`npx ssh-apply-patch`, dist/bin/ssh-apply-patch.js), otherwise the
+ * example's source path.
+ *
+ * @example
+ * ```ts
+ * console.log(`${PROGRAM} --help`);
+ * ```
+ */
+export const PROGRAM: string = /(?:^|[\\/])ssh-apply-patch(?:\.js)?$/.test(process.argv[1] ?? "") ? "ssh-apply-patch" : "bun examples/apply.ts";
+
+/**
  * The `--help` text; also the reference for the exit codes.
  *
  * @example
@@ -21,9 +34,9 @@ import type { MatchingMode, SharedDirectories, SshDestination } from "../../mod.
 export const USAGE: string = `Apply a Codex-format patch to files under a root directory, here or over SSH.
 
 Usage:
-  bun examples/apply.ts --root DIR [options] < patch
-  bun examples/apply.ts --root DIR --patch FILE [options]
-  bun examples/apply.ts --root DIR --reconcile FILE [remote host options]
+  ${PROGRAM} --root DIR [options] < patch
+  ${PROGRAM} --root DIR --patch FILE [options]
+  ${PROGRAM} --root DIR --reconcile FILE [remote host options]
 
 Patch and checks:
   --root DIR                  directory the patch paths are relative to (absolute with --ssh)

@@ -140,8 +140,14 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/**
+ * How the user runs the server: `ssh-apply-patch-mcp` through the bin of the
+ * npm package `ssh-apply-patch-mcp`, otherwise the example's source path.
+ */
+const PROGRAM = /(?:^|[\\/])ssh-apply-patch-mcp(?:\.js)?$/.test(process.argv[1] ?? "") ? "ssh-apply-patch-mcp" : "bun examples/mcp_server.ts";
+
 /** How to start the server (printed by --help and with configuration errors). */
-export const USAGE: string = `usage: bun examples/mcp_server.ts [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--cache-bytes N]
+export const USAGE: string = `usage: ${PROGRAM} [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--cache-bytes N]
          [--http [HOST:]PORT | --socket PATH] [--token-file FILE | --no-auth] [--allow-origin ORIGIN]... [--max-sessions N] [--replay-bytes N]
 
   (no --root)                                      stdio only: serve the local folders the MCP client offers (roots/list)

@@ -22,15 +22,16 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
 import { foldCode, foldPunctuation } from "./normalize.ts";
 
 /**
  * The seed of every region hash in this process: random, so the lines of a
  * file cannot be chosen to collide with a patch's keys (a collision costs
- * time, never a wrong answer: every hit is compared).
+ * time, never a wrong answer: every hit is compared). Web Crypto's
+ * `getRandomValues` is global in every runtime and browser, so the pure core
+ * needs no `node:crypto`.
  */
-const SEED = randomBytes(4).readInt32LE(0);
+const SEED = globalThis.crypto.getRandomValues(new Int32Array(1))[0]!;
 
 const ENCODER = new TextEncoder();
 

@@ -3,7 +3,7 @@
  * the tier ladder (`normalize.ts`, `tier_*.ts`), the line-id index and
  * search (`index.ts`, `search.ts`), and the diagnostics of a chunk that does
  * not match once (`diagnose.ts`, `closest.ts`, `failures.ts`). It may import
- * `lib/text/`, `lib/types.ts`, `lib/failure.ts` and `node:crypto`.
+ * `lib/text/`, `lib/types.ts` and `lib/failure.ts` (no `node:` module).
  *
  * This file: locating every chunk of one file (SPEC §5.1, §5.2, §5.5).
  *

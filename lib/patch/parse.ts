@@ -3,7 +3,7 @@
  * (envelope, sections, chunks, markers), the path rules of SPEC §6 and the
  * size limits, which parsing already enforces (they live here, not in
  * `lib/plan/`, so the layers form a line: plan imports them from below). It
- * may import `lib/text/`, `lib/types.ts`, `lib/failure.ts` and `node:crypto`.
+ * may import `lib/text/`, `lib/types.ts` and `lib/failure.ts` (no `node:` module).
  *
  * This file: parsePatch: Codex `apply_patch` text → a typed {@linkcode Patch}, or every
  * error of the patch with its patch line (SPEC §3, §6).

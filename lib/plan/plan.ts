@@ -3,7 +3,7 @@
  * → a plan with every file's exact new bytes, its preconditions
  * (`checks.ts`) and the read side of the tool pair (`read_window.ts`). It may
  * import `lib/match/`, `lib/patch/`, `lib/text/`, `lib/types.ts`,
- * `lib/failure.ts` and `node:crypto`; nothing here does I/O.
+ * `lib/failure.ts` (no `node:` module); nothing here does I/O.
  *
  * This file: planPatch: turn a parsed patch and the snapshots of its paths into a plan —
  * the exact bytes every file will have — or into every failure of the patch.

@@ -2,7 +2,8 @@
  * Layer `lib/text/` (pure, the bottom layer): bytes ⇄ lines, line endings,
  * BOM, UTF-8 validation, `N:hh` line ids, SHA-256, unified diffs and bounded
  * excerpts. It may import only its own files, `lib/types.ts`,
- * `lib/failure.ts` and `node:crypto` (checked by test/unit/layering.test.ts).
+ * `lib/failure.ts`, and no `node:` module: the pure core runs in browsers
+ * (checked by test/unit/layering.test.ts).
  *
  * This file: the text model (SPEC §5.3): bytes ⇄ logical lines, keeping every line's
  * own ending, the UTF-8 BOM and the final-newline state.

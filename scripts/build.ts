@@ -1,0 +1,211 @@
+/**
+ * Build what the npm packages ship: JavaScript and declaration files, no
+ * TypeScript sources (JSR gets those, deno.json).
+ *
+ * - `dist/` of `ssh-apply-patch`: `mod.ts`, `core.ts`, `ssh.ts` and every
+ *   `lib/` file they reach, each to a `.js` (types removed by TypeScript's
+ *   `transpileModule`: the sources are erasable TypeScript, nothing is
+ *   downlevelled) and a `.d.ts` (emitted
+ *   per file by TypeScript's `transpileDeclaration`, which needs no type
+ *   check because the sources use `isolatedDeclarations`); the CLI
+ *   (`examples/apply.ts` and what it imports) under `dist/examples/`, and its
+ *   bin `dist/bin/ssh-apply-patch.js`.
+ * - `packages/mcp/dist/` of `ssh-apply-patch-mcp`: the example MCP server
+ *   (`examples/mcp_server.ts` and `examples/mcp/`) with its imports of
+ *   `mod.ts` turned into imports of the `ssh-apply-patch` package, and its
+ *   bin `dist/bin/ssh-apply-patch-mcp.js`.
+ *
+ * Relative `.ts` specifiers become `.js` in both outputs, and a source that
+ * imports anything outside the set above fails the build.
+ *
+ * Run by npm's `prepare` (so `npm install`, `npm pack` and a git install
+ * build it) with Bun only, or by hand: `bun scripts/build.ts [--out DIR]`
+ * (DIR replaces the repository root as the place `dist/` and
+ * `packages/mcp/dist/` are written; used by test/runtimes/package.test.ts).
+ *
+ * @module
+ */
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+import ts from "typescript";
+
+const REPO = join(import.meta.dir, "..");
+const outIndex = process.argv.indexOf("--out");
+const outRoot = outIndex >= 0 ? process.argv[outIndex + 1]! : REPO;
+
+/** One output tree: the sources reached from `entries`, where they go, and how `mod.ts` is imported there. */
+interface Target {
+  name: string;
+  entries: string[];
+  dist: string;
+  /** Files under this prefix are built here; imports of other repo files are `external`. */
+  owns: (file: string) => boolean;
+  /** What an import of a repo file this target does not own becomes (a package specifier), or null to fail. */
+  external: (file: string) => string | null;
+  declarations: boolean;
+  bins: Record<string, string>;
+}
+
+const TARGETS: Target[] = [
+  {
+    name: "ssh-apply-patch",
+    entries: ["mod.ts", "core.ts", "ssh.ts", "examples/apply.ts"],
+    dist: join(outRoot, "dist"),
+    owns: (file) => /^(mod|core|ssh)\.ts$/.test(file) || file.startsWith("lib/") || file === "examples/apply.ts" || file.startsWith("examples/cli/"),
+    external: () => null,
+    declarations: true,
+    bins: { "ssh-apply-patch": "../examples/apply.js" },
+  },
+  {
+    name: "ssh-apply-patch-mcp",
+    entries: ["examples/mcp_server.ts"],
+    dist: join(outRoot, "packages", "mcp", "dist"),
+    owns: (file) => file === "examples/mcp_server.ts" || file.startsWith("examples/mcp/"),
+    external: (file) => (file === "mod.ts" ? "ssh-apply-patch" : null),
+    declarations: false,
+    bins: { "ssh-apply-patch-mcp": "../mcp_server.js" },
+  },
+];
+
+/** Static and dynamic imports and re-exports with a relative specifier (`from "./x.ts"`, `import("../y.ts")`, `import "./z.ts"`). */
+const RELATIVE = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.\.?\/[^"'\n]+)\2/g;
+
+/** Where a target puts `file` (repo-relative), dropping the examples/ prefix of the MCP package. */
+function outPath(target: Target, file: string, ext: string): string {
+  const inside = target.name === "ssh-apply-patch-mcp" ? file.replace(/^examples\//, "") : file;
+  return join(target.dist, inside.replace(/\.ts$/, ext));
+}
+
+/** The repo-relative files `file` imports with a relative specifier. */
+function localImports(file: string, source: string): string[] {
+  return [...source.matchAll(RELATIVE)].map((m) => normalize(join(dirname(file), m[3]!)));
+}
+
+/** Rewrite the relative specifiers of `code` (emitted from `file`) for `target`'s tree. */
+function rewrite(target: Target, file: string, code: string, ext: string): string {
+  return code.replace(RELATIVE, (_whole, lead: string, quote: string, spec: string) => {
+    const imported = normalize(join(dirname(file), spec));
+    if (!spec.endsWith(".ts")) throw new Error(`${file}: import ${spec} does not name a .ts source`);
+    if (!target.owns(imported)) {
+      const external = target.external(imported);
+      if (external === null) throw new Error(`${file}: import ${spec} is outside the ${target.name} package`);
+      return `${lead}${quote}${external}${quote}`;
+    }
+    let to = relative(dirname(outPath(target, file, ext)), outPath(target, imported, ".js"));
+    if (!to.startsWith(".")) to = `./${to}`;
+    return `${lead}${quote}${to}${quote}`;
+  });
+}
+
+/**
+ * The published declarations need neither `@types/ssh2` nor `@types/node`
+ * (a consumer with `skipLibCheck: false` would otherwise need both, and
+ * `@types/node` comes with `@types/ssh2`: three more packages to install).
+ * Only internal modules mention ssh2's objects (the connection, channels,
+ * parsed keys) or a Node stream, in signatures no export of the package
+ * entries has, so their declarations import opaque stand-ins from
+ * `lib/ssh/ssh2_opaque.d.ts`, written here; `Buffer` is declared as the
+ * `Uint8Array` it is. The sources keep type-checking against the real
+ * `@types/ssh2`; test/runtimes/package.test.ts and scripts/consumer_check.sh
+ * type-check a consumer without either package.
+ */
+const OPAQUE = "lib/ssh/ssh2_opaque.ts";
+const opaqueNames = new Set<string>();
+
+function portableDeclarations(file: string, dts: string): string {
+  const specifier = relative(dirname(file), OPAQUE).replace(/^(?!\.)/, "./").replace(/\.ts$/, ".js");
+  const opaque = (names: string): string => {
+    for (const name of names.split(",").map((n) => n.trim()).filter(Boolean)) opaqueNames.add(name);
+    return `import type {${names}} from "${specifier}";`;
+  };
+  const out = dts
+    .replace(/^import (?:type )?\{([^}]*)\} from "(?:ssh2|node:stream)";$/gm, (_whole, names: string) => opaque(names))
+    .replace(/^import type \* as (\w+) from "ssh2";$/gm, (_whole, alias: string) => `import type * as ${alias} from "${specifier}";`)
+    .replace(/^(?!\s*(?:\*|\/\/|\/\*)).*$/gm, (line) => line.replace(/\bBuffer\b/g, "Uint8Array"));
+  const code = out.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+  if (/from\s*["'](?:ssh2|node:[^"']*)["']|import\(["'](?:ssh2|node:)|\bBuffer\b|\bNodeJS\./.test(code)) {
+    throw new Error(`${file}: its declarations still need @types/ssh2 or @types/node`);
+  }
+  return out;
+}
+
+/** The opaque stand-ins, one branded interface per ssh2 / stream name the declarations import. */
+function opaqueDeclarations(): string {
+  const names = [...opaqueNames].sort();
+  return [
+    "/**",
+    " * Stand-ins for the ssh2 objects and Node streams that internal modules of",
+    " * this package pass around (scripts/build.ts). No export of the package's",
+    " * entries has them in its type; they are opaque so that a consumer needs",
+    " * neither @types/ssh2 nor @types/node.",
+    " */",
+    "declare const opaque: unique symbol;",
+    "/** Present so that `typeof` this module (the ssh2 module object) is a type. */",
+    "export declare const ssh2Module: typeof opaque;",
+    ...names.map((name) => `/** Opaque: ssh2's or Node's \`${name}\`, internal to this package. */\nexport interface ${name} {\n  readonly [opaque]: ${JSON.stringify(name)};\n}`),
+    "",
+  ].join("\n");
+}
+
+/** JavaScript as written minus the types (no downlevelling: the sources are erasable TypeScript, `target` is what they use). */
+const javascriptOptions: ts.CompilerOptions = {
+  module: ts.ModuleKind.ESNext,
+  target: ts.ScriptTarget.ESNext,
+  verbatimModuleSyntax: true,
+  allowImportingTsExtensions: true,
+  removeComments: true,
+  sourceMap: false,
+};
+const declarationOptions: ts.CompilerOptions = {
+  declaration: true,
+  emitDeclarationOnly: true,
+  isolatedDeclarations: true,
+  allowImportingTsExtensions: true,
+  module: ts.ModuleKind.ESNext,
+  target: ts.ScriptTarget.ES2022,
+  stripInternal: false,
+};
+
+let written = 0;
+for (const target of TARGETS) {
+  rmSync(target.dist, { recursive: true, force: true });
+  const queue = [...target.entries];
+  const seen = new Set<string>();
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const source = readFileSync(join(REPO, file), "utf8");
+    for (const imported of localImports(file, source)) if (target.owns(imported)) queue.push(imported);
+
+    const transpiled = ts.transpileModule(source, { fileName: file, compilerOptions: javascriptOptions, reportDiagnostics: true });
+    const errors = (transpiled.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    if (errors.length > 0) throw new Error(`${file}: cannot transpile:\n${errors.join("\n")}`);
+    const js = rewrite(target, file, transpiled.outputText, ".js");
+    mkdirSync(dirname(outPath(target, file, ".js")), { recursive: true });
+    writeFileSync(outPath(target, file, ".js"), js);
+    written++;
+    if (!target.declarations || file.startsWith("examples/")) continue;
+    const emitted = ts.transpileDeclaration(source, { fileName: file, compilerOptions: declarationOptions, reportDiagnostics: true });
+    const problems = (emitted.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    if (problems.length > 0) throw new Error(`${file}: declarations need explicit types:\n${problems.join("\n")}`);
+    writeFileSync(outPath(target, file, ".d.ts"), portableDeclarations(file, rewrite(target, file, emitted.outputText, ".d.ts")));
+    written++;
+  }
+  if (target.declarations) {
+    writeFileSync(outPath(target, OPAQUE, ".d.ts"), opaqueDeclarations());
+    written++;
+  }
+  for (const [bin, main] of Object.entries(target.bins)) {
+    // A bin of its own so the module's `import.meta.main` check (Node < 24.2 lacks it) does not decide whether it runs.
+    const path = join(target.dist, "bin", `${bin}.js`);
+    mkdirSync(dirname(path), { recursive: true });
+    const body = main.endsWith("apply.js")
+      ? `import { main } from ${JSON.stringify(main)};\nprocess.exitCode = await main(process.argv.slice(2));\n`
+      : `import ${JSON.stringify(main)};\n`;
+    writeFileSync(path, `#!/usr/bin/env node\n${body}`);
+    chmodSync(path, 0o755);
+    written++;
+  }
+}
+console.error(`build: ${written} files → ${TARGETS.map((t) => relative(process.cwd(), t.dist) || t.dist).join(", ")}`);
