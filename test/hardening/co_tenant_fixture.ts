@@ -4,7 +4,7 @@
  * `1777`, or the root's own parent), next to an "outside" tree the engine
  * must never read, write, create, move, chown or delete anything in.
  *
- * The other user is a real second uid (the harness's `sappass` account),
+ * The other user is a real second uid (the harness's `sapp<id>` account),
  * so an attack only works where that uid really has the permissions: every
  * attacker action runs through `setpriv` as that uid.
  *

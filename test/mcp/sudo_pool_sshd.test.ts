@@ -148,7 +148,7 @@ describe.skipIf(!ready)("the example server over stdio: sudo -S roots with right
         home: root("home"),
         etc: root("etc", { sudoPasswordEnv: "SAP_TEST_SUDO_GOOD" }),
         etcwrong: root("etc", { sudoPasswordEnv: "SAP_TEST_SUDO_WRONG" }),
-        // sappass has no NOPASSWD rule: `sudo -n` is refused.
+        // the password user (sapp<id>) has no NOPASSWD rule: `sudo -n` is refused.
         etcnopass: root("etc", { sudo: true }),
       },
     }));

@@ -8,8 +8,9 @@
  * - a missing, dead or silent agent socket falls back to the key files with
  *   an `agent_unavailable` warning;
  * - RSA keys sign with rsa-sha2-512 for a server that accepts only that;
- * - password and keyboard-interactive (PAM) logins for the throwaway user
- *   `sappass`, the password from a callback or (CLI) an environment variable;
+ * - password and keyboard-interactive (PAM) logins for this run's throwaway
+ *   password user (`sapp<id>`), the password from a callback or (CLI) an
+ *   environment variable;
  * - user certificates, which ssh2 cannot present: `auth_unsupported`, naming them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -22,7 +23,7 @@ import type { SshOptions } from "../../lib/ssh/shell.ts";
 import { brokenAgents, startAgent } from "../support/ssh_agent.ts";
 import type { BrokenAgents, TestAgent } from "../support/ssh_agent.ts";
 import { ensureTestUsers, sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
-import type { Sshd } from "../support/sshd.ts";
+import type { Sshd, TestUsers } from "../support/sshd.ts";
 import { failureOf, text } from "./helpers.ts";
 
 const ready = sshdReady("authentication like OpenSSH (test/ssh/auth_sshd.test.ts)", true);
@@ -49,11 +50,13 @@ describe.skipIf(!ready)("authentication like OpenSSH, against real sshds and a r
   let broken: BrokenAgents;
   let knownHosts: string;
   let password: string;
+  let users: TestUsers;
   const keys: Record<string, string> = {};
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "sap-auth-"));
-    password = ensureTestUsers().password;
+    users = ensureTestUsers();
+    password = users.password;
     keys.unlisted = keygen(join(work, "unlisted"), "ed25519"); // authorized, in the agent
     keys.notAuthorized = keygen(join(work, "not_authorized"), "ed25519"); // listed, not authorized
     keys.encrypted = keygen(join(work, "encrypted"), "ed25519", "agent-holds-me"); // authorized, in the agent
@@ -61,7 +64,7 @@ describe.skipIf(!ready)("authentication like OpenSSH, against real sshds and a r
     keys.rsa = keygen(join(work, "rsa"), "rsa");
     keys.certified = keygen(join(work, "certified"), "ed25519");
     keygen(join(work, "ca"), "ed25519");
-    spawnSync("ssh-keygen", ["-q", "-s", join(work, "ca"), "-I", "sap-test", "-n", "sapuser", "-V", "-5m:+1h", `${keys.certified}.pub`]);
+    spawnSync("ssh-keygen", ["-q", "-s", join(work, "ca"), "-I", "sap-test", "-n", users.nopasswdUser, "-V", "-5m:+1h", `${keys.certified}.pub`]);
 
     sshd = await startSshd();
     for (const name of ["unlisted", "rsa"]) appendFileSync(`${sshd.userKeyPath}.pub`, readFileSync(`${keys[name]}.pub`));
@@ -96,7 +99,7 @@ describe.skipIf(!ready)("authentication like OpenSSH, against real sshds and a r
   /** The real client on the same config: exit status and stderr. Password prompts are answered by SSH_ASKPASS from a root-only file. */
   function realSsh(configPath: string, env: Record<string, string | undefined>, withPassword = false): { status: number | null; stderr: string } {
     const askpass = join(work, "askpass.sh");
-    writeFileSync(askpass, "#!/bin/sh\ncat /var/lib/ssh-apply-patch-test/sappass.password\n", { mode: 0o700 });
+    writeFileSync(askpass, `#!/bin/sh\ncat ${users.passwordFile}\n`, { mode: 0o700 });
     const result = spawnSync("setsid", ["ssh", "-F", configPath, "-o", `BatchMode=${withPassword ? "no" : "yes"}`, "-o", "StrictHostKeyChecking=yes", "box", "true"], {
       encoding: "utf8",
       timeout: 20_000,
@@ -200,7 +203,7 @@ describe.skipIf(!ready)("authentication like OpenSSH, against real sshds and a r
   }, 30_000);
 
   test("password authentication through a callback (PasswordAuthentication yes); a wrong one is auth_failed and never shown", async () => {
-    const path = config(passwordSshd, [], "sappass");
+    const path = config(passwordSshd, [], users.passwordUser);
     expect(realSsh(path, {}, true).status).toBe(0);
     const requests: unknown[] = [];
     const ok = await logsIn({
@@ -212,9 +215,9 @@ describe.skipIf(!ready)("authentication like OpenSSH, against real sshds and a r
         return Promise.resolve(password);
       },
     });
-    expect(ok.user).toBe("sappass");
-    expect(requests).toEqual([{ target: `sappass@127.0.0.1:${passwordSshd.port}`, prompt: "password" }]);
-    expect(passwordSshd.readLog()).toContain("Accepted password for sappass");
+    expect(ok.user).toBe(users.passwordUser);
+    expect(requests).toEqual([{ target: `${users.passwordUser}@127.0.0.1:${passwordSshd.port}`, prompt: "password" }]);
+    expect(passwordSshd.readLog()).toContain(`Accepted password for ${users.passwordUser}`);
     const wrong = "not-the-password-" + Date.now();
     const failed = await failureOf(connectSsh({ host: "box", sshConfigFile: path, agent: false, password: wrong }));
     expect(failed.code).toBe("auth_failed");
@@ -224,21 +227,21 @@ describe.skipIf(!ready)("authentication like OpenSSH, against real sshds and a r
   }, 30_000);
 
   test("keyboard-interactive (PAM) answers the hidden Password: prompt with the password", async () => {
-    const path = config(kbdSshd, [], "sappass");
+    const path = config(kbdSshd, [], users.passwordUser);
     expect(realSsh(path, {}, true).status).toBe(0);
     const ok = await logsIn({ host: "box", sshConfigFile: path, agent: false, password: () => Promise.resolve(password) });
-    expect(ok.user).toBe("sappass");
-    expect(kbdSshd.readLog()).toContain("Accepted keyboard-interactive/pam for sappass");
+    expect(ok.user).toBe(users.passwordUser);
+    expect(kbdSshd.readLog()).toContain(`Accepted keyboard-interactive/pam for ${users.passwordUser}`);
   }, 30_000);
 
   test("the CLI reads the SSH password from --password-env VAR: not in its argv, not in its output", async () => {
     const root = mkdtempSync(join(tmpdir(), "sap-auth-root-"));
     try {
-      spawnSync("chown", ["sappass", root]);
+      spawnSync("chown", [users.passwordUser, root]);
       writeFileSync(join(root, "a.txt"), "one\n");
-      spawnSync("chown", ["sappass", join(root, "a.txt")]);
+      spawnSync("chown", [users.passwordUser, join(root, "a.txt")]);
       const args = [
-        "examples/apply.ts", "--ssh", `sappass@127.0.0.1:${passwordSshd.port}`, "--root", root,
+        "examples/apply.ts", "--ssh", `${users.passwordUser}@127.0.0.1:${passwordSshd.port}`, "--root", root,
         "--known-hosts", knownHosts, "--password-env", "SAP_TEST_SSH_PW",
       ];
       const result = spawnSync(process.execPath, args, {

@@ -47,7 +47,7 @@ describe.skipIf(!ready)("SshShell against a real sshd", () => {
     const sh = spawnSync("readlink", ["-f", "/bin/sh"], { encoding: "utf8" }).stdout.trim();
     const result = await shell.exec('echo "${BASH_VERSION:-no-bash}"; readlink -f /proc/$$/exe');
     expect(text(result.stdout)).toBe(`no-bash\n${sh}\n`);
-    if (process.getuid?.() === 0) expect(login).toBe("/bin/bash"); // the harness makes sapuser a bash user
+    if (process.getuid?.() === 0) expect(login).toBe("/bin/bash"); // the harness makes its sapu<id> user a bash user
   });
 
   test("every byte value and shell metacharacters pass through stdin and the program text unchanged", async () => {

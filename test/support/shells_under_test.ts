@@ -57,7 +57,7 @@ import { connectSsh } from "../../lib/ssh/shell.ts";
 import type { SshOptions, SshShell } from "../../lib/ssh/shell.ts";
 import { shellCases, tempDir } from "./local_trees.ts";
 import type { ShellCase } from "./local_trees.ts";
-import { sshdReady, startSshd, writeKnownHosts } from "./sshd.ts";
+import { ensureTestUsers, sshdReady, startSshd, writeKnownHosts } from "./sshd.ts";
 import type { Sshd } from "./sshd.ts";
 import { startTcpProxy } from "./tcp_proxy.ts";
 import type { TcpProxy } from "./tcp_proxy.ts";
@@ -127,7 +127,7 @@ export function shellsUnderTest(options: ShellsUnderTestOptions): ShellUnderTest
     const harness = new SshHarness();
     afterAll(() => harness.stop(), 30_000);
     if (sshNames.includes("ssh-root")) cases.push(sshCase(harness, "ssh-root", "root", false));
-    if (sshNames.includes("ssh-sudo")) cases.push(sshCase(harness, "ssh-sudo", "sapuser", true));
+    if (sshNames.includes("ssh-sudo")) cases.push(sshCase(harness, "ssh-sudo", ensureTestUsers().nopasswdUser, true));
   }
   return cases;
 }

@@ -3,14 +3,9 @@
  * 127.0.0.1 at a free port, with its own ed25519 host key, a throwaway user
  * key, its own config and log, in a temp dir removed by `stop()`.
  *
- * As root it also (idempotently) creates two non-root users that accept the
- * same throwaway key, with sudoers rules in /etc/sudoers.d/ssh-apply-patch-test:
- * - `sapuser`: `NOPASSWD: ALL` (for `sudo: true` tests);
- * - `sappass`: `ALL` with a password (for `sudo -S`), random once per machine
- *   and kept in a root-only file, so concurrent test processes agree on it.
- * sapuser has no usable password ("*"); sappass's is known only to root. They
- * are left in place (idempotent) — the key that opens them lives only in the
- * temp dir.
+ * As root it logs in as a non-root test user that accepts the same
+ * throwaway key: this run's `sapu<id>` (test/support/test_users.ts creates
+ * it with its sudoers rules and removes them when the run ends).
  *
  * Suites call {@linkcode sshdReady} to be skipped with a loud banner when
  * sshd is missing, or to fail instead when `REQUIRE_SSHD=1`.
@@ -19,23 +14,16 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { ensureTestUsers } from "./test_users.ts";
 
 const SSHD = "/usr/sbin/sshd";
 
-/** Non-root accounts created for sudo/permission tests (root only). */
-export interface TestUsers {
-  /** Has `NOPASSWD: ALL`. */
-  nopasswdUser: string;
-  /** Needs a password for sudo. */
-  passwordUser: string;
-  /** That password (random per test process). */
-  password: string;
-}
+export { ensureTestUsers, removeTestUsers } from "./test_users.ts";
+export type { TestUsers } from "./test_users.ts";
 
 /** Options of {@linkcode startSshd}. */
 export interface SshdOptions {
@@ -64,7 +52,7 @@ export interface Sshd {
   hostKeyFingerprint: string;
   /** The throwaway client private key (any test user accepts it). */
   userKeyPath: string;
-  /** The user to log in as: `sapuser` when running as root (root also works), else the current user. */
+  /** The user to log in as: this run's `sapu<id>` when running as root (root also works), else the current user. */
   user: string;
   logPath: string;
   configPath: string;
@@ -121,74 +109,6 @@ function run(command: string, args: string[], input?: string): string {
     throw new Error(`${command} ${args.join(" ")} failed: ${result.error?.message ?? result.stderr}`);
   }
   return result.stdout;
-}
-
-let testUsers: TestUsers | null = null;
-
-/** Root-only file holding the password of `sappass` on this machine. */
-const PASSWORD_FILE = "/var/lib/ssh-apply-patch-test/sappass.password";
-
-/**
- * The password of `sappass`: random once per machine, kept in a root-only
- * file, so that several test processes running at once agree on it (a
- * password reset per process made a concurrent process's sudo fail). Never
- * a constant: the account has `sudo ALL`.
- */
-function testUserPassword(): string {
-  mkdirSync(dirname(PASSWORD_FILE), { recursive: true, mode: 0o700 });
-  if (!existsSync(PASSWORD_FILE)) {
-    const staged = `${PASSWORD_FILE}.${process.pid}`;
-    writeFileSync(staged, "sap-" + randomBytes(9).toString("base64url"), { mode: 0o600 });
-    try {
-      linkSync(staged, PASSWORD_FILE); // no-replace: the first process wins, the others read its file
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    } finally {
-      unlinkSync(staged);
-    }
-  }
-  return readFileSync(PASSWORD_FILE, "utf8").trim();
-}
-
-/**
- * Create (idempotently) the non-root test users and their sudoers rules.
- * Root only; the password of `sappass` is random once per machine (see testUserPassword).
- *
- * @example
- * ```ts
- * const { nopasswdUser } = ensureTestUsers();
- * ```
- */
-export function ensureTestUsers(): TestUsers {
-  if (testUsers) return testUsers;
-  if (process.getuid?.() !== 0) throw new Error("ensureTestUsers needs root");
-  const users = { nopasswdUser: "sapuser", passwordUser: "sappass" };
-  for (const user of [users.nopasswdUser, users.passwordUser]) {
-    if (spawnSync("id", ["-u", user], { stdio: "ignore" }).status !== 0) {
-      run("useradd", ["--create-home", "--shell", "/bin/sh", user]);
-    }
-  }
-  // bash as a login shell proves programs run under sh whatever the login
-  // shell; its skeleton .bashrc returns at once for non-interactive shells.
-  run("usermod", ["--shell", "/bin/bash", users.nopasswdUser]);
-  // An account with "!" in shadow is locked and sshd (UsePAM no) refuses it.
-  run("usermod", ["-p", "*", users.nopasswdUser]);
-  const password = testUserPassword();
-  run("chpasswd", [], `${users.passwordUser}:${password}\n`);
-  const rules = [
-    "# Created by ssh-apply-patch's test harness (test/support/sshd.ts); safe to delete.",
-    `Defaults:${users.nopasswdUser},${users.passwordUser} lecture=never`,
-    `${users.nopasswdUser} ALL=(ALL) NOPASSWD: ALL`,
-    `${users.passwordUser} ALL=(ALL) ALL`,
-    "",
-  ].join("\n");
-  const sudoers = "/etc/sudoers.d/ssh-apply-patch-test";
-  const staged = `${sudoers}.${process.pid}.tmp`; // sudoers.d ignores names with a dot
-  writeFileSync(staged, rules, { mode: 0o440 });
-  run("visudo", ["-c", "-q", "-f", staged]);
-  run("mv", [staged, sudoers]);
-  testUsers = { ...users, password };
-  return testUsers;
 }
 
 function freePort(): Promise<number> {

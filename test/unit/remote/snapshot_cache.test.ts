@@ -148,7 +148,7 @@ describe("SnapshotCache on disk", () => {
     expect(() => new SnapshotCache({ dir: join(base, "link") })).toThrow(/symlink/);
   });
 
-  describe.skipIf(process.getuid?.() !== 0)("another local user (sapuser, a second uid)", () => {
+  describe.skipIf(process.getuid?.() !== 0)("another local user (the harness's sapu<id>, a second uid)", () => {
     const other = (): { uid: number; gid: number } => {
       const { nopasswdUser } = ensureTestUsers();
       const uid = Number(spawnSync("id", ["-u", nopasswdUser], { encoding: "utf8" }).stdout.trim());
