@@ -6,21 +6,25 @@
 #
 #     bash scripts/consumer_check.sh            # KEEP=1 keeps the temp dir
 #
-# Needs: npm ci done in this checkout (bun, deno, node 26, typescript come
-# from its node_modules, nothing else is downloaded but the packages' own
-# dependencies from the npm registry), and the system `node` (the one npm
-# runs on), which must satisfy package.json's `engines`.
+# Needs: npm ci and npm run runtimes done in this checkout (bun and typescript
+# come from its node_modules, deno and node 26 from tools/node_modules; nothing
+# else is downloaded but the packages' own dependencies from the npm
+# registry), and the system `node` (the one npm runs on), which must satisfy
+# package.json's `engines`.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$REPO/node_modules/.bin"
+RUNTIMES="$REPO/tools/node_modules/.bin"
 MAX_LIBRARY_PACKAGES=10   # npm install ssh-apply-patch adds at most this many packages (issue 32.3)
 MAX_CORE_BUNDLE_BYTES=$((150 * 1024))   # bun build --target=browser --minify of ./core (issue 32.4)
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
-for tool in bun deno node tsc; do [ -x "$BIN/$tool" ] || fail "$BIN/$tool is missing: run npm ci first"; done
+for tool in bun tsc; do [ -x "$BIN/$tool" ] || fail "$BIN/$tool is missing: run npm ci first"; done
+for tool in deno node; do [ -x "$RUNTIMES/$tool" ] || fail "$RUNTIMES/$tool is missing: run npm run runtimes first"; done
 SYSTEM_NODE=$(command -v node) || fail "no system node on PATH"
-PINNED_NODE="$BIN/node"
+PINNED_NODE="$RUNTIMES/node"
+DENO="$RUNTIMES/deno"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sap-consumer.XXXXXX")
 cleanup() { if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi; }
@@ -135,7 +139,7 @@ check_use() {
 check_use "system node $("$SYSTEM_NODE" --version)" "$SYSTEM_NODE" use.mjs
 check_use "pinned node $("$PINNED_NODE" --version)" "$PINNED_NODE" use.mjs
 check_use "bun $("$BIN/bun" --version)" "$BIN/bun" use.mjs
-check_use "deno (npm: specifiers) $("$BIN/deno" --version | head -n1 | cut -d' ' -f2)" "$BIN/deno" run -A use_deno.mjs
+check_use "deno (npm: specifiers) $("$DENO" --version | head -n1 | cut -d' ' -f2)" "$DENO" run -A use_deno.mjs
 
 # --- TypeScript consumers: nodenext and bundler, strict, skipLibCheck false ----
 # Neither @types/ssh2 nor @types/node is installed: the declarations need neither.
@@ -232,7 +236,7 @@ const refused = core.planPatch(core.parsePatch("*** Begin Patch\n*** Update File
 if (refused.ok || typeof refused.errors[0].message !== "string") throw new Error("a chunk that matches nothing was not refused");
 console.log(`browser-like round trip ok: ${refused.errors[0].code}`);
 EOF
-out=$("$BIN/deno" run --no-prompt browser_check.mjs 2>&1) || fail "the /core bundle under deno with no permissions and no Node globals: $out"
+out=$("$DENO" run --no-prompt browser_check.mjs 2>&1) || fail "the /core bundle under deno with no permissions and no Node globals: $out"
 ok "/core bundles for the browser ($size bytes minified, no node: import) and round-trips under deno with no permissions, JavaScript SHA-256 vectors included: ${out##*: }"
 
 # --- the bins, through npx and bunx --------------------------------------------

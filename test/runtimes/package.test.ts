@@ -19,6 +19,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO } from "../mcp/stdio_helpers.ts";
+import { PINNED_DENO, PINNED_NODE } from "../support/runtimes.ts";
 
 const BIN = join(REPO, "node_modules", ".bin");
 const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
@@ -135,8 +136,8 @@ describe("installed as a dependency", () => {
   });
 
   const runners: [string, string[], RegExp][] = [
-    ["node", [join(BIN, "node"), "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
-    ["deno", [join(BIN, "deno"), "run", "-A", "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
+    ["node", [PINNED_NODE, "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
+    ["deno", [PINNED_DENO, "run", "-A", "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
     ["bun", [join(BIN, "bun"), "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
   ];
   for (const [name, [command, ...args], resolved] of runners) {
@@ -165,7 +166,7 @@ describe("Deno, importing the sources by path", () => {
         .replace('import.meta.resolve("ssh-apply-patch")', '"by path"')
         .replace('import.meta.resolve("ssh-apply-patch/core")', '"core by path"');
       writeFileSync(join(project, "main.ts"), byPath);
-      const result = spawnSync(join(BIN, "deno"), ["run", "-A", "main.ts"], { cwd: project, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      const result = spawnSync(PINNED_DENO, ["run", "-A", "main.ts"], { cwd: project, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
       if (result.status !== 0) throw new Error(`deno run main.ts exited ${result.status}:\n${result.stderr}`);
       expect(JSON.parse(result.stdout.trim().split("\n").pop()!)).toEqual({ resolved: "by path", core: "core by path", parsed: true, host: "h", ok: true, text: "one\nTWO\n", ssh: "connect_failed" });
     } finally {
@@ -189,7 +190,7 @@ describe("Deno-style publishing (deno.json, JSR)", () => {
   test("deno publish --dry-run passes JSR's checks (slow types, type check), offline", () => {
     // Root can cut the network off entirely (a fresh network namespace): the dry run must not need it.
     const offline = process.getuid?.() === 0 ? ["unshare", "-n"] : [];
-    const [command, ...args] = [...offline, join(BIN, "deno"), "publish", "--dry-run", "--allow-dirty"];
+    const [command, ...args] = [...offline, PINNED_DENO, "publish", "--dry-run", "--allow-dirty"];
     const result = spawnSync(command!, args, { cwd: REPO, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
     if (result.status !== 0) throw new Error(`deno publish --dry-run failed:\n${result.stdout}\n${result.stderr}`);
     expect(result.stdout + result.stderr).toContain("Dry run complete");

