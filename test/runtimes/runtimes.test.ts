@@ -15,20 +15,35 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, startStdio } from "../mcp/stdio_helpers.ts";
-import { INSTALL_HINT, PINNED_DENO, PINNED_NODE } from "../support/runtimes.ts";
+import { INSTALL_HINT, PINNED_BUN, PINNED_DENO, PINNED_NODE } from "../support/runtimes.ts";
+import { compileForNode, removeCompiled } from "./compile_for_node.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
 import type { CheckLine, SshTarget } from "./suite.ts";
 
 /** A runtime of the matrix: how to run a .ts file with it, and the oldest version the library supports. */
 interface Runtime {
-  name: "node" | "deno";
+  name: "node" | "deno" | "node-system";
   binary: string;
   runArgs: string[];
+  /**
+   * Runs no TypeScript (Node < 22.18): the suite is compiled to JavaScript
+   * against dist/ (compile_for_node.ts), and the MCP server is the
+   * ssh-apply-patch-mcp package's bin.
+   */
+  compiled?: true;
   /** `[major, minor]` at least. */
   minimum: [number, number];
   versionOf(output: string): [number, number] | null;
 }
+
+/** `engines.node` of package.json (`>=20.16`) as `[major, minor]`. */
+const ENGINES_NODE = ((): [number, number] => {
+  const range = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { engines: { node: string } }).engines.node;
+  const [, major, minor] = /^>=(\d+)\.(\d+)$/.exec(range) ?? [];
+  if (major === undefined) throw new Error(`engines.node ${range} is not of the form >=MAJOR.MINOR`);
+  return [Number(major), Number(minor)];
+})();
 
 const RUNTIMES: Runtime[] = [
   {
@@ -44,6 +59,15 @@ const RUNTIMES: Runtime[] = [
     runArgs: ["run", "-A"],
     minimum: [2, 0],
     versionOf: (out) => /^deno (\d+)\.(\d+)/.exec(out.trim())?.slice(1, 3).map(Number) as [number, number] ?? null,
+  },
+  {
+    // The Node a fresh machine has (the one npm runs on), through the built package: what package.json's engines promise.
+    name: "node-system",
+    binary: process.env.npm_node_execpath ?? Bun.which("node") ?? "node",
+    runArgs: [],
+    compiled: true,
+    minimum: ENGINES_NODE,
+    versionOf: (out) => /^v(\d+)\.(\d+)/.exec(out.trim())?.slice(1, 3).map(Number) as [number, number] ?? null,
   },
 ];
 
@@ -75,8 +99,11 @@ function run(command: string, args: string[], timeoutMs: number): Promise<{ stdo
   });
 }
 
+let compiledSuite: { entry: string; written: string[] } | null = null;
+
 async function runSuite(runtime: Runtime, sshdFile: string | null): Promise<RunOutcome> {
-  const args = [...runtime.runArgs, "test/runtimes/suite.ts", ...(sshdFile ? [sshdFile] : [])];
+  const suite = runtime.compiled ? (compiledSuite ??= compileForNode("test/runtimes/suite.ts")).entry : "test/runtimes/suite.ts";
+  const args = [...runtime.runArgs, suite, ...(sshdFile ? [sshdFile] : [])];
   const { stdout, stderr, code } = await run(runtime.binary, args, 180_000);
   const lines: CheckLine[] = [];
   let done: RunOutcome["done"] = null;
@@ -103,7 +130,7 @@ function expectGroupGreen(outcome: RunOutcome | undefined, group: string, atLeas
 
 const sshReady = sshdReady("runtime matrix over SSH (test/runtimes/runtimes.test.ts)");
 
-describe("runtime matrix: Node and Deno from the npm registry", () => {
+describe("runtime matrix: Node and Deno from the npm registry, and the system Node through dist/", () => {
   let sshd: Sshd | undefined;
   let work: string;
   const roots: string[] = [];
@@ -112,6 +139,9 @@ describe("runtime matrix: Node and Deno from the npm registry", () => {
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "sap-runtimes-"));
+    // node-system runs dist/ (and packages/mcp/dist/): build them from the sources as they are now, not as npm install left them.
+    const built = spawnSync(PINNED_BUN, ["scripts/build.ts"], { cwd: REPO, encoding: "utf8" });
+    if (built.status !== 0) throw new Error(`scripts/build.ts failed: ${built.stderr}`);
     if (sshReady) sshd = await startSshd();
     /** One root per runtime on the sshd's host: the runtimes run at the same time. */
     const targetFile = (runtime: Runtime): string | null => {
@@ -141,13 +171,15 @@ describe("runtime matrix: Node and Deno from the npm registry", () => {
   }, 240_000);
 
   afterAll(async () => {
+    if (compiledSuite !== null) removeCompiled(compiledSuite.written);
     await sshd?.stop();
     for (const root of roots) rmSync(root, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });
   }, 30_000);
 
   for (const runtime of RUNTIMES) {
-    test(`${runtime.name}: installed from npm (tools/node_modules/.bin/${runtime.name}) at version >= ${runtime.minimum.join(".")}`, () => {
+    const where = runtime.compiled ? `the system node, ${runtime.binary}, package.json engines` : `installed from npm, tools/node_modules/.bin/${runtime.name}`;
+    test(`${runtime.name}: ${where}, at version >= ${runtime.minimum.join(".")}`, () => {
       if (!existsSync(runtime.binary)) {
         throw new Error(`${runtime.binary} is missing: ${INSTALL_HINT} (the runtime matrix needs the pinned ${runtime.name})`);
       }
@@ -181,7 +213,8 @@ describe("runtime matrix: Node and Deno from the npm registry", () => {
     test(`${runtime.name}: the example MCP server over stdio, driven by the MCP SDK client`, async () => {
       const site = mkdtempSync(join(work, "site-"));
       writeFileSync(join(site, "index.html"), "<h1>Hello</h1>\n<p>old</p>\n");
-      const session = await startStdio(runtime.binary, [...runtime.runArgs, "examples/mcp_server.ts", "--root", `site=${site}`]);
+      const server = runtime.compiled ? "packages/mcp/dist/bin/ssh-apply-patch-mcp.js" : "examples/mcp_server.ts";
+      const session = await startStdio(runtime.binary, [...runtime.runArgs, server, "--root", `site=${site}`]);
       try {
         const tools = (await session.client.listTools()).tools.map((t) => t.name);
         expect(tools).toContain("read_file");
