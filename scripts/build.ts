@@ -147,6 +147,12 @@ function opaqueDeclarations(): string {
   ].join("\n");
 }
 
+/** The entries' JSDoc examples import them by path (JSR shows that); an npm consumer's editor shows the package names. */
+function packageExamples(dts: string): string {
+  const names: Record<string, string> = { "./mod.ts": "ssh-apply-patch", "./core.ts": "ssh-apply-patch/core", "./ssh.ts": "ssh-apply-patch/ssh" };
+  return dts.replace(/^(\s*\*.*\bfrom )"(\.\/(?:mod|core|ssh)\.ts)"/gm, (_whole, lead: string, spec: string) => `${lead}"${names[spec]}"`);
+}
+
 /** JavaScript as written minus the types (no downlevelling: the sources are erasable TypeScript, `target` is what they use). */
 const javascriptOptions: ts.CompilerOptions = {
   module: ts.ModuleKind.ESNext,
@@ -189,7 +195,7 @@ for (const target of TARGETS) {
     const emitted = ts.transpileDeclaration(source, { fileName: file, compilerOptions: declarationOptions, reportDiagnostics: true });
     const problems = (emitted.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
     if (problems.length > 0) throw new Error(`${file}: declarations need explicit types:\n${problems.join("\n")}`);
-    writeFileSync(outPath(target, file, ".d.ts"), portableDeclarations(file, rewrite(target, file, emitted.outputText, ".d.ts")));
+    writeFileSync(outPath(target, file, ".d.ts"), portableDeclarations(file, rewrite(target, file, packageExamples(emitted.outputText), ".d.ts")));
     written++;
   }
   if (target.declarations) {
