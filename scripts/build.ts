@@ -3,8 +3,8 @@
  * TypeScript sources (JSR gets those, deno.json).
  *
  * - `dist/` of `ssh-apply-patch`: `mod.ts`, `core.ts`, `ssh.ts` and every
- *   `lib/` file they reach, each to a `.js` (types removed by TypeScript's
- *   `transpileModule`: the sources are erasable TypeScript, nothing is
+ *   `lib/` file they reach, each to a `.js` (types removed by Bun's
+ *   transpiler: the sources are erasable TypeScript, nothing is
  *   downlevelled) and a `.d.ts` (emitted
  *   per file by TypeScript's `transpileDeclaration`, which needs no type
  *   check because the sources use `isolatedDeclarations`); the CLI
@@ -153,15 +153,14 @@ function packageExamples(dts: string): string {
   return dts.replace(/^(\s*\*.*\bfrom )"(\.\/(?:mod|core|ssh)\.ts)"/gm, (_whole, lead: string, spec: string) => `${lead}"${names[spec]}"`);
 }
 
-/** JavaScript as written minus the types (no downlevelling: the sources are erasable TypeScript, `target` is what they use). */
-const javascriptOptions: ts.CompilerOptions = {
-  module: ts.ModuleKind.ESNext,
-  target: ts.ScriptTarget.ESNext,
-  verbatimModuleSyntax: true,
-  allowImportingTsExtensions: true,
-  removeComments: true,
-  sourceMap: false,
-};
+/**
+ * JavaScript as written minus the types (no downlevelling: the sources are
+ * erasable TypeScript). Bun's transpiler, about 80× less CPU than
+ * TypeScript's `transpileModule` here, which matters for a git install's
+ * `prepare`; target "browser", because "node" rewrites `import.meta.main`
+ * into `require.main == require.module`, which an ES module cannot run.
+ */
+const transpiler = new Bun.Transpiler({ loader: "ts", target: "browser", trimUnusedImports: false });
 const declarationOptions: ts.CompilerOptions = {
   declaration: true,
   emitDeclarationOnly: true,
@@ -184,10 +183,8 @@ for (const target of TARGETS) {
     const source = readFileSync(join(REPO, file), "utf8");
     for (const imported of localImports(file, source)) if (target.owns(imported)) queue.push(imported);
 
-    const transpiled = ts.transpileModule(source, { fileName: file, compilerOptions: javascriptOptions, reportDiagnostics: true });
-    const errors = (transpiled.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-    if (errors.length > 0) throw new Error(`${file}: cannot transpile:\n${errors.join("\n")}`);
-    const js = rewrite(target, file, transpiled.outputText, ".js");
+    const js = rewrite(target, file, transpiler.transformSync(source), ".js");
+    if (/\brequire\s*[.(]|\bimport\.meta\.require\b|\bBun\./.test(js)) throw new Error(`${file}: the transpiled JavaScript needs Bun or CommonJS`);
     mkdirSync(dirname(outPath(target, file, ".js")), { recursive: true });
     writeFileSync(outPath(target, file, ".js"), js);
     written++;
