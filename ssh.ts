@@ -28,6 +28,6 @@ export type { AddedHostKey } from "./lib/ssh/connect.ts";
 export { parseSshDestination } from "./lib/ssh/destination.ts";
 export type { SshDestination } from "./lib/ssh/destination.ts";
 export { fingerprintSha256, formatKnownHostsLine, knownKeyTypes, parseKnownHosts, verifyHostKey } from "./lib/ssh/known_hosts.ts";
-export type { HostKeyVerdict, KnownHostEntry, KnownHosts } from "./lib/ssh/known_hosts.ts";
+export type { HostKeyVerdict, KnownHostEntry, KnownHosts, KnownHostsProblem } from "./lib/ssh/known_hosts.ts";
 export { resolveSshConfig } from "./lib/ssh/config.ts";
 export type { ResolvedSshHost, SshConfigGiven, SshConfigSource } from "./lib/ssh/config.ts";

@@ -6,7 +6,7 @@
  *    string, or a map of subpaths to files), so a new entry point is covered
  *    without editing this script.
  * 2. `deno doc --lint` on all of them, with the pinned
- *    `node_modules/.bin/deno`: a public symbol without JSDoc, without an
+ *    `tools/node_modules/.bin/deno` (`npm run runtimes`): a public symbol without JSDoc, without an
  *    explicit type, or referencing a type that is not exported fails.
  * 3. `deno doc --json`: every exported symbol's JSDoc must have an
  *    `@example` (the project's rule; `--lint` does not check it).
@@ -25,7 +25,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
-const DENO = join(REPO, "node_modules", ".bin", "deno");
+const DENO = join(REPO, "tools", "node_modules", ".bin", "deno");
 
 /**
  * The entry point files of a `deno.json` `exports` field, repository-relative,
@@ -48,7 +48,13 @@ export function entryPoints(denoJson: { exports?: unknown }): string[] {
 /** One exported symbol as `deno doc --json` (format version 2) lists it. */
 interface DocSymbol {
   name: string;
-  declarations: { kind: string; location: { filename: string; line: number }; jsDoc?: { doc?: string; tags?: { kind: string }[] } }[];
+  declarations: {
+    kind: string;
+    location: { filename: string; line: number };
+    jsDoc?: { doc?: string; tags?: { kind: string }[] };
+    /** For `kind: "reference"`: the declaration re-exported. */
+    def?: { target?: { filename: string; line: number } };
+  }[];
 }
 
 /**
@@ -66,8 +72,17 @@ export function symbolsWithoutExample(docJson: unknown, repo: string): string[] 
   const nodes = (docJson as { version?: number; nodes?: Record<string, { symbols?: DocSymbol[] }> }).nodes;
   if (!nodes || typeof nodes !== "object") throw new Error("deno doc --json: no `nodes` (an unknown output format; this script reads version 2)");
   const missing = new Set<string>();
+  // Where each symbol is documented in full: an entry that re-exports a symbol another entry
+  // documents (core.ts and ssh.ts re-export mod.ts's) gets a `reference` to it, not its JSDoc.
+  const key = (l: { filename: string; line: number }): string => `${l.filename}:${l.line}`;
+  const documented = new Set<string>();
+  for (const module of Object.values(nodes)) {
+    for (const symbol of module.symbols ?? []) for (const d of symbol.declarations) if (d.kind !== "reference") documented.add(key(d.location));
+  }
   for (const module of Object.values(nodes)) {
     for (const symbol of module.symbols ?? []) {
+      const target = symbol.declarations.every((d) => d.kind === "reference") ? symbol.declarations[0]!.def?.target : undefined;
+      if (target !== undefined && documented.has(key(target))) continue;
       const hasExample = symbol.declarations.some((d) => d.jsDoc?.tags?.some((t) => t.kind === "example"));
       if (hasExample) continue;
       const d = symbol.declarations[0]!;
@@ -119,7 +134,7 @@ function lint(): string[] {
 
 if (import.meta.main) {
   if (!existsSync(DENO)) {
-    console.error(`FATAL: ${relative(REPO, DENO)} is missing (npm install brings the pinned deno)`);
+    console.error(`FATAL: ${relative(REPO, DENO)} is missing (npm run runtimes installs the pinned deno)`);
     process.exit(2);
   }
   let findings: string[];

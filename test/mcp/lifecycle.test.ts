@@ -14,6 +14,7 @@ import { join } from "node:path";
 import type { ReadFileOutput } from "../../examples/mcp/schemas.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
+import { PINNED_NODE } from "../support/runtimes.ts";
 import { HANDSHAKE, rawRun, REPO } from "./stdio_helpers.ts";
 
 const BUN = join(REPO, "node_modules", ".bin", "bun");
@@ -63,7 +64,12 @@ describe("client configurations work from any working directory (started from /)
   const configs: { name: string; command: () => string; args: () => string[] }[] = [
     { name: "README Claude Desktop / Cursor: node_modules/.bin/bun + absolute script + --config", command: () => BUN, args: () => [SERVER, "--config", join(work, "roots.json")] },
     { name: "README Codex: node_modules/.bin/bun + absolute script + --root with an absolute path", command: () => BUN, args: () => [SERVER, "--root", `site=${site()}`] },
-    { name: "README Node ≥ 22.18: node_modules/.bin/node + absolute script", command: () => join(REPO, "node_modules", ".bin", "node"), args: () => [SERVER, "--root", `site=${site()}`] },
+    { name: "docs/mcp.md Node ≥ 22.18: tools/node_modules/.bin/node + absolute script", command: () => PINNED_NODE, args: () => [SERVER, "--root", `site=${site()}`] },
+    {
+      name: "docs/mcp.md Node ≥ 20.16: the system node + the built bin packages/mcp/dist/bin/ssh-apply-patch-mcp.js",
+      command: () => process.env.npm_node_execpath ?? Bun.which("node") ?? "node",
+      args: () => [join(REPO, "packages", "mcp", "dist", "bin", "ssh-apply-patch-mcp.js"), "--root", `site=${site()}`],
+    },
     { name: "README npm --prefix: npm --prefix <repo> run --silent mcp", command: () => "npm", args: () => ["--prefix", REPO, "run", "--silent", "mcp", "--", "--root", `site=${site()}`] },
   ];
   for (const c of configs) {

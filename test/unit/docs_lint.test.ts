@@ -44,12 +44,20 @@ describe("symbolsWithoutExample", () => {
         ],
       },
       "file:///repo/core.ts": {
-        symbols: [{ name: "Plan", declarations: [{ kind: "interface", location: at("lib/types.ts", 12), jsDoc: { doc: "A plan." } }] }],
+        symbols: [
+          { name: "Plan", declarations: [{ kind: "interface", location: at("lib/types.ts", 12), jsDoc: { doc: "A plan." } }] },
+          // A second entry re-exporting a symbol another entry documents: deno doc lists it as a reference to it.
+          { name: "parsePatch", declarations: [{ kind: "reference", location: at("core.ts", 3), def: { target: at("lib/parse.ts", 10) } }] },
+        ],
+      },
+      "file:///repo/ssh.ts": {
+        // A reference whose target no entry documents in full is still a finding.
+        symbols: [{ name: "orphan", declarations: [{ kind: "reference", location: at("ssh.ts", 4), def: { target: at("lib/ssh/x.ts", 7) } }] }],
       },
     },
   };
   test("lists each undocumented or example-less export once, across entry points; one example among overloads suffices", () => {
-    expect(symbolsWithoutExample(json, "/repo")).toEqual(["lib/types.ts:12 Plan (interface)", "lib/types.ts:40 Limits (interface)"]);
+    expect(symbolsWithoutExample(json, "/repo")).toEqual(["lib/types.ts:12 Plan (interface)", "lib/types.ts:40 Limits (interface)", "ssh.ts:4 orphan (reference)"]);
   });
   test("an unknown output format is an error, not an empty list", () => {
     expect(() => symbolsWithoutExample({ version: 3, modules: [] }, "/repo")).toThrow(/no `nodes`/);
