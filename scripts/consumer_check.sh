@@ -6,8 +6,8 @@
 #
 #     bash scripts/consumer_check.sh            # KEEP=1 keeps the temp dir
 #
-# Needs: npm ci and npm run runtimes done in this checkout (bun and typescript
-# come from its node_modules, deno and node 26 from tools/node_modules; nothing
+# Needs: npm ci and npm run runtimes done in this checkout (bun comes from its
+# node_modules, deno, node 26 and typescript from tools/node_modules; nothing
 # else is downloaded but the packages' own dependencies from the npm
 # registry), and the system `node` (the one npm runs on), which must satisfy
 # package.json's `engines`.
@@ -20,8 +20,8 @@ MAX_CORE_BUNDLE_BYTES=$((150 * 1024))   # bun build --target=browser --minify of
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
-for tool in bun tsc; do [ -x "$BIN/$tool" ] || fail "$BIN/$tool is missing: run npm ci first"; done
-for tool in deno node; do [ -x "$RUNTIMES/$tool" ] || fail "$RUNTIMES/$tool is missing: run npm run runtimes first"; done
+for tool in bun; do [ -x "$BIN/$tool" ] || fail "$BIN/$tool is missing: run npm ci first"; done
+for tool in deno node tsc; do [ -x "$RUNTIMES/$tool" ] || fail "$RUNTIMES/$tool is missing: run npm run runtimes first"; done
 SYSTEM_NODE=$(command -v node) || fail "no system node on PATH"
 PINNED_NODE="$RUNTIMES/node"
 DENO="$RUNTIMES/deno"
@@ -54,7 +54,7 @@ done
 # (listings in variables: with pipefail, `tar | grep -q` fails when grep stops reading early)
 lib_listing=$(tar tzf "$LIB_TGZ")
 mcp_listing=$(tar tzf "$MCP_TGZ")
-for must in dist/mod.js dist/mod.d.ts dist/core.js dist/core.d.ts dist/ssh.js dist/ssh.d.ts dist/bin/ssh-apply-patch.js; do
+for must in dist/mod.js dist/mod.d.ts dist/core.js dist/core.d.ts dist/ssh.js dist/ssh.d.ts dist/bin/ssh-apply-patch.js CHANGELOG.md docs/README.md; do
   grep -qx "package/$must" <<<"$lib_listing" || fail "ssh-apply-patch tarball lacks $must"
 done
 grep -qx "package/dist/bin/ssh-apply-patch-mcp.js" <<<"$mcp_listing" || fail "ssh-apply-patch-mcp tarball lacks its bin"
@@ -184,10 +184,10 @@ tsc_check() {
 { "compilerOptions": { "module": "$module", "moduleResolution": "$resolution", "target": "ES2022", "lib": $lib,
     "types": $types, "strict": true, "skipLibCheck": false, "noEmit": true }, "files": ["consumer.ts"] }
 EOF
-  "$SYSTEM_NODE" "$REPO/node_modules/typescript/bin/tsc" -p "tsconfig.$name.json" >"$WORK/tsc.out" 2>&1 ||
+  "$SYSTEM_NODE" "$REPO/tools/node_modules/typescript/bin/tsc" -p "tsconfig.$name.json" >"$WORK/tsc.out" 2>&1 ||
     fail "tsc ($name: module $module, moduleResolution $resolution, lib $lib, types $types):
 $(head -n 40 "$WORK/tsc.out")"
-  ok "tsc $("$SYSTEM_NODE" "$REPO/node_modules/typescript/bin/tsc" --version) type-checks the consumer: $name (strict, skipLibCheck false)"
+  ok "tsc $("$SYSTEM_NODE" "$REPO/tools/node_modules/typescript/bin/tsc" --version) type-checks the consumer: $name (strict, skipLibCheck false)"
 }
 tsc_check nodenext nodenext nodenext '["ES2022", "DOM"]' '[]'
 tsc_check bundler esnext bundler '["ES2022", "DOM"]' '[]'

@@ -2,7 +2,7 @@
  * The runtime matrix's checks for a Node without type stripping (the system
  * Node 20 of a fresh machine, which the npm package supports from its
  * `engines`): test/runtimes/suite.ts and the test files it imports are
- * transpiled (TypeScript's `transpileModule`) to `*.compiled.mjs` next to
+ * transpiled (Bun's transpiler, as scripts/build.ts does) to `*.compiled.mjs` next to
  * their sources (so the scenario loader's `import.meta.url` still finds
  * test/scenarios/), and their imports of the library are pointed at the
  * built package, `dist/` (what an npm consumer runs), never at `lib/*.ts`.
@@ -12,9 +12,10 @@
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
-import ts from "typescript";
 
 const REPO = join(import.meta.dir, "..", "..");
+// target "browser": "node" would turn import.meta.main into require.main, which an ES module cannot run.
+const transpiler = new Bun.Transpiler({ loader: "ts", target: "browser", trimUnusedImports: false });
 const RELATIVE = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.\.?\/[^"'\n]+)\.ts\2/g;
 
 /**
@@ -36,11 +37,7 @@ export function compileForNode(entry: string): { entry: string; written: string[
     if (seen.has(file)) continue;
     seen.add(file);
     const source = readFileSync(join(REPO, file), "utf8");
-    const { outputText } = ts.transpileModule(source, {
-      fileName: file,
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ESNext, verbatimModuleSyntax: true, allowImportingTsExtensions: true },
-    });
-    const js = outputText.replace(RELATIVE, (_whole, lead: string, quote: string, spec: string) => {
+    const js = transpiler.transformSync(source).replace(RELATIVE, (_whole, lead: string, quote: string, spec: string) => {
       const target = normalize(join(dirname(file), `${spec}.ts`));
       let to: string;
       if (target === "mod.ts" || target.startsWith("lib/")) to = join("dist", target.replace(/\.ts$/, ".js"));

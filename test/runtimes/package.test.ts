@@ -15,7 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO } from "../mcp/stdio_helpers.ts";
@@ -79,7 +79,10 @@ describe("installed as a dependency", () => {
     const installed = join(app, "node_modules", pkg.name);
     mkdirSync(installed, { recursive: true });
     for (const entry of [...pkg.files.filter((f) => f !== "dist/"), "package.json"]) {
-      cpSync(join(REPO, entry), join(installed, entry), { recursive: true });
+      // `dir/*.ext` entries (npm's files globs) copy the matching files of that one directory.
+      const glob = /^([^*]+)\/\*(\.\w+)$/.exec(entry);
+      const paths = glob ? readdirSync(join(REPO, glob[1]!)).filter((n) => n.endsWith(glob[2]!)).map((n) => `${glob[1]}/${n}`) : [entry];
+      for (const path of paths) cpSync(join(REPO, path), join(installed, path), { recursive: true });
     }
     const built = spawnSync(join(BIN, "bun"), ["scripts/build.ts", "--out", installed], { cwd: REPO, encoding: "utf8" });
     if (built.status !== 0) throw new Error(`scripts/build.ts failed: ${built.stderr}`);
@@ -98,7 +101,8 @@ describe("installed as a dependency", () => {
 
   test("package.json: prepare builds dist/ with Bun alone, files ship it, exports give types first and JavaScript to every runtime", () => {
     expect(pkg.scripts.prepare).toBe("bun scripts/build.ts");
-    expect(pkg.files).toEqual(["dist/", "README.md", "LICENSE"]);
+    // The README's links into docs/, CHANGELOG.md and SECURITY.md resolve inside the tarball too (as in the JSR package).
+    expect(pkg.files).toEqual(["dist/", "README.md", "LICENSE", "CHANGELOG.md", "SECURITY.md", "docs/*.md"]);
     for (const [entry, file] of [[".", "mod"], ["./core", "core"], ["./ssh", "ssh"]] as const) {
       expect([entry, pkg.exports[entry]]).toEqual([entry, { types: `./dist/${file}.d.ts`, default: `./dist/${file}.js` }]);
       expect(Object.keys(pkg.exports[entry]!)[0]).toBe("types"); // conditions match in order
