@@ -13,7 +13,8 @@
  *   (`examples/apply.ts` and what it imports) under `dist/examples/`, and its
  *   bin `dist/bin/ssh-apply-patch.js`.
  * - `packages/mcp/dist/` of `ssh-apply-patch-mcp`: the example MCP server
- *   (`examples/mcp_server.ts` and `examples/mcp/`) with its imports of
+ *   (`examples/mcp_server.ts`, `examples/mcp/`, and the snake_case wire
+ *   conversion `examples/wire/` it shares with the CLI) with its imports of
  *   `mod.ts` turned into imports of the `ssh-apply-patch` package, and its
  *   bin `dist/bin/ssh-apply-patch-mcp.js`.
  *
@@ -53,7 +54,7 @@ const TARGETS: Target[] = [
     name: "ssh-apply-patch",
     entries: ["mod.ts", "core.ts", "ssh.ts", "examples/apply.ts"],
     dist: join(outRoot, "dist"),
-    owns: (file) => /^(mod|core|ssh)\.ts$/.test(file) || file.startsWith("lib/") || file === "examples/apply.ts" || file.startsWith("examples/cli/"),
+    owns: (file) => /^(mod|core|ssh)\.ts$/.test(file) || file.startsWith("lib/") || file === "examples/apply.ts" || /^examples\/(cli|wire)\//.test(file),
     external: () => null,
     declarations: true,
     bins: { "ssh-apply-patch": "../examples/apply.js" },
@@ -62,7 +63,7 @@ const TARGETS: Target[] = [
     name: "ssh-apply-patch-mcp",
     entries: ["examples/mcp_server.ts"],
     dist: join(outRoot, "packages", "mcp", "dist"),
-    owns: (file) => file === "examples/mcp_server.ts" || file.startsWith("examples/mcp/"),
+    owns: (file) => file === "examples/mcp_server.ts" || /^examples\/(mcp|wire)\//.test(file),
     external: (file) => (file === "mod.ts" ? "ssh-apply-patch" : null),
     declarations: false,
     bins: { "ssh-apply-patch-mcp": "../mcp_server.js" },

@@ -156,8 +156,9 @@ export async function run(root: string, patch: string): Promise<string> {
   const shell: RemoteShell = new LocalShell();
   const report: ApplyReport = await applyPatch(shell, { root, patch });
   if (!report.ok) {
-    const first: PatchFailure | undefined = report.errors?.[0];
-    return first === undefined ? "failed" : rewordFailure(first, () => undefined).message;
+    // Results narrow through the shipped declarations: a failed report has at least one error.
+    const first: PatchFailure = report.errors[0];
+    return rewordFailure(first, () => undefined).message;
   }
   const snaps = await readSnapshots(shell, root, report.files.map((f) => f.path));
   return [...snaps.keys()].join(",");
@@ -165,11 +166,11 @@ export async function run(root: string, patch: string): Promise<string> {
 
 export function plan(text: string, bytes: Uint8Array): string {
   const parsed = parsePatch(text);
-  if (!parsed.ok) return parsed.errors.map((e: PatchFailure) => e.code).join(",");
+  if (!parsed.ok) return parsed.errors[0].code;
   const snapshot: FileSnapshot = { path: "a.txt", kind: "file", bytes, sha256: sha256Hex(bytes), mode: 0o644 };
   const snapshots: Snapshots = new Map([["a.txt", snapshot]]);
   const planned = planPatch(parsed.patch, snapshots);
-  return planned.ok ? String(planned.plan.files.length) : planned.errors[0]!.message;
+  return planned.ok ? String(planned.plan.files.length) : planned.errors[0].message;
 }
 
 export const limits: number = DEFAULT_LIMITS.maxPatchBytes;
