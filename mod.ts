@@ -53,7 +53,7 @@ export type { ReadSnapshotsOptions } from "./lib/remote/snapshot.ts";
 export { SnapshotCache } from "./lib/remote/snapshot_cache.ts";
 export type { CacheHint, SnapshotCacheOptions, SnapshotCacheStats } from "./lib/remote/snapshot_cache.ts";
 export type { CompressMode } from "./lib/remote/host_wire.ts";
-export { commitRemote, DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS, newOperationId } from "./lib/remote/commit.ts";
+export { commitRemote, DEFAULT_LOCK_WAIT_MS, DEFAULT_CLIENT_GONE_MS, newOperationId } from "./lib/remote/commit.ts";
 export type { CommitOptions } from "./lib/remote/commit.ts";
 export { reconcile } from "./lib/remote/reconcile.ts";
 export { reconcileTicket, reconcileTicketOf } from "./lib/remote/plan_shas.ts";

@@ -59,10 +59,17 @@ export interface ApplyRequest {
   operationId?: string;
   /** Bounded wait for locks held by other writers (default 10 s). */
   lockWaitMs?: number;
-  /** Locks older than this are broken with a warning (default 120 s). */
-  staleLockMs?: number;
-  /** Cancel: honoured until the commit program starts; after that the commit runs to its end or is reported `outcome_unknown`. */
+  /**
+   * Cancel. Before the commit's point of no return (every file staged,
+   * locked and checked, nothing renamed: the host asks for the go-ahead)
+   * it stops the commit: nothing is applied, nothing is left in the root,
+   * and the report fails `cancelled`. After it, the commit finishes (never
+   * half-way) and reports what it did, with the warning `cancel_too_late`.
+   * See `CommitOptions.signal`.
+   */
   signal?: AbortSignal;
+  /** How long the host waits for this client's go-ahead, or for upload progress, before it concludes the client is gone (default 10 s; `CommitOptions.clientGoneMs`). */
+  clientGoneMs?: number;
   /** Timeout of each remote program. */
   timeoutMs?: number;
   /** Upload progress of the commit's contents. */
@@ -185,8 +192,8 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   const committed = await commitRemote(shell, request.root, plan, {
     operationId,
     lockWaitMs: request.lockWaitMs,
-    staleLockMs: request.staleLockMs,
     signal: request.signal,
+    clientGoneMs: request.clientGoneMs,
     timeoutMs: request.timeoutMs,
     onProgress: request.onProgress,
     delta: request.delta,

@@ -573,7 +573,8 @@ export type WarningCode =
   | "leftovers_removed"
   | "insecure_host_key"
   | "agent_unavailable"
-  | "cleanup_incomplete";
+  | "cleanup_incomplete"
+  | "cancel_too_late";
 
 /**
  * A warning attached to a parse, a plan or a commit.

@@ -31,6 +31,7 @@ const WARNING_CODES = [
   "indentation_not_adjusted", "trailing_blank_context_dropped", "appended_at_eof", "parents_created",
   "mode_not_preserved", "owner_not_preserved", "acl_or_xattr_not_preserved", "hard_link_broken",
   "stale_lock_broken", "leftovers_removed", "insecure_host_key", "agent_unavailable", "cleanup_incomplete",
+  "cancel_too_late",
 ] as const satisfies readonly WarningCode[];
 
 const HINT_OPTIONS = [

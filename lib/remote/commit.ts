@@ -36,14 +36,16 @@ import type { CommitReport, Failures, FileReport, PatchFailure, PathOutcome, Pla
  */
 export const DEFAULT_LOCK_WAIT_MS = 10_000;
 /**
- * Default age after which a lock whose owner is gone is broken.
+ * Default of {@linkcode CommitOptions.clientGoneMs}: how long the host
+ * program waits for the client's go-ahead, or for upload progress, before
+ * it concludes the client is gone and removes everything it made.
  *
  * @example
  * ```ts
- * await commitRemote(shell, root, plan, { staleLockMs: DEFAULT_STALE_LOCK_MS / 2 }); // break abandoned locks after 60 s
+ * await commitRemote(shell, root, plan, { clientGoneMs: 3 * DEFAULT_CLIENT_GONE_MS }); // a slow, bursty link
  * ```
  */
-export const DEFAULT_STALE_LOCK_MS = 120_000;
+export const DEFAULT_CLIENT_GONE_MS = 10_000;
 
 /**
  * Options of {@linkcode commitRemote}.
@@ -59,10 +61,27 @@ export interface CommitOptions {
   operationId?: string;
   /** Longest total wait for locks held by others, default 10 s; then `locked`. */
   lockWaitMs?: number;
-  /** Locks older than this whose owner is gone are broken (warning `stale_lock_broken`), default 120 s. */
-  staleLockMs?: number;
-  /** Abort the call: honoured until the commit starts; after that the outcome is reported as it is (`outcome_unknown` when it may have changed files). */
+  /**
+   * Cancel (README "Guarantees": cancel). Through an adapter that honours
+   * the go-ahead handshake (`shell.stdinGate`: LocalShell, SshShell), an
+   * abort before the host program reached its point of no return — every
+   * file staged, locked and checked, nothing renamed — stops it there: the
+   * program removes its stages, private directories and locks, and the
+   * report fails `cancelled` with the operation id, nothing applied. An
+   * abort after the go-ahead was sent is too late: the commit finishes (or
+   * rolls back) by itself, never half-way, and the report says what it did,
+   * with the warning `cancel_too_late`. Through another adapter the program
+   * is killed and the report is `outcome_unknown` (reconcile settles it).
+   */
   signal?: AbortSignal;
+  /**
+   * How long the host program waits for the go-ahead after asking, and how
+   * long an upload may make no progress, before it concludes the client is
+   * gone (a dropped or stalled link) and stops before its first rename,
+   * removing everything it made and releasing its locks. Default 10 s;
+   * whole seconds (at least 1) on the host.
+   */
+  clientGoneMs?: number;
   /**
    * Kill the program and report after this long. Default: 5 min + the lock
    * wait + 1 s per MiB uploaded (lib/remote/exec_bounds.ts). A commit that
@@ -175,13 +194,17 @@ export async function commitRemote(
     return { ok: false, operationId, atomicity: "batch_preflight_per_file_commit", elevated: shell.elevated ?? false, files: [], warnings: [], errors: [strange] };
   }
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
-  const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
+  const clientGoneMs = options.clientGoneMs ?? DEFAULT_CLIENT_GONE_MS;
+  if (!(Number.isFinite(clientGoneMs) && clientGoneMs > 0)) throw new TypeError("commitRemote: clientGoneMs must be a positive number");
+  // the go-ahead handshake, where the adapter can answer it
+  const gated = shell.stdinGate === true;
+  const gateSeconds = gated ? Math.max(1, Math.ceil(clientGoneMs / 1000)) : 0;
   const layout = transactionLayout(plan, { delta: options.delta !== false });
   const command = commitProgram(
     root,
     operationId,
     lockWaitMs,
-    staleSeconds,
+    gateSeconds,
     plan.createParents !== false,
     writtenBytes(plan) >= LARGE_CONTENT_BYTES,
     options.sharedDirectories ?? "refuse",
@@ -207,14 +230,28 @@ export async function commitRemote(
   let result: ExecResult;
   const stdin = transactionInput(plan, layout, "SAP-COMMIT-2", true, randomBytes(16).toString("hex"));
   const tooLarge = (): CommitReport => fail([replyTooLarge("commit", MAX_REPLY_BYTES, { ticket: reconcileTicket(plan, operationId) })]);
+  // Whether the go-ahead went out: until it does, the host cannot have
+  // renamed anything, whatever happens to the link.
+  let goSent = false;
+  const gate = gated
+    ? {
+      prompt: "GATE",
+      reply: (): Uint8Array | null => {
+        if (options.signal?.aborted) return null;
+        goSent = true;
+        return GO;
+      },
+    }
+    : undefined;
   try {
     result = await execProgram(shell, command, {
       stdin,
       signal: options.signal,
-      timeoutMs: options.timeoutMs ?? writeTimeoutMs(stdin.length, lockWaitMs),
+      timeoutMs: options.timeoutMs ?? writeTimeoutMs(stdin.length, lockWaitMs) + (gated ? clientGoneMs : 0),
       onStdinProgress: options.onProgress ? reportedProgress(plan, layout, options.onProgress) : undefined,
       maxStdoutBytes: MAX_REPLY_BYTES,
       maxStderrBytes: MAX_STDERR_BYTES,
+      ...(gate !== undefined ? { stdinGate: gate } : {}),
     }, options.compress);
   } catch (error) {
     if (!(error instanceof RemoteShellError)) throw error;
@@ -222,6 +259,9 @@ export async function commitRemote(
     // Nothing ran (the adapter says so, or the code cannot happen after a
     // start): that failure is the answer, and retrying is safe.
     if (!programMayHaveRun(error)) return fail([{ ...error.failure, operationId }]);
+    // Stopped before the go-ahead: nothing can have been renamed, but the
+    // program may not have been seen to end (a stalled link).
+    if (gated && !goSent) return fail([stoppedBeforeGo(error.failure.code === "timeout" ? "timeout" : error.failure.code === "cancelled" ? "cancelled" : "transport", operationId, plan, quotedFailure(error.failure), false, clientGoneMs)]);
     return fail([outcomeUnknown(reconcileTicket(plan, operationId), `the transport failed (${quotedFailure(error.failure)})`)]);
   }
   // An adapter that does not honour maxStdoutBytes: the same bound, checked here.
@@ -230,6 +270,17 @@ export async function commitRemote(
   const stderr = new TextDecoder().decode(result.stderr.subarray(0, MAX_STDERR_BYTES));
   const ctx: Context = { plan, layout, out, operationId, root, host: shell.label ?? "the host", stderr, lockWaitMs };
   const warnings = collectWarnings(ctx);
+  // A cancel or timeout that stopped the program before the go-ahead:
+  // nothing was renamed, and the program says whether it cleaned up.
+  const stop = result.stopped ?? (options.signal?.aborted ? "cancelled" : undefined);
+  if (gated && !goSent && stop !== undefined && !out.steps.has(5)) {
+    const clean = out.end !== null && !warnings.all.some((w) => w.code === "cleanup_incomplete");
+    return fail([stoppedBeforeGo(stop, operationId, plan, null, clean, clientGoneMs)], warnings.all);
+  }
+  if (goSent && options.signal?.aborted) {
+    warnings.general.push(cancelTooLate(operationId));
+    warnings.all.push(cancelTooLate(operationId));
+  }
 
   if (out.end === null) return fail([unfinished(ctx, result)], warnings.all);
   switch (out.end) {
@@ -261,11 +312,61 @@ export async function commitRemote(
       return fail([{ ...rootFailure(out.root ?? "missing", root, ctx.host), operationId }], warnings.all);
     case "failed":
       return fail(asFailures(programFailures(ctx)), warnings.all);
+    case "cancelled":
+      // the host stopped by itself before the go-ahead came (no cancel of ours)
+      return fail([clientGone(out.cancelled, operationId, clientGoneMs, stderr)], warnings.all);
     case "interrupted":
       return fail([remoteError(`the commit program was interrupted (${out.interrupted ?? "signal"}) before it changed any file; nothing was changed: retry`, stderr, operationId)], warnings.all);
     default:
       return fail([remoteError(`the commit program stopped (${out.end}${out.badInput ? `: ${out.badInput}` : ""}) before changing any file; nothing was changed`, stderr, operationId)], warnings.all);
   }
+}
+
+const GO = new TextEncoder().encode("GO\n");
+
+/**
+ * A commit stopped before its go-ahead (by a cancel, the call's timeout, or
+ * a transport failure while it waited): nothing was renamed. `clean`: the
+ * program reported its end, its temporaries removed.
+ */
+function stoppedBeforeGo(
+  why: "cancelled" | "timeout" | "transport",
+  operationId: string,
+  plan: Plan,
+  transport: string | null,
+  clean: boolean,
+  clientGoneMs: number,
+): PatchFailure {
+  const settle = reconcileHint(operationId);
+  const what = why === "cancelled"
+    ? "the commit was cancelled before it changed any file"
+    : why === "timeout"
+    ? "the commit did not finish in time and was stopped before it changed any file"
+    : `the connection failed (${transport}) before the commit was told to go ahead`;
+  const left = clean
+    ? "its temporary files and locks were removed"
+    : `the host program removes its temporary files and locks itself once it sees the client gone (within ${Math.ceil(clientGoneMs / 1000)} s); ${settle.says} to check`;
+  const message = `${what}: nothing was applied and ${left}. Operation ${operationId}.`;
+  const base = why === "cancelled" ? failure("cancelled", message, { operation_id: operationId }) : { ...remoteError(message, "", operationId), code: why === "timeout" ? "timeout" as const : "remote_error" as const };
+  return clean ? base : { ...base, reconcile: reconcileTicket(plan, operationId), hints: [settle] };
+}
+
+/** The host stopped before its first rename because the client did not answer (it never asked us to cancel). */
+function clientGone(why: string | null, operationId: string, clientGoneMs: number, stderr: string): PatchFailure {
+  const s = Math.ceil(clientGoneMs / 1000);
+  const what = why === "stalled"
+    ? `the upload made no progress for ${s} s`
+    : why === "timeout"
+    ? `the client's go-ahead did not arrive within ${s} s`
+    : "the client's input ended before its go-ahead";
+  return remoteError(`the host stopped the commit before changing any file (${what}); nothing was changed and its temporary files were removed: retry (a slow link: raise clientGoneMs)`, stderr, operationId);
+}
+
+function cancelTooLate(operationId: string): Warning {
+  return {
+    code: "cancel_too_late",
+    message: `the cancel arrived after operation ${operationId} had been told to go ahead (every file staged, locked and checked); it was let finish so that no file is left half-written: this report says what it did`,
+  };
 }
 
 interface Context {

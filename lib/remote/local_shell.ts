@@ -24,8 +24,9 @@ import type { ChildProcess } from "node:child_process";
 import { failure } from "../failure.ts";
 import { localReadsSupported, readVerifiedFile } from "./local_read.ts";
 import { OutputBuffer } from "./output_buffer.ts";
-import { RemoteShellError } from "./shell.ts";
+import { GATE_STOP_GRACE_MS, RemoteShellError } from "./shell.ts";
 import type { ExecOptions, ExecResult, LocalFileAccess, RemoteShell } from "./shell.ts";
+import { GateAnswer } from "./stdin_gate.ts";
 
 /**
  * Options of {@linkcode LocalShell}.
@@ -90,6 +91,8 @@ export class LocalShell implements RemoteShell {
   readonly elevated: boolean = false;
   /** A pipe, not a network: compression would cost more than it saves. */
   readonly link: "local" = "local";
+  /** Honours {@linkcode ExecOptions.stdinGate}. */
+  readonly stdinGate: boolean = true;
   /** Direct reads of files the snapshot program measured (see {@linkcode LocalShellOptions.localReads}). */
   readonly localFiles?: LocalFileAccess;
   readonly #shell: string[];
@@ -150,6 +153,10 @@ export class LocalShell implements RemoteShell {
       let stderrDropped = 0;
       let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
+      const sink = child.stdin!;
+      const gate = options.stdinGate === undefined
+        ? undefined
+        : new GateAnswer(options.stdinGate, (bytes) => sink.write(bytes), () => sink.end());
 
       const killGroup = (): void => {
         const pid = child.pid;
@@ -167,6 +174,7 @@ export class LocalShell implements RemoteShell {
       const finish = (): void => {
         settled = true;
         if (timer !== undefined) clearTimeout(timer);
+        if (grace !== undefined) clearTimeout(grace);
         signal?.removeEventListener("abort", onAbort);
       };
       const fail = (error: RemoteShellError): void => {
@@ -175,13 +183,34 @@ export class LocalShell implements RemoteShell {
         killGroup();
         reject(error);
       };
-      const onAbort = (): void =>
-        fail(new RemoteShellError(failure("cancelled", "the operation was cancelled; the local program was killed"), { started: true }));
+      const cancelled = (): RemoteShellError =>
+        new RemoteShellError(failure("cancelled", "the operation was cancelled; the local program was killed"), { started: true });
+      const timedOut = (): RemoteShellError =>
+        new RemoteShellError(failure("timeout", `the local program did not finish within ${timeoutMs} ms and was killed; retry with a longer timeout`), { started: true });
+      // A gated program (ExecOptions.stdinGate) is stopped with SIGTERM and
+      // given time to clean up; SIGKILL only if it does not end.
+      let stopped: "cancelled" | "timeout" | undefined;
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const stop = (why: "cancelled" | "timeout"): void => {
+        if (settled || stopped !== undefined) return;
+        if (gate === undefined) return fail(why === "cancelled" ? cancelled() : timedOut());
+        // past the go-ahead a cancel is too late: the program runs to its end
+        if (why === "cancelled" && gate.gaveBytes) return;
+        stopped = why;
+        gate.close();
+        const pid = child.pid;
+        try {
+          // the shell alone: a fork of it that has not reset its traps yet
+          // would run them too (commit_gate.ts)
+          if (pid !== undefined) process.kill(pid, "SIGTERM");
+        } catch {
+          // already gone: its close settles the call
+        }
+        grace = setTimeout(() => fail(why === "cancelled" ? cancelled() : timedOut()), GATE_STOP_GRACE_MS);
+      };
+      const onAbort = (): void => stop("cancelled");
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() =>
-          fail(new RemoteShellError(failure("timeout", `the local program did not finish within ${timeoutMs} ms and was killed; retry with a longer timeout`), { started: true })), timeoutMs);
-      }
+      if (timeoutMs !== undefined) timer = setTimeout(() => stop("timeout"), timeoutMs);
 
       const tooMuch = (what: "stdout" | "output", limit: number): void => {
         const advice = what === "output" ? "read fewer or smaller files at once" : "more than its caller allows for this program (maxStdoutBytes)";
@@ -199,6 +228,7 @@ export class LocalShell implements RemoteShell {
         // Killed before the chunk is kept: never more than the limit in memory.
         if (stdoutBytes > maxStdout) return tooMuch("stdout", maxStdout);
         if (total(chunk.length)) stdout.append(chunk);
+        gate?.push(chunk);
       });
       child.stderr!.on("data", (chunk: Uint8Array): void => {
         if (settled) return;
@@ -218,9 +248,10 @@ export class LocalShell implements RemoteShell {
           exitCode: code,
           signal: sig,
           ...(stderrDropped > 0 ? { stderrDropped } : {}),
+          ...(stopped !== undefined ? { stopped } : {}),
         });
       });
-      writeStdin(child, stdin ?? new Uint8Array(0), onStdinProgress);
+      writeStdin(child, stdin ?? new Uint8Array(0), onStdinProgress, gate);
     });
   }
 
@@ -240,13 +271,20 @@ function writeStdin(
   child: ChildProcess,
   bytes: Uint8Array,
   onProgress: ((sent: number, total: number) => void) | undefined,
+  gate: GateAnswer | undefined,
 ): void {
   const sink = child.stdin!;
   sink.on("error", () => {});
   const total = bytes.length;
   let offset = 0;
+  // with a gate, stdin stays open for the answer (GateAnswer ends it)
+  const done = (): void => {
+    if (gate === undefined) sink.end();
+    else gate.stdinDone();
+  };
   const pump = (): void => {
     while (offset < total) {
+      if (gate?.ended) return;
       const end = Math.min(offset + STDIN_CHUNK, total);
       const ok = sink.write(bytes.subarray(offset, end));
       offset = end;
@@ -256,11 +294,11 @@ function writeStdin(
         return;
       }
     }
-    sink.end();
+    done();
   };
   if (total === 0) {
     onProgress?.(0, 0);
-    sink.end();
+    done();
   } else {
     pump();
   }

@@ -85,6 +85,10 @@ export interface ProgramOutput {
   root: string | null;
   badInput: string | null;
   interrupted: string | null;
+  /** `GATE`: the program asked for the go-ahead (everything staged, locked and checked; nothing renamed yet). */
+  gate: boolean;
+  /** `CANCELLED why`: the go-ahead did not come (`eof`: stdin ended without it; `timeout`: not within the wait; `stalled`: the upload stopped). */
+  cancelled: string | null;
   journal: string | null;
   rejects: { k: number; code: string; depth: number }[];
   conflicts: { k: number; kind: RemoteKind; sha: string | null }[];
@@ -137,6 +141,8 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
     root: null,
     badInput: null,
     interrupted: null,
+    gate: false,
+    cancelled: null,
     journal: null,
     rejects: [],
     conflicts: [],
@@ -190,6 +196,14 @@ export function parseProgramOutput(stdout: Uint8Array, pathCount: number, fileCo
         case "SAP-END":
           if (f.length !== 2 || !WORD.test(f[1]!)) return false;
           out.end = f[1]!;
+          return true;
+        case "GATE":
+          if (f.length !== 1) return false;
+          out.gate = true;
+          return true;
+        case "CANCELLED":
+          if (f.length !== 2 || !/^(eof|timeout|stalled)$/.test(f[1]!)) return false;
+          out.cancelled = f[1]!;
           return true;
         case "UNSUPPORTED":
         case "ROOT":

@@ -6,7 +6,7 @@
  * @module
  */
 import { asFailures, failure, hasFailures, quotedFailure, reconcileHint, warning } from "../failure.ts";
-import { DEFAULT_LOCK_WAIT_MS, DEFAULT_STALE_LOCK_MS } from "./commit.ts";
+import { DEFAULT_LOCK_WAIT_MS } from "./commit.ts";
 import { reconcileProgram } from "./programs/programs.ts";
 import { transactionInput, transactionLayout } from "./manifest.ts";
 import { parseProgramOutput } from "./protocol.ts";
@@ -36,8 +36,6 @@ import type { TransactionLayout } from "./manifest.ts";
 export interface ReconcileOptions {
   /** Longest wait for the operation's locks (e.g. while its commit still runs), default 10 s. */
   lockWaitMs?: number;
-  /** Age after which another operation's abandoned lock is broken, default 120 s. */
-  staleLockMs?: number;
   /** Abort the call: the program is killed on the host. */
   signal?: AbortSignal;
   /** Kill the program and report after this long. Default: 5 min + the lock wait (lib/remote/exec_bounds.ts). */
@@ -112,7 +110,6 @@ export async function reconcile(
   const given: unknown = ticket !== null && typeof ticket === "object" ? ticket.operationId : undefined;
   const operationId = typeof given === "string" && OPERATION_ID.test(given) ? given : "";
   const lockWaitMs = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
-  const staleSeconds = Math.ceil((options.staleLockMs ?? DEFAULT_STALE_LOCK_MS) / 1000);
   const base = {
     operationId,
     atomicity: "batch_preflight_per_file_commit" as const,
@@ -138,7 +135,7 @@ export async function reconcile(
     if (!(error instanceof TypeError)) throw error;
     return fail([badTicket(error.message)]);
   }
-  const command = reconcileProgram(root, operationId, lockWaitMs, staleSeconds, options.sharedDirectories ?? "refuse");
+  const command = reconcileProgram(root, operationId, lockWaitMs, options.sharedDirectories ?? "refuse");
   if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [] };
   // A front end that cannot run reconcile itself rewords this step (hints).
   const settle = reconcileHint(operationId, `call reconcile again with operation id ${operationId}`);

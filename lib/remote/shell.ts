@@ -51,7 +51,47 @@ export interface ExecOptions {
    * adapter's own output cap.
    */
   maxStderrBytes?: number;
+  /**
+   * A go-ahead handshake (needs {@linkcode RemoteShell.stdinGate}): stdin is
+   * NOT closed after `stdin`; once the program writes the line `prompt` on
+   * stdout, the adapter calls `reply()` and writes what it returns, then
+   * closes stdin (`null`: closes it without writing). Stopping the call
+   * (`signal`, `timeoutMs`) while the prompt is unanswered — or on a timeout
+   * even after — closes stdin and sends the program SIGTERM instead of
+   * SIGKILL, so that it can clean up (or roll back); the call then resolves
+   * with what the program reported and {@linkcode ExecResult.stopped} set,
+   * and falls back to SIGKILL (rejecting as usual) only when the program
+   * has not ended within a few seconds. An abort after `reply()` gave bytes
+   * does not stop the program: it runs to its end and the call resolves.
+   */
+  stdinGate?: StdinGate;
 }
+
+/**
+ * See {@linkcode ExecOptions.stdinGate}.
+ *
+ * @example
+ * ```ts
+ * const gate: StdinGate = { prompt: "GATE", reply: () => new TextEncoder().encode("GO\n") };
+ * await shell.exec(program, { stdin, stdinGate: gate });
+ * ```
+ */
+export interface StdinGate {
+  /** The stdout line (without its newline) that asks for the reply. */
+  prompt: string;
+  /** The bytes that end stdin, or null to end it without any. Called at most once. */
+  reply: () => Uint8Array | null;
+}
+
+/**
+ * How long an adapter waits for a program it sent SIGTERM (a gated stop) before it kills it.
+ *
+ * @example
+ * ```ts
+ * setTimeout(() => process.kill(-pid, "SIGKILL"), GATE_STOP_GRACE_MS);
+ * ```
+ */
+export const GATE_STOP_GRACE_MS = 5000;
 
 /**
  * What one program run produced.
@@ -78,6 +118,8 @@ export interface ExecResult {
   signal: string | null;
   /** Bytes of stderr dropped beyond {@linkcode ExecOptions.maxStderrBytes} (absent or 0: none). */
   stderrDropped?: number;
+  /** Set when the adapter stopped the program with SIGTERM (a gated stop, see {@linkcode ExecOptions.stdinGate}) and it then ended by itself. */
+  stopped?: "cancelled" | "timeout";
 }
 
 /**
@@ -130,6 +172,13 @@ export interface RemoteShell {
    * is treated as local. A wrapper around another shell should forward it.
    */
   readonly link?: "local" | "network";
+  /**
+   * True when `exec` honours {@linkcode ExecOptions.stdinGate} (LocalShell,
+   * SshShell). A commit through an adapter without it cannot be stopped
+   * cleanly by a cancel once its program started. A wrapper should forward
+   * it only if it forwards the option.
+   */
+  readonly stdinGate?: boolean;
   /**
    * Only for an adapter whose programs run on this machine, under this
    * process's view of the file system (LocalShell): lets the snapshot read

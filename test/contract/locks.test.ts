@@ -15,6 +15,7 @@ import { commitRemote } from "../../lib/remote/commit.ts";
 import { lockDirName } from "../../lib/remote/manifest.ts";
 import type { CommitReport } from "../../lib/types.ts";
 import { assertNoLeftovers, cleanupTemps, makeTree, noLeftoversAfterEach, P, plan, writeTree } from "../support/local_trees.ts";
+import { deadPid, deadRecord, ownerRecord, plantLock } from "../support/lock_records.ts";
 import { HEAVY_SHELLS, shellsUnderTest } from "../support/shells_under_test.ts";
 
 afterAll(cleanupTemps, 30_000);
@@ -24,8 +25,8 @@ const heavy = new Set(HEAVY_SHELLS);
 const ROUNDS = Number(process.env.SAP_CONCURRENCY_ROUNDS ?? 4);
 const read = (root: string, path: string): string => readFileSync(join(root, path), "utf8");
 
-/** A lock as another operation would have left it. */
-function plantLock(dir: string, suffix: string, owner: string, ageSeconds: number): string {
+/** A lock of an older version: an `owner` file (`pid host epoch op`) instead of a record. */
+function plantLegacyLock(dir: string, suffix: string, owner: string, ageSeconds: number): string {
   const lock = join(dir, lockDirName(suffix));
   mkdirSync(lock);
   writeFileSync(join(lock, "owner"), owner + "\n");
@@ -34,48 +35,57 @@ function plantLock(dir: string, suffix: string, owner: string, ageSeconds: numbe
   return lock;
 }
 
-/** A pid that no process has (checked). */
-function deadPid(): number {
-  for (let pid = 4_000_000; ; pid--) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return pid;
-    }
-  }
-}
-
 for (const c of shells) {
   describe(`locks (${c.name})`, () => {
     test("a lock held by a live operation → locked after the bounded wait, nothing written", async () => {
       const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
-      const lock = plantLock(root, "b.txt", `${process.pid} ${hostname()} ${Math.floor(Date.now() / 1000)} other_op`, 0);
+      const lock = plantLock(root, "b.txt", ownerRecord(), "other_op");
       const started = Date.now();
       const report = await commitRemote(await c.open(), root, plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]), { lockWaitMs: 400 });
       expect(Date.now() - started).toBeLessThan(3000);
       expect(report.ok).toBe(false);
       expect(report.errors![0]).toMatchObject({ code: "locked", path: "b.txt", retryable: true });
+      expect(report.errors![0]!.lock).toMatchObject({ operation_id: "other_op", pid: process.pid });
       expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a1\n", "b1\n"]);
       expect(existsSync(lock)).toBe(true); // someone else's lock is never removed
-      expect(read(lock, "owner")).toContain("other_op");
       rmSync(lock, { recursive: true });
       assertNoLeftovers(root); // and nothing of ours is left behind
     });
 
-    test("an old lock whose owner process is alive is not broken", async () => {
-      const root = makeTree({ "a.txt": "a1\n" });
-      const lock = plantLock(root, "a.txt", `${process.pid} ${hostname()} 0 long_op`, 3600);
-      const report = await commitRemote(await c.open(), root, plan([P.update("a.txt", "a1\n", "a2\n")]), { lockWaitMs: 300, staleLockMs: 1000 });
-      expect(report.errors![0]!.code).toBe("locked");
-      expect(existsSync(lock)).toBe(true);
-      rmSync(lock, { recursive: true });
-      assertNoLeftovers(root);
-    });
+    // Whose it is, never how old (issue 28 item 0): a day-old lock of a live
+    // process, one whose pid lives but started at another time (reused), one
+    // of another pid namespace or another machine, a dead one made "now".
+    const cases: { name: string; record: () => string; age: number; broken: boolean }[] = [
+      { name: "a day-old lock of a live process is not broken", record: () => ownerRecord(), age: 86_400, broken: false },
+      { name: "a lock whose pid now belongs to another process (other start time) is broken at once", record: () => ownerRecord(process.pid, { start: "7" }), age: 0, broken: true },
+      { name: "a lock of a process gone (same boot, same namespace) is broken at once, although it is new", record: () => deadRecord(), age: -3600, broken: true },
+      { name: "a lock of another pid namespace (a container) is never broken", record: () => ownerRecord(deadPid(), { ns: "4026531999" }), age: 86_400, broken: false },
+      { name: "a lock of another machine (other boot id and machine id) is never broken", record: () => ownerRecord(deadPid(), { boot: "00000000-0000-4000-8000-000000000000", machine: "0123456789abcdef0123456789abcdef" }), age: 86_400, broken: false },
+      { name: "a lock of an earlier boot of this machine (other boot id, same machine id) is broken", record: () => ownerRecord(deadPid(), { boot: "00000000-0000-4000-8000-000000000000" }), age: 0, broken: true },
+    ];
+    for (const t of cases) {
+      test(t.name, async () => {
+        const root = makeTree({ "a.txt": "a1\n" });
+        const lock = plantLock(root, "a.txt", t.record(), "long_op", t.age);
+        const report = await commitRemote(await c.open(), root, plan([P.update("a.txt", "a1\n", "a2\n")]), { lockWaitMs: 300 });
+        if (t.broken) {
+          expect(report.errors).toBeUndefined();
+          expect(report.warnings.map((w) => [w.code, w.path])).toEqual([["stale_lock_broken", "a.txt"]]);
+          expect(read(root, "a.txt")).toBe("a2\n");
+        } else {
+          expect(report.errors![0]!.code).toBe("locked");
+          expect(existsSync(lock)).toBe(true);
+          expect(read(root, "a.txt")).toBe("a1\n");
+          rmSync(lock, { recursive: true });
+        }
+        assertNoLeftovers(root);
+      });
+    }
 
-    test("a stale lock (old, owner gone) is broken with a warning and the commit proceeds", async () => {
+    test("a stale lock (owner gone) is broken with a warning naming its age, and the commit proceeds", async () => {
       const root = makeTree({ "sub/a.txt": "a1\n" });
-      plantLock(join(root, "sub"), "a.txt", `${deadPid()} ${hostname()} 0 crashed_op`, 600);
-      const report = await commitRemote(await c.open(), root, plan([P.update("sub/a.txt", "a1\n", "a2\n")]), { staleLockMs: 120_000 });
+      plantLock(join(root, "sub"), "a.txt", deadRecord(), "crashed_op", 600);
+      const report = await commitRemote(await c.open(), root, plan([P.update("sub/a.txt", "a1\n", "a2\n")]));
       expect(report.errors).toBeUndefined();
       expect(report.warnings.map((w) => [w.code, w.path])).toEqual([["stale_lock_broken", "sub/a.txt"]]);
       expect(report.warnings[0]!.message).toMatch(/\d+ s old/);
@@ -83,9 +93,22 @@ for (const c of shells) {
       assertNoLeftovers(root);
     });
 
+    test("an older version's lock (owner file): a dead owner's is broken at once, a live one's is waited for", async () => {
+      const root = makeTree({ "a.txt": "a1\n", "b.txt": "b1\n" });
+      plantLegacyLock(root, "a.txt", `${deadPid()} ${hostname()} 0 old_op`, 0);
+      const live = plantLegacyLock(root, "b.txt", `${process.pid} ${hostname()} 0 old_live`, 86_400);
+      const first = await commitRemote(await c.open(), root, plan([P.update("a.txt", "a1\n", "a2\n")]));
+      expect(first.errors).toBeUndefined();
+      expect(first.warnings.map((w) => w.code)).toEqual(["stale_lock_broken"]);
+      const second = await commitRemote(await c.open(), root, plan([P.update("b.txt", "b1\n", "b2\n")]), { lockWaitMs: 300 });
+      expect(second.errors![0]!.code).toBe("locked");
+      rmSync(live, { recursive: true });
+      assertNoLeftovers(root);
+    });
+
     test("a stale lock of a path whose parent is missing lives in the deepest existing ancestor", async () => {
       const root = makeTree({ "keep.txt": "k" });
-      plantLock(root, "new/dir/f.txt", `${deadPid()} elsewhere 0 crashed_op`, 600);
+      plantLock(root, "new/dir/f.txt", deadRecord(), "crashed_op", 600);
       const report = await commitRemote(await c.open(), root, plan([P.add("new/dir/f.txt", "f\n")]));
       expect(report.ok).toBe(true);
       expect(report.warnings.map((w) => w.code)).toEqual(["stale_lock_broken"]);

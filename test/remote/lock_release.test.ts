@@ -2,7 +2,7 @@
  * Kill-safe locks (SPEC §7 round 2, issue 13 item 1), under every local
  * shell. FAULT INJECTION: the commit (or reconcile) program's whole process
  * group is SIGKILLed at a hook point — holding its locks, between the two
- * unlinks of a lock's release (the owner file removed, the directory not
+ * unlinks of a lock's release (the owner record removed, the directory not
  * yet), right after an add created its missing parent directory — and the
  * next commit (another operation, the default 120 s staleLockMs) or the
  * operation's reconcile must clear what it left at once, with a warning,
@@ -46,11 +46,11 @@ for (const c of shellCases()) {
       expect(leftovers(root)).toEqual([]);
     });
 
-    test("a kill between the two unlinks of a lock's release (owner removed, directory not yet): the next commit goes through at once, reconcile leaves nothing", async () => {
+    test("a kill between the two unlinks of a lock's release (record removed, directory not yet): the next commit goes through at once, reconcile leaves nothing", async () => {
       const root = makeTree({ "a.txt": "a1\n" });
       // FAULT INJECTION: the release has renamed the lock into the private directory; its owner file goes, then the group dies
       const held = `u/${lockDirName("a.txt")}`;
-      const killer = new HookedShell(shell(), at("lock_released", held, `rm -f ./${held}/owner; ${KILL}`));
+      const killer = new HookedShell(shell(), at("lock_released", held, `rm -rf ./${held}/o.*; ${KILL}`));
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       const killed = await commitRemote(killer, root, thePlan, { operationId: "dead_release" });
       expect(killed.ok).toBe(false);
@@ -67,7 +67,7 @@ for (const c of shellCases()) {
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       await commitRemote(new HookedShell(shell(), at("checked", "", KILL)), root, thePlan, { operationId: "twice" });
       const held = "u/.sap-lock-op-twice";
-      const first = await reconcile(new HookedShell(shell(), at("lock_released", held, `rm -f ./${held}/owner; ${KILL}`)), root, reconcileTicket(thePlan, "twice"));
+      const first = await reconcile(new HookedShell(shell(), at("lock_released", held, `rm -rf ./${held}/o.*; ${KILL}`)), root, reconcileTicket(thePlan, "twice"));
       expect(first.ok).toBe(false);
       const started = performance.now();
       const second = await reconcile(shell(), root, reconcileTicket(thePlan, "twice"), { lockWaitMs: 5000 });

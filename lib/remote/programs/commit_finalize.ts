@@ -424,6 +424,7 @@ sap_commit_exit() {
   [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted
   # a stage hash still running (the program ends before its verdict)
   [ -z "$SAP_HASH_PID" ] || { kill "$SAP_HASH_PID" 2>/dev/null; wait "$SAP_HASH_PID" 2>/dev/null; }
+  sap_timed_stop
   sap_commit_cleanup
   sap_out "SAP-END $SAP_STATUS"
 }

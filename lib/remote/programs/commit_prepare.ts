@@ -125,11 +125,7 @@ sap_commit_stage() {
   [ -z "$SAP_DELTA_BAD" ] || return 0
   sap_pmake $SAP_W || sap_write_fail "$SAP_WK" $SAP_W blob
   sap_pcd $SAP_W || sap_write_fail "$SAP_WK" $SAP_W blob
-  set -C
-  SAP_ERR=$( { cat > ./b; } 2>&1 )
-  sap_cs_rc=$?
-  set +C
-  [ $sap_cs_rc = 0 ] || sap_write_fail "$SAP_WK" $SAP_W blob
+  sap_read_blob || sap_write_fail "$SAP_WK" $SAP_W blob
   SAP_BLOB=1
   if ! sap_stat ./b || [ "$ST_SIZE" != "$SAP_TOTAL" ]; then
     sap_out "FAIL remote_error - truncated"

@@ -1,12 +1,14 @@
 /**
  * The commit program: SPEC §7's seven steps in one exec.
  *
- * Arguments: `<root> <operation id> <lock wait ms> <stale lock s>
+ * Arguments: `<root> <operation id> <lock wait ms> <gate s>
  * <create parents 0|1> <large content 0|1> <refuse|allow> <root id|->`
- * (large: hash with OpenSSL where it works, see sap_fast_sha; root id: the
- * `device:inode` readSnapshots saw, so a root replaced in between is
- * refused). Stdin: the manifest (lib/remote/programs/sh_manifest.ts, with
- * this run's secret) then all new contents concatenated.
+ * (gate: 0 for none, else how long to wait for the client's go-ahead and
+ * for upload progress, commit_gate.ts; large: hash with OpenSSL where it
+ * works, see sap_fast_sha; root id: the `device:inode` readSnapshots saw,
+ * so a root replaced in between is refused). Stdin: the manifest
+ * (lib/remote/programs/sh_manifest.ts, with this run's secret) then all new
+ * contents concatenated; with the gate, later the client's `GO`.
  *
  * Where its files live. Nothing of the program's own is ever created under
  * a name that others could predict or reach: every temporary of directory
@@ -34,7 +36,7 @@
  * lock (2), check every path's kind (3), pin the sources, copy metadata
  * onto the stages (4), copies and second links, create the journal, and
  * only then compare every source's content with the plan (the rest of 3)
- * and finalize (5). The content comparison comes last so that between it
+ * and, once the client said GO (commit_gate.ts), finalize (5). The content comparison comes last so that between it
  * and each rename only shell builtins and the earlier files' renames run:
  * that is the whole window in which a writer that ignores the locks can be
  * lost (SPEC §7 "only the tiny window between step 3 and 5"); and each
@@ -106,9 +108,9 @@
  * `WARN code k|- detail`, `META i mode_ok owner_ok`,
  * `FINAL i`, `FAILED i detail`, `WHY i class note|-` (why that was refused),
  * `DURABLE 0|1` (stages and directories synced), `DONE`, `UNDO i ok|failed|diverged`,
- * `STATE k kind sha|-`, `INTERRUPTED signal`, `UNSUPPORTED tool`,
+ * `STATE k kind sha|-`, `INTERRUPTED signal`, `GATE`, `CANCELLED eof|timeout|stalled`, `UNSUPPORTED tool`,
  * `ROOT reason`, `BAD_INPUT what`, and last `SAP-END
- * ok|refused|unsafe|locked|failed|rolled_back|partial|interrupted|unsupported|root|bad_input`.
+ * ok|refused|unsafe|locked|failed|rolled_back|partial|interrupted|cancelled|unsupported|root|bad_input`.
  *
  * @module
  */
@@ -117,6 +119,7 @@ import { SH_COMMIT_DELTA } from "./commit_delta.ts";
 import { SH_COMMIT_PREPARE } from "./commit_prepare.ts";
 import { SH_COMMIT_FINALIZE } from "./commit_finalize.ts";
 import { SH_COMMIT_LINKS } from "./commit_links.ts";
+import { SH_COMMIT_GATE } from "./commit_gate.ts";
 
 /** The main sequence. */
 const SH_COMMIT_MAIN: string = sh`
@@ -128,8 +131,8 @@ trap 'SAP_SIG=INT; exit 130' INT
 trap 'SAP_SIG=TERM; exit 143' TERM
 trap '' PIPE
 sap_out "SAP-BEGIN commit"
-SAP_ROOT_ARG=$1 SAP_OP=$2 SAP_WAIT_MS=$3 SAP_STALE=$4 SAP_MKP=$5 SAP_POLICY=$7 SAP_EXPECT_ROOT=$8
-sap_isnum "$SAP_WAIT_MS" && sap_isnum "$SAP_STALE" || sap_bad_input args
+SAP_ROOT_ARG=$1 SAP_OP=$2 SAP_WAIT_MS=$3 SAP_GATE=$4 SAP_MKP=$5 SAP_POLICY=$7 SAP_EXPECT_ROOT=$8
+sap_isnum "$SAP_WAIT_MS" && sap_isnum "$SAP_GATE" || sap_bad_input args
 case $SAP_OP in ''|*[!A-Za-z0-9_]*) sap_bad_input operation ;; esac
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 case $SAP_EXPECT_ROOT in -|*[0-9]:[0-9]*) ;; *) sap_bad_input root_id ;; esac
@@ -148,9 +151,12 @@ sap_read_manifest SAP-COMMIT-2
 sap_hook start
 sap_commit_resolve
 sap_hook trusted
-sap_op_lock
+sap_gate_stdin
+# the data marker before the operation lock: a link that stalls here
+# leaves nothing held
 sap_read_line
 [ "$SAP_L" = SAP-DATA ] || sap_bad_input data
+sap_op_lock
 sap_commit_stage
 sap_hook staged
 [ -z "$SAP_DELTA_BAD" ] || sap_delta_refuse
@@ -165,6 +171,7 @@ sap_commit_meta
 sap_commit_copies
 sap_commit_refs
 sap_commit_journal
+sap_commit_gate
 sap_commit_compare final
 sap_hook compared
 sap_commit_finalize
@@ -174,4 +181,4 @@ exit 0
 `;
 
 /** The commit program body (after the common functions). */
-export const SH_COMMIT: string = SH_COMMIT_DELTA + SH_COMMIT_PREPARE + SH_COMMIT_LINKS + SH_COMMIT_FINALIZE + SH_COMMIT_MAIN;
+export const SH_COMMIT: string = SH_COMMIT_DELTA + SH_COMMIT_GATE + SH_COMMIT_PREPARE + SH_COMMIT_LINKS + SH_COMMIT_FINALIZE + SH_COMMIT_MAIN;

@@ -155,20 +155,24 @@ export function snapshotProgram(root: string, maxFileBytes: number, sharedDirect
 }
 
 /**
- * The commit program (SPEC §7) for one operation. `largeContent`: the plan
- * writes megabytes, so the program hashes with OpenSSL where it works
+ * The commit program (SPEC §7) for one operation. `gateSeconds`: 0 for a
+ * commit that goes through once started; otherwise the program asks for
+ * the client's go-ahead before its first rename and gives up (removing
+ * everything it made) when it does not come, or when the upload makes no
+ * progress, within that many seconds (commit_gate.ts). `largeContent`: the
+ * plan writes megabytes, so the program hashes with OpenSSL where it works
  * there (several times faster on large files, slower to start).
  *
  * @example
  * ```ts
- * const command = commitProgram("/srv/app", "a1b2c3", 10_000, 120, true, false, "refuse");
+ * const command = commitProgram("/srv/app", "a1b2c3", 10_000, 10, true, false, "refuse");
  * ```
  */
 export function commitProgram(
   root: string,
   operationId: string,
   lockWaitMs: number,
-  staleLockSeconds: number,
+  gateSeconds: number,
   createParents: boolean,
   largeContent = false,
   sharedDirectories: SharedDirectories = "refuse",
@@ -183,7 +187,7 @@ export function commitProgram(
     root,
     operationId,
     nonNegativeInteger(lockWaitMs, "lockWaitMs"),
-    nonNegativeInteger(staleLockSeconds, "staleLockSeconds"),
+    nonNegativeInteger(gateSeconds, "gateSeconds"),
     createParents ? "1" : "0",
     largeContent ? "1" : "0",
     policy(sharedDirectories),
@@ -196,14 +200,13 @@ export function commitProgram(
  *
  * @example
  * ```ts
- * const command = reconcileProgram("/srv/app", "a1b2c3", 10_000, 120);
+ * const command = reconcileProgram("/srv/app", "a1b2c3", 10_000);
  * ```
  */
 export function reconcileProgram(
   root: string,
   operationId: string,
   lockWaitMs: number,
-  staleLockSeconds: number,
   sharedDirectories: SharedDirectories = "refuse",
 ): string {
   assertRoot(root);
@@ -212,7 +215,6 @@ export function reconcileProgram(
     root,
     operationId,
     nonNegativeInteger(lockWaitMs, "lockWaitMs"),
-    nonNegativeInteger(staleLockSeconds, "staleLockSeconds"),
     policy(sharedDirectories),
   ], RECONCILE_BODY);
 }

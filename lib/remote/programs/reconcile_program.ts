@@ -2,8 +2,7 @@
  * The reconcile program: after `outcome_unknown`, find out what one
  * operation left behind, finish it cleanly, and report every path's state.
  *
- * Arguments: `<root> <operation id> <lock wait ms> <stale lock s>
- * <refuse|allow>`. Stdin: the same manifest as the commit (header
+ * Arguments: `<root> <operation id> <lock wait ms> <refuse|allow>`. Stdin: the same manifest as the commit (header
  * `SAP-RECONCILE-2`, reconcile's own secret, no contents).
  *
  * 1. Every path is resolved (§6) and the directory trust policy is checked
@@ -19,8 +18,9 @@
  *    created by us / existed after all), `D` (commit point reached).
  * 3. Take the operation's own lock, then the locks of all paths, like a
  *    commit does (building them in reconcile's own private directories). A
- *    lock left by this operation id whose process is gone is adopted; one
- *    whose process still runs means the commit is still going (the
+ *    lock whose owner is gone is cleared (silently when it names this
+ *    operation: its killed commit's); one whose process still runs means
+ *    the commit is still going (the
  *    operation lock catches it even before it reached its path locks):
  *    wait (bounded), else `LOCKED`.
  * 4. Journal without `D`: the commit died inside step 5 — undo every begun
@@ -36,12 +36,12 @@
  *    applied / not_applied / diverged per file).
  * 6. Remove the operation's leftovers: the copies `.sap-<op>-a<i>` in
  *    created directories, the commit's private directories with everything
- *    in them (the journal goes with them), stale-lock asides of this
- *    operation, and every lock of ours naming this operation id; then the
+ *    in them (the journal goes with them), and every lock of ours naming
+ *    this operation id whose owner is gone; then the
  *    locks reconcile holds and its own private directories. A crash inside
  *    this step leaves either the journal (the next reconcile redoes the
  *    idempotent undo) or only leftovers and locks of this operation
- *    (adopted and removed by the next reconcile).
+ *    (cleared by the next reconcile).
  * Paths that can no longer be resolved safely (a symlink appeared) are not
  * locked and not touched; their state is reported `unknown`.
  *
@@ -245,34 +245,29 @@ sap_rec_drop() {
 }
 sap_rec_cleanup_locks() {
   # $1 directory index: remove every lock of ours there that names this
-  # operation (left by its commit, not held by this reconcile)
+  # operation and whose owner is gone (left by its commit; the locks this
+  # reconcile holds are alive), by sh_locks.ts's rules (sap_lock_break:
+  # only the very lock judged)
   sap_cl_d=$1
   sap_get DIR_$1
-  sap_cl_dir=$SAP_V
-  sap_cd "$sap_cl_dir" || return 0
+  sap_cd "$SAP_V" || return 0
   set +f
   set -- ./.sap-lock-*
   set -f
   for sap_cl_e in "$@"; do
     sap_cl_b=$\{sap_cl_e#./}
-    sap_cd "$sap_cl_dir" || return 0
-    [ -d "./$sap_cl_b" ] && [ ! -L "./$sap_cl_b" ] || continue
-    sap_join "$sap_cl_dir" "$sap_cl_b"
-    sap_cd "$SAP_J1" && [ -O . ] || continue
-    SAP_O=
-    { IFS= read -r SAP_O < ./owner; } 2>/dev/null
-    sap_owner_fields "$SAP_O"
-    [ "$OW_OP" = "$SAP_OP" ] && [ "$SAP_O" != "$SAP_OWNER" ] || continue
-    sap_pmake $sap_cl_d && sap_pcd $sap_cl_d || { SAP_CLEAN_FAIL=1; continue; }
-    SAP_ASIDE=$((SAP_ASIDE + 1))
-    if $SAP_MV "../$sap_cl_b" "./X$SAP_ASIDE" 2>/dev/null; then
-      [ -O "./X$SAP_ASIDE" ] && [ ! -L "./X$SAP_ASIDE" ] || { $SAP_MV "./X$SAP_ASIDE" "../$sap_cl_b" 2>/dev/null; continue; }
-    fi
+    [ "$sap_cl_b" != ".sap-lock-*" ] || continue
+    sap_pmake $sap_cl_d && sap_pcd $sap_cl_d || { SAP_CLEAN_FAIL=1; return 0; }
+    sap_lock_examine $sap_cl_d "$sap_cl_b"
+    [ -n "$LX_OURS" ] && [ "$LV" = dead ] || continue
+    sap_owner_fields "$LX_OWNER"
+    [ "$OW_OP" = "$SAP_OP" ] || continue
+    sap_lock_break $sap_cl_d "$sap_cl_b" -
   done
 }
 sap_out "SAP-BEGIN reconcile"
-SAP_ROOT_ARG=$1 SAP_OP=$2 SAP_WAIT_MS=$3 SAP_STALE=$4 SAP_POLICY=$5
-sap_isnum "$SAP_WAIT_MS" && sap_isnum "$SAP_STALE" || sap_bad_input args
+SAP_ROOT_ARG=$1 SAP_OP=$2 SAP_WAIT_MS=$3 SAP_POLICY=$4
+sap_isnum "$SAP_WAIT_MS" || sap_bad_input args
 case $SAP_OP in ''|*[!A-Za-z0-9_]*) sap_bad_input operation ;; esac
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_probe sha stat date link mvt id

@@ -19,7 +19,7 @@
  * Releasing: the locks held in a directory are renamed into `u/` in its
  * private directory (one `mv -f ../<name>... u`), and only once there —
  * where nobody else can touch them — each is checked to be ours (our
- * directory, our owner line) and removed with the private directory.
+ * directory, our record) and removed with the private directory.
  * Anything else that was at a name by then is given back. A kill at any
  * point leaves either the lock at its name (ours, adoptable by reconcile)
  * or inside the private directory (removed with it by reconcile).
@@ -33,8 +33,8 @@ export const SH_LOCK_BATCH: string = sh`
 SAP_LQN=0 SAP_LQD=
 sap_lock_prebuild() {
   # The path locks of a commit built ahead in one mkdir per private
-  # directory: k/<lock name> (LN_k) with its owner line (printf, a
-  # builtin; LB_k=1 once complete), u/ for their release, and — in the
+  # directory: k/<lock name> (LN_k) with its record (LB_k=1 once made)
+  # and the record's info line (printf, a builtin), u/ for their release, and — in the
   # same run, to spare a process per directory — p/ and r/, where step 4
   # puts the sources' pins (sap_pin_batch) and the stages' second links
   # (sap_commit_refs). Best effort:
@@ -53,7 +53,7 @@ sap_lock_prebuild() {
         sap_get PH_$k
         if sap_lock_pick "$sap_lq_n" "$SAP_V"; then
           sap_set LN_$k "$SAP_LN"
-          set -- "$@" "./k/$SAP_LN"
+          set -- "$@" "./k/$SAP_LN" "./k/$SAP_LN/$SAP_REC"
           sap_lq_ks="$sap_lq_ks $k"
         fi
       fi
@@ -63,7 +63,7 @@ sap_lock_prebuild() {
       mkdir ./k ./u ./r ./p "$@" 2>/dev/null
       for k in $sap_lq_ks; do
         sap_get LN_$k
-        [ -d "./k/$SAP_V" ] && { printf '%s\n' "$SAP_OWNER" > "./k/$SAP_V/owner"; } 2>/dev/null && sap_set LB_$k 1
+        [ -d "./k/$SAP_V/$SAP_REC" ] && sap_set LB_$k 1 && { printf '%s\n' "$SAP_OWNER" > "./k/$SAP_V/$SAP_REC/info"; } 2>/dev/null
       done
     fi
     sap_lq_d=$((sap_lq_d + 1))
@@ -169,12 +169,10 @@ sap_lock_release_all() {
 sap_lock_home() {
   # $1 a lock's name, $2 where it was just renamed to inside directory
   # $3's private directory: 0 it is the lock this program made (a directory
-  # of ours with our owner line); otherwise it is not ours (ours was broken
+  # of ours holding our record); otherwise it is not ours (ours was broken
   # as stale and re-taken, or something was planted at the name) and goes
   # back to its name when that is free.
-  SAP_O=
-  [ -d "$2" ] && [ ! -L "$2" ] && [ -O "$2" ] && { IFS= read -r SAP_O < "$2/owner"; } 2>/dev/null
-  [ "$SAP_O" = "$SAP_OWNER" ] && return 0
+  [ -d "$2" ] && [ ! -L "$2" ] && [ -O "$2" ] && [ -d "$2/$SAP_REC" ] && [ ! -L "$2/$SAP_REC" ] && return 0
   sap_exists "../$1" || $SAP_MV "$2" "../$1" 2>/dev/null || sap_set PDIRTY_$3 1
   return 1
 }

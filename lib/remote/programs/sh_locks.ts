@@ -13,15 +13,24 @@
  * byte order of the root-relative paths (the manifest lists them sorted);
  * with a bounded wait on top, two batches can never deadlock.
  *
+ * What a lock holds: exactly one entry, its owner record, a directory named
+ * `o.<boot id>.<pid namespace>.<pid>.<start time>.<machine id>` (SAP_REC,
+ * sap_identity: the kernel's boot id, the inode of the program's pid
+ * namespace, the pid of its shell and that process's start time in clock
+ * ticks since boot, field 22 of /proc/<pid>/stat, and /etc/machine-id; `-`
+ * for what the host does not have), with a file `info` inside:
+ * `<pid> <host> <epoch> <operation id>` (who, for `locked` and the
+ * warnings; the epoch is only ever shown, never judged). The record names
+ * one process instance: no later process can have the same one.
+ *
  * Taking a lock. It is built inside the program's private directory of
- * that directory (sh_private.ts) — `L<k>` with its `owner` file
- * (`<pid> <host> <epoch> <operation id>`) — and renamed onto the lock name
- * with `mv -T`: rename(2), which never follows the name and never moves
- * into it, and which succeeds only when the name is free (or an empty
- * directory, which it replaces). So a lock never appears without its
- * owner, nothing is ever written through a name others can swap, and a
- * name planted by someone else (a symlink, a file, a full directory) only
- * makes the lock busy.
+ * that directory (sh_private.ts) — `L<k>` with its record — and renamed
+ * onto the lock name with `mv -T`: rename(2), which never follows the name
+ * and never moves into it, and which succeeds only when the name is free
+ * (or an empty directory, which it replaces). So a lock never appears
+ * without its owner, nothing is ever written through a name others can
+ * swap, and a name planted by someone else (a symlink, a file, a full
+ * directory) only makes the lock busy.
  *
  * A commit takes its path locks in batches and every program releases
  * them in batches: sh_lock_batch.ts.
@@ -29,29 +38,39 @@
  * Waiting: one budget for the whole program (`SAP_WAIT_MS`), polled every
  * 0.1 s where `sleep 0.1` works, else every second; spent → `LOCKED`.
  *
- * Dead and stale locks. A lock of the effective user whose owner line is
- * complete and names a process of this host that no longer runs (`kill
- * -0`, or /proc/<pid>) is held by nobody — a killed commit or reconcile
- * left it — and is broken at once, whatever its age, with a warning
- * (`stale_lock_broken`), except when it is this operation's own (its
- * reconcile adopts or clears it silently). Otherwise a lock older than
- * `SAP_STALE` seconds whose owner is not a live process on this host, or
- * whose owner cannot be read (another user's lock), is broken. Breaking: it is
- * renamed into the private directory (rename(2): nobody can re-take the
- * name half-way), then compared with what was judged stale (its inode). If
- * it differs, a third party re-took the lock between our look and our
- * rename: it is given back when the name is free. A lock we may not move
- * (another user's directory while we are not root) is renamed aside in
- * place, onto a name made by `mktemp -d` (unpredictable). Remaining window:
- * that third party's lock is lost when the name was taken again in between
- * (three concurrent parties within a few milliseconds on a lock already
- * stale); the re-check of every file's expected state (step 3) still
- * refuses to write over anything that changed.
+ * Whose it is, never how old (issue 28 item 0). A lock is judged by its
+ * record only (sap_rec_judge): alive when the boot id and pid namespace
+ * are this program's and /proc/<pid> has that start time; dead when they
+ * are this program's and the pid is gone or started at another time, or
+ * when the boot id differs but the machine id is this host's (an earlier
+ * boot: nothing survives a reboot); unknown otherwise (another host or
+ * container sharing the directory, a host without /proc whose record
+ * cannot be checked). A host without /proc writes `-` for what it lacks;
+ * such a record is judged by its info line's host name and `kill -0`
+ * (a reused pid makes it look alive, never the reverse). Only a dead
+ * lock is broken — at once, whatever its age, with the warning
+ * `stale_lock_broken` unless it was this operation's own (its reconcile
+ * clears it silently). A live or unknown one is waited for, whatever its
+ * age, and `locked` says whose it is. No clock takes part: a clock jump
+ * cannot make a live lock look old.
  *
- * A lock left by this very operation id and no longer held by a live
- * process (a killed commit, now being reconciled) is adopted; its new
- * owner line is written beside the old one and renamed over it, so a kill
- * during the adoption leaves a complete owner too.
+ * Breaking takes only the lock that was judged (the compare-and-swap that
+ * the names allow). The judged record is moved out of the lock into the
+ * private directory, `mv -T ../<lock>/<record> ./X<n>`: that rename
+ * succeeds only while the directory at the lock name still holds that very
+ * record, which only the dead instance has — a lock released and taken
+ * again in between holds another record, so the rename fails and nothing
+ * is touched, however many parties race. The emptied lock directory no
+ * longer blocks anyone (a new lock is renamed over an empty directory) and
+ * is removed with `rmdir` (which fails, harmlessly, once a new lock is
+ * there). What is at a lock name and is no directory (a planted symlink,
+ * file or FIFO: never a lock) is renamed onto a regular file of ours in the
+ * private directory: rename(2) of a directory onto a file fails, so a lock
+ * taken there meanwhile stays. Another user's lock is looked into only by
+ * root (who can also move its record); a program that is not root waits
+ * for it, and `locked` names its uid. A lock of an older version (an
+ * `owner` file instead of a record, judged by its pid and host) is broken
+ * by moving that file out, compared, then removing the empty directory.
  *
  * A parent that did not exist. The lock of `moved/m.txt` taken while
  * `moved/` was missing lives in the root as `.sap-lock-<hash of
@@ -70,7 +89,7 @@
  *
  * Releasing: the locks are renamed into the private directory
  * (sh_lock_batch.ts), and only once there — where nobody else can touch
- * them — checked to be ours and removed with it.
+ * them — checked to be ours (our record) and removed with it.
  *
  * Besides the path locks, each commit and reconcile holds its operation's
  * own lock `.sap-lock-op-<op>` in the root from before its first write to
@@ -84,6 +103,19 @@ import { sh } from "./sh_text.ts";
 /** Lock acquire, break, the one-by-one path of sap_lock_all. Needs sap_probe date (and sleep lazily), and SH_LOCK_BATCH. */
 export const SH_LOCKS: string = sh`
 SAP_HN=0 SAP_ASIDE=0 SAP_WAITED_MS=0 SAP_POLL= SAP_LOCK_AGE=0 SAP_LOCK_SKIP_REFUSED= SAP_LOCK_HOLDER="- - - -" SAP_LOCK_N=0
+SAP_BOOT=- SAP_NS=- SAP_MID=- SAP_REC=
+sap_proc_start() {
+  # SAP_ST: field 22 (start time) of the /proc/<pid>/stat line $1, cut
+  # after the command name in parentheses (which may hold spaces)
+  SAP_ST=
+  sap_ps_r=$\{1##*) }
+  [ "$sap_ps_r" != "$1" ] || return 1
+  set -- $sap_ps_r
+  [ $# -ge 20 ] || return 1
+  shift 19
+  sap_isnum "$1" || return 1
+  SAP_ST=$1
+}
 sap_identity() {
   # one uname for both: the system (sh_durable.ts: fsync semantics are
   # known only for Linux) and the host name (lock owners)
@@ -91,6 +123,23 @@ sap_identity() {
   SAP_OS=$\{sap_un%% *} SAP_HOST=$\{sap_un#* }
   case $SAP_HOST in ''|*[!A-Za-z0-9._-]*) SAP_HOST=unknown-host ;; esac
   SAP_OWNER="$$ $SAP_HOST $(date +%s) $SAP_OP"
+  # the lock record (sh_locks.ts): builtins, and one stat for the pid
+  # namespace where /proc has it
+  sap_id_b= sap_id_s= sap_id_st=-
+  { IFS= read -r sap_id_b < /proc/sys/kernel/random/boot_id; } 2>/dev/null
+  case $sap_id_b in ''|*[!0-9a-f-]*) sap_id_b= ;; esac
+  if [ -n "$sap_id_b" ] && { IFS= read -r sap_id_s < /proc/$$/stat; } 2>/dev/null && sap_proc_start "$sap_id_s"; then
+    SAP_BOOT=$sap_id_b sap_id_st=$SAP_ST
+    # a kernel without pid namespaces has no such file: "-" on both sides
+    SAP_NS=$(stat -L -c %i /proc/$$/ns/pid 2>/dev/null)
+    sap_isnum "$SAP_NS" || SAP_NS=-
+  fi
+  for sap_id_f in /etc/machine-id /var/lib/dbus/machine-id; do
+    sap_id_m=
+    { IFS= read -r sap_id_m < $sap_id_f; } 2>/dev/null
+    case $sap_id_m in ????????????????????????????????) case $sap_id_m in *[!0-9a-f]*) ;; *) SAP_MID=$sap_id_m; break ;; esac ;; esac
+  done
+  SAP_REC=o.$SAP_BOOT.$SAP_NS.$$.$sap_id_st.$SAP_MID
 }
 sap_lock_pick() {
   sap_lp_n=1 sap_lp_r=$1
@@ -111,12 +160,50 @@ sap_owner_fields() {
   set -- $1
   OW_PID=$1 OW_HOST=$2 OW_TIME=$3 OW_OP=$4
 }
-sap_owner_alive() {
-  sap_owner_fields "$1"
-  sap_isnum "$OW_PID" || return 1
-  [ "$OW_HOST" = "$SAP_HOST" ] || return 1
-  kill -0 "$OW_PID" 2>/dev/null && return 0
-  [ -d "/proc/$OW_PID" ]
+sap_pid_here() {
+  # $1 a pid of this host: it exists (kill -0; /proc/<pid> where kill
+  # says EPERM, which only another user's process can)
+  kill -0 "$1" 2>/dev/null || [ -d "/proc/$1" ]
+}
+sap_rec_judge() {
+  # LV: alive, dead or unknown for the owner record $1
+  # (o.<boot>.<ns>.<pid>.<start>.<machine>); $2 its info line, when it
+  # could be read (a lock of ours). Never a clock.
+  LV=unknown sap_rj_i=$2
+  sap_rj_ifs=$IFS
+  IFS=.
+  set -- $\{1#o.}
+  IFS=$sap_rj_ifs
+  [ $# = 5 ] && sap_isnum "$3" || return 0
+  if [ "$1" = - ] || [ "$4" = - ]; then
+    # written where /proc was missing: by the host name and the pid alone
+    sap_rj_p=$3
+    sap_owner_fields "$sap_rj_i"
+    [ -n "$OW_HOST" ] && [ "$OW_HOST" = "$SAP_HOST" ] && [ "$OW_PID" = "$sap_rj_p" ] || return 0
+    if sap_pid_here "$sap_rj_p"; then LV=alive; else LV=dead; fi
+    return 0
+  fi
+  [ "$SAP_BOOT" != - ] || return 0
+  if [ "$1" != "$SAP_BOOT" ]; then
+    # another kernel: this machine before a reboot (same machine id), or
+    # another machine sharing the directory (cannot be told)
+    [ "$5" != - ] && [ "$5" = "$SAP_MID" ] && LV=dead
+    return 0
+  fi
+  # another pid namespace (a container sharing the directory): its pids
+  # mean nothing here
+  [ "$2" = "$SAP_NS" ] || return 0
+  sap_rj_s=$4 sap_rj_l=
+  if [ -e "/proc/$3" ]; then
+    # unreadable while it exists (hidepid): cannot be told
+    { IFS= read -r sap_rj_l < "/proc/$3/stat"; } 2>/dev/null || { [ -e "/proc/$3" ] && return 0; }
+  fi
+  if [ -n "$sap_rj_l" ]; then
+    sap_proc_start "$sap_rj_l" || return 0
+    # the same process, still running (a zombie too): alive
+    [ "$SAP_ST" = "$sap_rj_s" ] && { LV=alive; return 0; }
+  fi
+  LV=dead
 }
 sap_lock_wait() {
   if [ -z "$SAP_POLL" ]; then
@@ -130,73 +217,117 @@ sap_lock_wait() {
 }
 sap_lock_examine() {
   # $1 dir index, $2 lock name, from inside that directory's private
-  # directory (and back there after): LX_KIND none|dir|other, LX_INO,
-  # SAP_LOCK_AGE, LX_OURS (owned by the effective user), LX_OWNER (its owner
-  # line, read only then).
-  LX_KIND=none LX_OWNER= LX_INO= LX_OURS= LX_UID= SAP_LOCK_AGE=0
+  # directory (and back there after): LX_KIND none|dir|other, LX_UID,
+  # LX_OURS (owned by the effective user), SAP_LOCK_AGE (shown, never
+  # judged); for a directory that root or its owner may look into:
+  # LX_REC its one owner record, LX_OWNER that record's info line (ours
+  # only), LX_LEGACY (an older version's lock: LX_OWNER its owner file),
+  # LX_EMPTY (nothing in it). LV (sap_lock_judge): alive|dead|unknown.
+  LX_KIND=none LX_OWNER= LX_OURS= LX_UID= LX_REC= LX_LEGACY= LX_EMPTY= SAP_LOCK_AGE=0 LV=unknown
+  sap_lx_d=$1
   sap_stat "../$2" || return 0
-  LX_INO=$ST_INO LX_KIND=other LX_UID=$ST_UID sap_lx_mt=$ST_MTIME
+  LX_KIND=other LX_UID=$ST_UID sap_lx_mt=$ST_MTIME
   sap_lx_now=$(date +%s)
   sap_isnum "$sap_lx_now" && SAP_LOCK_AGE=$((sap_lx_now - sap_lx_mt))
   [ "$ST_TYPE" = 4 ] || return 0
   LX_KIND=dir
-  [ "$ST_UID" = "$SAP_EUID" ] || return 0
-  LX_OURS=1
+  [ "$ST_UID" = "$SAP_EUID" ] && LX_OURS=1
+  [ -n "$LX_OURS" ] || [ "$SAP_EUID" = 0 ] || return 0
   sap_get DIR_$1
   sap_join "$SAP_V" "$2"
-  if sap_cd "$SAP_J1" && [ -O . ]; then
-    { IFS= read -r LX_OWNER < ./owner; } 2>/dev/null
+  sap_lx_p=$SAP_J1
+  # entered by its physical path (sap_cd: never through a symlink swapped in)
+  if sap_cd "$sap_lx_p"; then
+    set +f
+    set -- ./o.*
+    set -f
+    if [ $# = 1 ] && [ "$1" != "./o.*" ]; then
+      LX_REC=$\{1#./}
+      if [ -n "$LX_OURS" ] && sap_cd "$sap_lx_p/$LX_REC" && [ -O . ]; then
+        { IFS= read -r LX_OWNER < ./info; } 2>/dev/null
+      fi
+    elif [ "$1" = "./o.*" ] && [ ! -e "./o.*" ]; then
+      set +f
+      set -- ./* ./.[!.]* ./..?*
+      set -f
+      if [ "$1$2$3" = "./*./.[!.]*./..?*" ] && [ ! -e "$1" ] && [ ! -e "$2" ] && [ ! -e "$3" ]; then LX_EMPTY=1
+      elif [ -n "$LX_OURS" ] && [ -O . ] && [ -f ./owner ] && [ ! -L ./owner ]; then
+        LX_LEGACY=1
+        { IFS= read -r LX_OWNER < ./owner; } 2>/dev/null
+      fi
+    fi
   fi
-  sap_pcd $1
+  sap_pcd $sap_lx_d
+  sap_lock_judge
 }
-sap_lock_drop() {
-  # $1: another user's lock directory, moved into our private directory
-  # (we are root): empty it from inside, never recursing, then remove it.
-  sap_ld_here=$PWD
-  sap_join "$sap_ld_here" "$1"
-  sap_cd "$SAP_J1" || return 1
-  rm -f ./owner 2>/dev/null
-  sap_cd "$sap_ld_here" && rmdir "./$1" 2>/dev/null
+sap_lock_judge() {
+  LV=unknown
+  if [ -n "$LX_REC" ]; then
+    sap_rec_judge "$LX_REC" "$LX_OWNER"
+  elif [ -n "$LX_LEGACY" ]; then
+    sap_owner_fields "$LX_OWNER"
+    sap_isnum "$OW_PID" && [ "$OW_HOST" = "$SAP_HOST" ] && [ -n "$OW_OP" ] || return 0
+    if sap_pid_here "$OW_PID"; then LV=alive; else LV=dead; fi
+  fi
 }
 sap_lock_break() {
   # $1 dir index, $2 lock name, $3 tag; from inside the private directory.
-  # 0 when it may be tried again at once.
+  # Clears exactly what sap_lock_examine judged (see the module doc);
+  # 0 when the lock may be tried again at once, 1 when it is to be waited
+  # for (what was judged is no longer there, or may not be moved).
   SAP_ASIDE=$((SAP_ASIDE + 1))
-  sap_lb_x=X$SAP_ASIDE
-  if $SAP_MV "../$2" "./$sap_lb_x" 2>/dev/null; then
-    ST_INO= ST_TYPE=
-    sap_stat "./$sap_lb_x"
-    if [ "$ST_INO" = "$LX_INO" ]; then
-      if [ -n "$LX_OURS" ] && [ "$ST_UID" = "$SAP_EUID" ] || [ "$ST_TYPE" != 4 ]; then
-        rm -rf "./$sap_lb_x" 2>/dev/null
-      else
-        sap_lock_drop "$sap_lb_x" || sap_set PDIRTY_$1 1
-      fi
-      [ "$ST_TYPE" = 4 ] && sap_lock_warn $3
-      return 0
-    fi
-    # re-taken between our look and our rename: not ours to break
-    sap_exists "../$2" || $SAP_MV "./$sap_lb_x" "../$2" 2>/dev/null || sap_set PDIRTY_$1 1
+  sap_lb_x=./X$SAP_ASIDE
+  if [ "$LX_KIND" = other ]; then
+    # onto a file of ours: fails for a directory (a lock taken meanwhile)
+    { : > "$sap_lb_x"; } 2>/dev/null || return 1
+    if $SAP_MV "../$2" "$sap_lb_x" 2>/dev/null; then rm -f "$sap_lb_x"; return 0; fi
+    rm -f "$sap_lb_x"
+    return 1
+  fi
+  if [ -n "$LX_EMPTY" ]; then
+    rmdir "../$2" 2>/dev/null
+    return 1
+  fi
+  if [ -n "$LX_REC" ]; then
+    sap_hook lock_break "$2"
+    $SAP_MV "../$2/$LX_REC" "$sap_lb_x" 2>/dev/null || return 1
+    rm -rf "$sap_lb_x" 2>/dev/null
+    # the emptied directory; a lock renamed over it since is not empty
+    rmdir "../$2" 2>/dev/null
+    sap_lock_warn $3
     return 0
   fi
-  # We may not move it here (another user's directory and we are not
-  # root): rename it aside in its directory, onto a name mktemp draws.
-  sap_lb_a=$(mktemp -d "../.sap-$SAP_OP-XXXXXX" 2>/dev/null) || return 1
-  if $SAP_MV "../$2" "$sap_lb_a" 2>/dev/null; then
-    ST_INO=
-    sap_stat "$sap_lb_a"
-    if [ "$ST_INO" = "$LX_INO" ]; then sap_lock_warn $3
-    else sap_exists "../$2" || $SAP_MV "$sap_lb_a" "../$2" 2>/dev/null; fi
-  else
-    rmdir "$sap_lb_a" 2>/dev/null
+  if [ -n "$LX_LEGACY" ]; then
+    $SAP_MV "../$2/owner" "$sap_lb_x" 2>/dev/null || return 1
+    SAP_O=
+    { IFS= read -r SAP_O < "$sap_lb_x"; } 2>/dev/null
+    if [ "$SAP_O" != "$LX_OWNER" ]; then
+      # another old-version lock took its place: give its owner back
+      sap_exists "../$2/owner" || $SAP_MV "$sap_lb_x" "../$2/owner" 2>/dev/null || sap_set PDIRTY_$1 1
+      return 1
+    fi
+    rm -f "$sap_lb_x"
+    rmdir "../$2" 2>/dev/null
+    sap_lock_warn $3
+    return 0
   fi
-  return 0
+  return 1
 }
 sap_lock_warn() {
   # a broken lock is worth a warning unless it was this operation's own
   # (a killed run of it, cleared by its reconcile)
   if [ -n "$LX_OURS" ]; then sap_owner_fields "$LX_OWNER"; [ "$OW_OP" = "$SAP_OP" ] && return 0; fi
   sap_out "WARN stale_lock_broken $1 $SAP_LOCK_AGE"
+}
+sap_lock_build() {
+  # $1: a lock to build in the private directory (entered): the directory,
+  # its record and the record's info line. An info line that cannot be
+  # written leaves a lock all the same (the record is what is judged).
+  if [ ! -d "$1/$SAP_REC" ]; then
+    { [ -d "$1" ] || mkdir "$1"; } 2>/dev/null && mkdir "$1/$SAP_REC" 2>/dev/null || return 1
+  fi
+  [ -s "$1/$SAP_REC/info" ] || { printf '%s\n' "$SAP_OWNER" > "$1/$SAP_REC/info"; } 2>/dev/null
+  return 0
 }
 sap_lock_acquire() {
   # $1 dir index, $2 lock name, $3 tag (path index, or op): 0 held,
@@ -207,14 +338,7 @@ sap_lock_acquire() {
     sap_pcd $1 || { SAP_PSWAP=1; return 2; }
     # the lock built ahead by sap_lock_prebuild, else one built here
     sap_la_b=./k/$2
-    if [ ! -d "$sap_la_b" ]; then
-      sap_la_b=./L$3
-      [ -d "$sap_la_b" ] || { mkdir "$sap_la_b" && printf '%s\n' "$SAP_OWNER" > "$sap_la_b/owner"; } 2>/dev/null || return 2
-    fi
-    if [ ! -s "$sap_la_b/owner" ]; then
-      # built ahead, but its owner line could not be written then
-      { printf '%s\n' "$SAP_OWNER" > "$sap_la_b/owner"; } 2>/dev/null || return 2
-    fi
+    [ -d "$sap_la_b/$SAP_REC" ] || { sap_la_b=./L$3; sap_lock_build "$sap_la_b" || return 2; }
     sap_hook lock_built $3
     if $SAP_MV "$sap_la_b" "../$2" 2>/dev/null; then
       sap_held_add $1 "$2"
@@ -227,42 +351,16 @@ sap_lock_acquire() {
       sap_lock_wait || return 1
       continue
     fi
-    if [ -n "$LX_OURS" ]; then
-      sap_owner_fields "$LX_OWNER"
-      if [ "$OW_OP" = "$SAP_OP" ] && ! sap_owner_alive "$LX_OWNER"; then
-        # this operation's own lock, left by a process that is gone: adopt it
-        sap_get DIR_$1
-        sap_join "$SAP_V" "$2"
-        # the new owner line replaces the old one by rename, inside the
-        # lock (ours, 0700): a kill at any moment leaves a complete owner
-        if sap_cd "$SAP_J1" && [ -O . ] && { printf '%s\n' "$SAP_OWNER" > ./owner.n; } 2>/dev/null && $SAP_MV ./owner.n ./owner 2>/dev/null; then
-          sap_held_add $1 "$2"
-          return 0
-        fi
-        sap_pcd $1 || return 2
-      fi
-    fi
     # anything but a directory at a lock name is no lock (a planted link,
-    # file or FIFO), and a lock of ours whose owner process is gone from
-    # this host (a killed commit or reconcile) is held by nobody: both are
-    # cleared at once; any other directory only when stale
-    if [ "$LX_KIND" = other ] || sap_lock_dead || sap_lock_stale; then
+    # file or FIFO), an empty directory is nobody's, and a lock whose owner
+    # is gone (a killed commit or reconcile, this operation's own
+    # included) is held by nobody: cleared at once. Any other is waited for.
+    if [ "$LX_KIND" = other ] || [ -n "$LX_EMPTY" ] || [ "$LV" = dead ]; then
       sap_lock_break $1 "$2" $3 && continue
     fi
     sap_lock_holder
     sap_lock_wait || return 1
   done
-}
-sap_lock_dead() {
-  # the lock just examined is ours, its owner line is complete and names a
-  # process of this host that no longer runs
-  [ -n "$LX_OURS" ] || return 1
-  sap_owner_fields "$LX_OWNER"
-  sap_isnum "$OW_PID" && [ "$OW_HOST" = "$SAP_HOST" ] && [ -n "$OW_OP" ] || return 1
-  ! sap_owner_alive "$LX_OWNER"
-}
-sap_lock_stale() {
-  [ "$SAP_LOCK_AGE" -ge "$SAP_STALE" ] && { [ -z "$LX_OURS" ] || ! sap_owner_alive "$LX_OWNER"; }
 }
 sap_lock_holder() {
   # SAP_LOCK_HOLDER: "uid pid host op" of the lock just examined, "-" for
@@ -313,7 +411,7 @@ sap_lock_clear() {
     sap_pcd $1 || return 2
     sap_lock_examine $1 "$2"
     [ "$LX_KIND" = none ] && return 0
-    if [ "$LX_KIND" = other ] || sap_lock_dead || sap_lock_stale; then
+    if [ "$LX_KIND" = other ] || [ -n "$LX_EMPTY" ] || [ "$LV" = dead ]; then
       sap_lock_break $1 "$2" $3 && continue
     fi
     sap_lock_holder

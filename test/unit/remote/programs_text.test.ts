@@ -67,8 +67,8 @@ describe("the programs' text without comment lines", () => {
 
   const programs = {
     snapshot: snapshotProgram("/srv/app", 1 << 20, "allow"),
-    commit: commitProgram("/srv/app", "abc123", 1000, 120, true),
-    reconcile: reconcileProgram("/srv/app", "abc123", 1000, 120),
+    commit: commitProgram("/srv/app", "abc123", 1000, 10, true),
+    reconcile: reconcileProgram("/srv/app", "abc123", 1000),
   };
   const shells: [string, string[]][] = [["dash", ["dash"]], ["bash", ["bash", "--posix"]], ["busybox", [busyboxBinary(), "sh"]]];
   for (const [name, text] of Object.entries(programs)) {
