@@ -6,6 +6,7 @@
  * @module
  */
 import type { Client, ClientChannel } from "ssh2";
+import type { GateAnswer } from "../remote/stdin_gate.ts";
 
 /** How a channel ended. */
 export interface ChannelOutcome {
@@ -34,6 +35,8 @@ export interface ChannelHooks {
   /** Most stderr bytes kept; later ones are dropped (counted), `onStderr` still sees every chunk. */
   maxStderrBytes?: number;
   onOverflow?: (what: "output" | "stdout") => void;
+  /** A go-ahead handshake: stdin stays open after its bytes, and this answers the program's prompt (lib/remote/shell.ts stdinGate). */
+  gate?: GateAnswer;
 }
 
 /** Write stdin in pieces this large so progress is reported and backpressure honoured. */
@@ -127,6 +130,7 @@ export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined
       // Past the limit the chunk is not kept: never more than the limit in memory.
       if (hooks.maxStdoutBytes !== undefined && stdoutBytes > hooks.maxStdoutBytes) return overflow("stdout");
       keep(stdout, chunk);
+      hooks.gate?.push(chunk);
     });
     channel.stderr.on("data", (chunk: Buffer) => {
       hooks.onStderr?.(chunk);
@@ -168,13 +172,16 @@ async function writeStdin(
   const total = Math.max(0, bytes.length - offset);
   try {
     for (let start = 0; start < bytes.length; start += STDIN_CHUNK) {
-      if (isClosed()) return;
+      if (isClosed() || hooks.gate?.ended) return;
       const end = Math.min(bytes.length, start + STDIN_CHUNK);
       const accepted = channel.write(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start));
       if (end > offset) hooks.onStdinProgress?.(end - offset, total);
       if (!accepted) await drained(channel, isClosed);
     }
-    if (!isClosed()) channel.end();
+    if (isClosed()) return;
+    // with a gate, stdin stays open for the answer (GateAnswer ends it)
+    if (hooks.gate !== undefined) hooks.gate.stdinDone();
+    else channel.end();
   } catch {
     // Writing to a channel that just closed: the close event reports the outcome.
   }

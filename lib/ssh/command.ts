@@ -69,19 +69,25 @@ export function buildExecCommand(program: string, nonce: string, mode: SudoMode)
 
 /**
  * The command that kills a started program's process group (SIGKILL), and
- * the program itself should the group kill be refused.
+ * the program itself should the group kill be refused; with `"TERM"`, the
+ * one that asks the program's shell to stop (SIGTERM).
  *
  * @example
  * ```ts
  * buildKillCommand({ pid: 4242, pgid: 4240 }, { kind: "none" });
  * ```
  */
-export function buildKillCommand(process: RemoteProcess, mode: SudoMode): string {
+export function buildKillCommand(process: RemoteProcess, mode: SudoMode, signal: "KILL" | "TERM" = "KILL"): string {
   const { pid, pgid } = process;
   if (!Number.isInteger(pid) || !Number.isInteger(pgid) || pid < 2 || pgid < 2) {
     throw new TypeError("invalid remote pid/pgid");
   }
-  const program = `kill -9 -${pgid} 2>/dev/null || kill -9 ${pid} 2>/dev/null; exit 0`;
+  // TERM goes to the program's shell alone (a gated stop, lib/remote/shell.ts
+  // stdinGate): it cleans up itself, and a fork of it that has not reset
+  // its traps would run them too (lib/remote/programs/commit_gate.ts)
+  const program = signal === "TERM"
+    ? `kill -TERM ${pid} 2>/dev/null; exit 0`
+    : `kill -9 -${pgid} 2>/dev/null || kill -9 ${pid} 2>/dev/null; exit 0`;
   return wrapWithSudo(shQuote(program), mode);
 }
 

@@ -27,7 +27,8 @@ import type { ClientChannel } from "ssh2";
 import type { ChannelSlot } from "./channel_limiter.ts";
 import { unknownKeysFailure } from "../remote/request_keys.ts";
 import type { NamesEveryKey } from "../remote/request_keys.ts";
-import { RemoteShellError } from "../remote/shell.ts";
+import { GATE_STOP_GRACE_MS, RemoteShellError } from "../remote/shell.ts";
+import { GateAnswer } from "../remote/stdin_gate.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../remote/shell.ts";
 import { runChannel } from "./channel.ts";
 import type { ChannelHooks, ChannelOutcome } from "./channel.ts";
@@ -151,6 +152,8 @@ export class SshShell implements RemoteShell {
   readonly elevated: boolean;
   /** Programs cross a network: `compress: "auto"` compresses large snapshots and packs the programs. */
   readonly link: "network" = "network";
+  /** Honours {@linkcode ExecOptions.stdinGate} (a SIGTERM from a second exec stops a gated program). */
+  readonly stdinGate: boolean = true;
   /**
    * `insecure_host_key` (hostKeyPolicy "insecure-accept-any") and `agent_unavailable` warnings of the
    * connection (the same array in every view of it).
@@ -240,7 +243,11 @@ export class SshShell implements RemoteShell {
     if (closed) throw closed;
     const controller = new AbortController();
     let reason: "timeout" | "cancelled" | null = null;
+    // the go-ahead handshake's state (#execInSlot makes it)
+    const gated: { answer?: GateAnswer } = {};
     const stop = (why: "timeout" | "cancelled"): void => {
+      // past a gated program's go-ahead a cancel is too late: it runs to its end
+      if (why === "cancelled" && gated.answer?.gaveBytes) return;
       reason ??= why;
       controller.abort();
     };
@@ -259,7 +266,7 @@ export class SshShell implements RemoteShell {
         throw this.#closedError() ?? error;
       }
       try {
-        return await this.#execInSlot(command, options, controller.signal, () => reason);
+        return await this.#execInSlot(command, options, controller.signal, () => reason, gated);
       } finally {
         slot.release();
       }
@@ -303,6 +310,7 @@ export class SshShell implements RemoteShell {
     options: ExecOptions,
     signal: AbortSignal,
     reason: () => "timeout" | "cancelled" | null,
+    gated: { answer?: GateAnswer },
   ): Promise<ExecResult> {
     const notStarted = (): RemoteShellError => stoppedError(this.label, reason()!, options.timeoutMs, null);
     // Failures up to here happen before the program is sent: nothing ran.
@@ -325,6 +333,10 @@ export class SshShell implements RemoteShell {
     let processKnown: () => void = () => {};
     const started = new Promise<void>((resolve) => (processKnown = resolve));
     const stdin = sudoStdin(mode, options.stdin);
+    const gate = options.stdinGate === undefined
+      ? undefined
+      : new GateAnswer(options.stdinGate, (bytes) => channel.write(Buffer.from(bytes)), () => channel.end());
+    gated.answer = gate;
     let overflow: () => void = () => {};
     const overflowWhat: { what: "output" | "stdout" } = { what: "output" };
     const overflowed = new Promise<"overflow">((resolve) => (overflow = () => resolve("overflow")));
@@ -343,6 +355,7 @@ export class SshShell implements RemoteShell {
         overflowWhat.what = what;
         overflow();
       },
+      ...(gate !== undefined ? { gate } : {}),
     };
     const running = runChannel(channel, stdin, hooks).finally(() => channelDone(connection));
     const aborted = new Promise<"aborted">((resolve) => {
@@ -350,6 +363,15 @@ export class SshShell implements RemoteShell {
       signal.addEventListener("abort", () => resolve("aborted"), { once: true });
     });
     const first = await Promise.race([running, aborted, overflowed]);
+    if (first === "aborted" && gate !== undefined) {
+      // A gated program is asked to stop (SIGTERM) and given time to clean
+      // up or roll back; its own report then says what it did.
+      gate.close();
+      const ended = await this.#askToStop(connection, scanner, started, mode, running);
+      if (ended !== null) {
+        return { ...boundStderr(await this.#finish(ended, scanner, connection), options.maxStderrBytes, ended.stderrDropped), stopped: reason()! };
+      }
+    }
     if (first === "aborted" || first === "overflow") {
       const killed = await this.#killProgram(connection, channel, scanner, started, mode, running);
       if (first === "overflow") {
@@ -384,6 +406,24 @@ export class SshShell implements RemoteShell {
       exitCode: outcome.exitCode,
       signal: outcome.signal,
     };
+  }
+
+  /** SIGTERM to a started program's shell from a second exec; its outcome if it ends within the grace period, else null. */
+  async #askToStop(
+    connection: Connection,
+    scanner: PidMarkerScanner,
+    started: Promise<void>,
+    mode: SudoMode,
+    running: Promise<ChannelOutcome>,
+  ): Promise<ChannelOutcome | null> {
+    const deadline = sleep(GATE_STOP_GRACE_MS).then(() => null);
+    if (scanner.process === null) await Promise.race([started, running, deadline]);
+    const process = scanner.process;
+    if (process !== null && !connection.dropped) {
+      // not awaited alone: over a stalled link the kill exec never answers
+      void this.#link.rawRun(connection, buildKillCommand(process, mode, "TERM"), sudoStdin(mode, undefined), false).catch(() => {});
+    }
+    return await Promise.race([running, deadline]);
   }
 
   /** Kill the program's process group from a second exec; resolves what was killed. */

@@ -301,6 +301,8 @@ export class CountingShell implements RemoteShell {
 export class HookedShell implements RemoteShell {
   readonly label: string;
   readonly elevated: boolean;
+  /** Forwarded: the options (stdinGate among them) go to the inner shell as they are. */
+  readonly stdinGate: boolean;
   readonly #inner: RemoteShell;
   readonly #body: string;
   constructor(inner: RemoteShell, body: string) {
@@ -308,6 +310,7 @@ export class HookedShell implements RemoteShell {
     this.#body = body;
     this.label = inner.label ?? "hooked";
     this.elevated = inner.elevated ?? false;
+    this.stdinGate = inner.stdinGate ?? false;
   }
   exec(command: string, options?: ExecOptions): Promise<ExecResult> {
     if (!command.includes(HOOK_DEFINITION)) throw new Error("HookedShell: the program has no hook point");
