@@ -29,9 +29,12 @@ function ours(root: string): string[] {
 class SilentClient implements RemoteShell {
   readonly stdinGate = true;
   readonly label = "silent";
-  constructor(readonly inner: RemoteShell) {}
+  readonly #inner: RemoteShell;
+  constructor(inner: RemoteShell) {
+    this.#inner = inner;
+  }
   exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    return this.inner.exec(command, { ...options, ...(options.stdinGate ? { stdinGate: { prompt: "NEVER-ASKED", reply: options.stdinGate.reply } } : {}) });
+    return this.#inner.exec(command, { ...options, ...(options.stdinGate ? { stdinGate: { prompt: "NEVER-ASKED", reply: options.stdinGate.reply } } : {}) });
   }
 }
 

@@ -44,6 +44,12 @@ export interface TcpProxy {
   /** Stop forwarding on every open connection without closing it. */
   freezeAll(): void;
   /**
+   * A silent network partition: as {@linkcode TcpProxy.freezeAll}, and the
+   * server side never hears of the client closing either (its connection
+   * stays open until {@linkcode TcpProxy.close}), as across a dead link.
+   */
+  partitionAll(): void;
+  /**
    * Hold the client → server bytes of every open connection (nothing is
    * dropped) until {@linkcode TcpProxy.releaseUp}, which forwards them in
    * ONE write per connection: the server then reads messages the client
@@ -74,7 +80,7 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
   let accepted = 0;
   let bytesUp = 0;
   let bytesDown = 0;
-  const pairs = new Set<{ client: net.Socket; upstream: net.Socket; frozen: boolean; held: Buffer[] | null }>();
+  const pairs = new Set<{ client: net.Socket; upstream: net.Socket; frozen: boolean; partitioned: boolean; held: Buffer[] | null }>();
 
   const kill = (socket: net.Socket): void => {
     if (socket.destroyed) return;
@@ -86,7 +92,7 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     accepted++;
     const budget = cut ? { ...cut } : undefined;
     const upstream = net.connect(options.targetPort, options.targetHost ?? "127.0.0.1");
-    const pair = { client, upstream, frozen: false, held: null as Buffer[] | null };
+    const pair = { client, upstream, frozen: false, partitioned: false, held: null as Buffer[] | null };
     pairs.add(pair);
     const cutPair = (): void => {
       kill(client);
@@ -117,13 +123,17 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
           to.once("drain", () => from.resume());
         }
       });
-      from.on("end", () => to.end());
+      from.on("end", () => pair.partitioned || to.end());
     };
     pipe(client, upstream, "up");
     pipe(upstream, client, "down");
     const forget = (): void => {
-      cutPair();
-      pairs.delete(pair);
+      // across a partition the server hears nothing: its side stays open
+      if (pair.partitioned) kill(client);
+      else {
+        cutPair();
+        pairs.delete(pair);
+      }
     };
     client.on("error", forget);
     upstream.on("error", forget);
@@ -161,6 +171,12 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     },
     freezeAll() {
       for (const pair of pairs) pair.frozen = true;
+    },
+    partitionAll() {
+      for (const pair of pairs) {
+        pair.frozen = true;
+        pair.partitioned = true;
+      }
     },
     holdUp() {
       for (const pair of pairs) pair.held ??= [];
