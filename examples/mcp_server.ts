@@ -24,8 +24,10 @@
  * (`--cache-bytes`) and one read_file hash memory for all sessions, at most
  * `--max-sessions` sessions, and one SSE replay buffer (`--replay-bytes`).
  *
- * Exit codes: 0 after SIGINT/SIGTERM or the end of stdin once every request
- * was answered; 1 when the transport failed (stdout closed: the client is
+ * SIGINT/SIGTERM cancel the running calls (a commit before its go-ahead
+ * stops with nothing applied and nothing left; one past it finishes) and
+ * wait for them, at most a minute. Exit codes: 0 after SIGINT/SIGTERM or
+ * the end of stdin once every request was answered; 1 when the transport failed (stdout closed: the client is
  * gone), a request stayed unanswered, or calls were still running a minute
  * after shutdown began; 2 for a configuration error.
  *
@@ -82,13 +84,15 @@ const reads = new ReadMemory();
 let stopping = false;
 
 /** Let running calls finish (a commit cut part-way ends as outcome_unknown), then exit. */
-async function stop(why: string, running: () => number, idle: () => Promise<unknown>, close: () => Promise<unknown>, code: () => number): Promise<void> {
+async function stop(why: string, running: () => number, idle: () => Promise<unknown>, close: () => Promise<unknown>, code: () => number, cancel?: () => void): Promise<void> {
   if (stopping) {
     log(`${why} again: exiting at once`);
     process.exit(1);
   }
   stopping = true;
-  log(`stopping (${why}); waiting for ${running()} running call${running() === 1 ? "" : "s"}`);
+  const calls = `${running()} running call${running() === 1 ? "" : "s"}`;
+  log(`stopping (${why}); ${cancel ? `cancelling ${calls} (a commit past its go-ahead finishes) and waiting for them` : `waiting for ${calls}`}`);
+  cancel?.();
   const deadline = setTimeout(() => {
     log("calls still running a minute after shutdown began: exiting without their answers");
     process.exit(1);
@@ -117,7 +121,8 @@ if (http !== null) {
     process.exit(error instanceof ConfigError ? 2 : 1);
   }
   const h = handle;
-  const onSignal = (signal: string): void => void stop(signal, () => 0, () => Promise.resolve(), closeAll, () => 0);
+  // closeAll (h.close) cancels the running calls and waits for them
+  const onSignal = (signal: string): void => void stop(signal, () => h.running(), () => Promise.resolve(), closeAll, () => 0, () => {});
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   const auth = http.auth;
@@ -165,6 +170,8 @@ if (http !== null) {
       () => connection.calls.idle(),
       () => server.close(),
       () => (clean && transport.unanswered === 0 && transport.undelivered === 0 ? 0 : 1),
+      // a signal cancels what runs; the end of stdin lets it finish
+      why.startsWith("SIG") ? () => connection.cancelCalls() : undefined,
     );
   // Our own close() during shutdown ends the transport too: not a new reason to stop.
   stdio.onclosed = (reason) => {

@@ -108,6 +108,8 @@ export class Connection {
    */
   readonly snapshots: SnapshotCache;
   readonly #line: (line: string) => void;
+  /** Aborted when the server shuts down: every running commit is cancelled (README "Guarantees": cancel). */
+  readonly #stopping = new AbortController();
 
   constructor(roots: readonly RootConfig[], line: (line: string) => void, snapshots: SnapshotCache = new SnapshotCache()) {
     this.snapshots = snapshots;
@@ -133,6 +135,34 @@ export class Connection {
       }
       return await fn();
     });
+  }
+
+  /**
+   * The signal a call's work runs under: the client's cancel
+   * (`notifications/cancelled`) or the server shutting down.
+   *
+   * @example
+   * ```ts
+   * await applyPatch(shell, { root, patch, signal: connection.signalOf(extra) });
+   * ```
+   */
+  signalOf(extra: Extra): AbortSignal {
+    return extra.signal === undefined ? this.#stopping.signal : AbortSignal.any([extra.signal, this.#stopping.signal]);
+  }
+
+  /**
+   * Cancel every running call (SIGINT/SIGTERM): a commit before its
+   * go-ahead stops with nothing applied and nothing left, one past it
+   * finishes; shutdown then waits for them (bounded).
+   *
+   * @example
+   * ```ts
+   * connection.cancelCalls();
+   * await connection.calls.idle();
+   * ```
+   */
+  cancelCalls(): void {
+    this.#stopping.abort();
   }
 
   /** A log line on stderr only. */

@@ -78,7 +78,9 @@ export interface HttpHandle {
   live(): number;
   /** The replay buffer's size now, all sessions. */
   replay(): { bytes: number; events: number };
-  /** Stop accepting, let running calls finish (at most `graceMs`), close every session. */
+  /** Tool calls running now, all sessions. */
+  running(): number;
+  /** Stop accepting, cancel running calls and wait for them (at most `graceMs`), close every session. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -302,9 +304,12 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
     sessions: () => table.size,
     live: () => table.live,
     replay: () => replay.stats,
+    running: () => table.all().reduce((n, s) => n + s.connection.calls.running, 0),
     close: async (graceMs = 60_000) => {
       closing = true;
       clearInterval(sweeper);
+      // running commits stop before their go-ahead (or finish past it)
+      for (const entry of table.all()) entry.connection.cancelCalls();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       const entries = table.all();
       const idle = Promise.all(entries.map((e) => e.session.connection.calls.idle()));

@@ -64,7 +64,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
       sharedDirectories: root.options.sharedDirectories,
       limits: root.options.limits,
       timeoutMs: root.options.timeoutMs,
-      signal: extra.signal,
+      signal: ctx.connection.signalOf(extra),
       onProgress: progressReporter(extra),
       cache: ctx.connection.snapshots,
     });
@@ -75,10 +75,14 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
   if (!report.ok) {
     const codes = (report.errors ?? []).map((e) => e.code);
     const started = report.operationId !== undefined && !dryRun;
+    // A cancelled request gets no answer (MCP): the log is where it says so.
+    const cancelled = codes[0] === "cancelled";
     ctx.connection.event({
       level: started ? "warning" : "info",
-      event: "commit",
-      message: `apply_patch ${root.name} failed: ${codes.join(", ")}${report.operationId ? ` (operation ${report.operationId})` : ""}`,
+      event: cancelled ? "cancelled" : "commit",
+      message: cancelled
+        ? `apply_patch ${root.name} cancelled before any file changed: not applied (operation ${report.operationId}): ${report.errors![0]!.message}`
+        : `apply_patch ${root.name} failed: ${codes.join(", ")}${report.operationId ? ` (operation ${report.operationId})` : ""}`,
       data: { root: root.name, ok: false, dry_run: dryRun, codes, ...(report.operationId ? { operation_id: report.operationId } : {}) },
     }, extra);
     // An unknown outcome (or leftovers) is settled here at once, on the same
@@ -86,7 +90,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
     // or "not applied" instead of a question it has no tool to answer.
     const ticket = reconcileTicketOf(report);
     if (ticket !== null) {
-      const reconciled = await reconcile(shell, root.path, ticket, { timeoutMs: root.options.timeoutMs, signal: extra.signal, sharedDirectories: root.options.sharedDirectories })
+      const reconciled = await reconcile(shell, root.path, ticket, { timeoutMs: root.options.timeoutMs, signal: ctx.connection.signalOf(extra), sharedDirectories: root.options.sharedDirectories })
         .catch((error: unknown): CommitReport => ({
           ok: false,
           operationId: ticket.operationId,
@@ -109,10 +113,11 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
     const structuredContent: ApplyPatchOutput = { ...result.structuredContent, files: boundFileDiffs(result.structuredContent.files, ctx.diffBudgetBytes) };
     return guardResult({ isError: true, content: result.content, structuredContent });
   }
+  const late = report.warnings.some((w) => w.code === "cancel_too_late");
   ctx.connection.event({
-    level: "info",
+    level: late ? "warning" : "info",
     event: dryRun ? "dry_run" : "commit",
-    message: `apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operationId})`,
+    message: `apply_patch ${root.name} ${dryRun ? "dry run" : "applied"}: ${files} (operation ${report.operationId})${late ? "; the cancel came after its go-ahead, so it was let finish" : ""}`,
     data: { root: root.name, ok: true, dry_run: dryRun, operation_id: report.operationId, files: report.files.map((f) => ({ op: f.op, path: f.path, new_sha256: f.newSha256 })) },
   }, extra);
   const wire = wireApplyOutcome(report);

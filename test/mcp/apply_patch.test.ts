@@ -215,8 +215,8 @@ describe("MCP server in-process: concurrency, cancellation, progress", () => {
     const cancelled = session.client.callTool({ name: "apply_patch", arguments: { patch: FIX_DEBUG } }, undefined, { signal: controller.signal });
     await expect(cancelled).rejects.toThrow();
     const deadline = Date.now() + 3000;
-    while (!session.logs.some((l) => l.includes("failed: cancelled")) && Date.now() < deadline) await Bun.sleep(10);
-    expect(session.logs.filter((l) => l.startsWith("apply_patch"))).toEqual([expect.stringContaining("apply_patch site failed: cancelled")]);
+    while (!session.logs.some((l) => l.includes("site cancelled")) && Date.now() < deadline) await Bun.sleep(10);
+    expect(session.logs.filter((l) => l.startsWith("apply_patch"))).toEqual([expect.stringContaining("apply_patch site cancelled before any file changed")]);
     expect(shell.execs).toBe(1);
     expect(disk("app.py")).toBe(APP);
   });
