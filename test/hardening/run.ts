@@ -6,7 +6,7 @@
  *
  * Flags: `--quick` (a smoke run with the short parameters), `--only=a,b`
  * with campaign names cuts, kills, concurrency, writer, fuzz, attacks,
- * cotenant.
+ * cotenant, locks.
  *
  * @module
  */
@@ -26,6 +26,7 @@ import { runExternalWriter } from "./external_writer.ts";
 import { writeBefore } from "./fixture.ts";
 import { runFuzz, scalingProbes } from "./fuzz.ts";
 import { runKillCampaign } from "./kills.ts";
+import { runLockRace } from "./lock_race.ts";
 import type { KillFigures } from "./kills.ts";
 import { startSshEnv } from "./ssh_env.ts";
 
@@ -36,8 +37,8 @@ const wanted = (name: string): boolean => only === undefined || only.includes(na
 
 /** Long parameters (the short ones live in the *.test.ts files). */
 const P = quick
-  ? { cutsPerDirection: 4, kills: 24, sshKills: 4, rounds: 2, oppositeRounds: 6, writerTrials: 20, fuzzInputs: 4000, fuzzScale: 0.5, coGroup: 20, coSticky: 10, coRefuse: 5 }
-  : { cutsPerDirection: 40, kills: 300, sshKills: 30, rounds: 50, oppositeRounds: 100, writerTrials: 300, fuzzInputs: 100_000, fuzzScale: 1, coGroup: 750, coSticky: 250, coRefuse: 100 };
+  ? { cutsPerDirection: 4, kills: 24, sshKills: 4, rounds: 2, oppositeRounds: 6, writerTrials: 20, fuzzInputs: 4000, fuzzScale: 0.5, coGroup: 20, coSticky: 10, coRefuse: 5, lockTries: 25, lockTriesFake: 10 }
+  : { cutsPerDirection: 40, kills: 300, sshKills: 30, rounds: 50, oppositeRounds: 100, writerTrials: 300, fuzzInputs: 100_000, fuzzScale: 1, coGroup: 750, coSticky: 250, coRefuse: 100, lockTries: 500, lockTriesFake: 250 };
 
 const rows: [string, string, string][] = [];
 const violations: string[] = [];
@@ -216,6 +217,34 @@ try {
         `**${(gr.results.unsafe_directory ?? 0) + (sr.results.unsafe_directory ?? 0)}/${gr.commits + sr.commits}** (escapes ${gr.escapes + sr.escapes}; violations ${gr.violations.length + sr.violations.length})`,
       ]);
     }
+  }
+  if (wanted("locks") && process.getuid?.() !== 0) {
+    violations.push("[locks] the lock race needs root (its second holder is another uid, run through setpriv): run npm run hardening as root");
+  } else if (wanted("locks")) {
+    // issue 28 item 0: two holders (root, another uid) per run, so tries × 2 acquisitions at least
+    const parts: { label: string; shell: string[]; fake: boolean; tries: number }[] = [
+      { label: "dash", shell: ["dash"], fake: false, tries: P.lockTries },
+      { label: "bash", shell: ["bash"], fake: false, tries: Math.ceil(P.lockTries / 5) },
+      { label: "BusyBox sh", shell: ["/usr/bin/busybox", "sh"], fake: false, tries: Math.ceil(P.lockTries / 5) },
+      { label: "dash under libfaketime (clock ×1000)", shell: ["dash"], fake: true, tries: P.lockTriesFake },
+    ];
+    const cells: string[] = [];
+    let stolen = 0;
+    for (const part of parts) {
+      log(`locks: release/re-take race against breakers, two uids, ${part.label}, ${part.tries} tries per holder …`);
+      const f = await runLockRace({ tries: part.tries, shell: part.shell, fakeClock: part.fake });
+      stolen += f.stolen;
+      for (const e of f.errors) violations.push(`[locks ${part.label}] ${e}`);
+      if (f.stolen > 0) violations.push(`[locks ${part.label}] ${f.stolen} locks taken from live owners`);
+      if (f.left.length > 0) violations.push(`[locks ${part.label}] left behind: ${f.left.join(", ")}`);
+      if (!part.fake && f.timeouts > 0) violations.push(`[locks ${part.label}] ${f.timeouts} acquisitions timed out`);
+      cells.push(`${part.label}: ${f.stolen}/${f.taken} (${f.planted} dead locks broken, ${f.left.length} entries left)`);
+    }
+    rows.push([
+      "8. Lock breaking vs. release/re-take (root and another uid hold, release and re-take one lock while planters keep putting dead owners' locks there)",
+      "locks taken from live owners / locks taken",
+      `**${stolen}** — ${cells.join("; ")}`,
+    ]);
   }
 } finally {
   await ssh?.stop();
