@@ -173,6 +173,11 @@ async function connectHop(
     client.on("ready", () => {
       if (settled) return;
       settled = true;
+      // Small messages go out at once (as OpenSSH's interactive sessions
+      // do): the commit's go-ahead (lib/remote/programs/commit_gate.ts) is
+      // a few bytes written right after a reply; behind Nagle and the
+      // server's delayed ACK it waited about 40 ms.
+      client.setNoDelay(true);
       acceptedLast(report);
       resolve(client);
     });
