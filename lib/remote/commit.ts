@@ -346,8 +346,9 @@ function stoppedBeforeGo(
   const left = clean
     ? "its temporary files and locks were removed"
     : `the host program removes its temporary files and locks itself once it sees the client gone (within ${Math.ceil(clientGoneMs / 1000)} s); ${settle.says} to check`;
-  const message = `${what}: nothing was applied and ${left}. Operation ${operationId}.`;
-  const base = why === "cancelled" ? failure("cancelled", message, { operation_id: operationId }) : { ...remoteError(message, "", operationId), code: why === "timeout" ? "timeout" as const : "remote_error" as const };
+  const message = `${what}: nothing was applied and ${left} (operation ${operationId})`;
+  const code = why === "cancelled" ? "cancelled" : why === "timeout" ? "timeout" : "remote_error";
+  const base = failure(code, message, { operation_id: operationId, retryable: true });
   return clean ? base : { ...base, reconcile: reconcileTicket(plan, operationId), hints: [settle] };
 }
 

@@ -249,13 +249,13 @@ for (const c of shells) {
       unlinkSync(join(root, `.sap-${op}-0.bak`)); // the kept backup is the user's to remove
     });
 
-    test("a timeout while the commit runs → outcome_unknown; reconcile finds it not applied (fault-injected slow hook)", async () => {
+    test("a timeout while the commit runs, before its go-ahead → timeout, nothing applied; reconcile finds it not applied (fault-injected slow hook)", async () => {
       const root = makeTree({ "a.txt": "a1\n" });
       const thePlan = plan([P.update("a.txt", "a1\n", "a2\n")]);
       const shell = await c.open();
       const report = await commitRemote(new HookedShell(shell, at("checked", "", "sleep 3")), root, thePlan, { operationId: "slow_1", timeoutMs: 500 });
-      expect(report.errors![0]).toMatchObject({ code: "outcome_unknown", operationId: "slow_1" });
-      expect(report.errors![0]!.message).toContain("timeout");
+      expect(report.errors![0]).toMatchObject({ code: "timeout", operationId: "slow_1" });
+      expect(report.errors![0]!.message).toContain("nothing was applied");
       const after = await reconcile(shell, root, reconcileTicket(thePlan, "slow_1"));
       expect(after.files[0]!.state).toBe("not_applied");
       expect(read(root, "a.txt")).toBe("a1\n");

@@ -418,7 +418,10 @@ sap_commit_cleanup() {
   [ -z "$SAP_CLEAN_FAIL" ] || sap_out "WARN cleanup_incomplete - -"
 }
 sap_commit_exit() {
-  trap '' HUP INT TERM
+  trap '' HUP INT TERM USR1
+  # a trap that ended the program inside "IFS= read" (a signal while
+  # reading stdin) leaves IFS empty under bash: every word split below needs it
+  IFS=$SAP_IFS
   [ -n "$SAP_SIG" ] && sap_out "INTERRUPTED $SAP_SIG"
   if [ "$SAP_PHASE" = 5 ] && [ -z "$SAP_DONE" ]; then sap_commit_rollback; fi
   [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted

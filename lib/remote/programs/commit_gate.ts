@@ -18,9 +18,10 @@
  * ignores the locks can be lost) stays as small as it was; a cancel that
  * arrives after the client said GO is too late, and the commit finishes.
  *
- * Both reads run in the background with a watchdog (sap_timed_read): a
- * reader blocked on a link that stalls (no data, no EOF) is otherwise
- * stuck for good. The contents' watchdog gives up after SAP_GATE seconds
+ * Both reads have a watchdog: a reader blocked on a link that stalls (no
+ * data, no EOF) is otherwise stuck for good. The contents are read in the
+ * background (sap_timed_read), the answer with the builtin read, which the
+ * watchdog interrupts with USR1. The contents' watchdog gives up after SAP_GATE seconds
  * without progress (the blob not growing: `CANCELLED stalled`), the gate's
  * after SAP_GATE seconds in all. Every end of the program before step 5 —
  * these, a SIGTERM from the client's adapter (sent instead of SIGKILL
@@ -30,7 +31,7 @@
  * left half-applied by a cancel, and nothing is left in the root by one
  * that the program sees.
  *
- * The readers need stdin on fd 7: an asynchronous command's own stdin is
+ * The readers need stdin on fd 9 (5 to 8 are taken): an asynchronous command's own stdin is
  * /dev/null in a shell without job control, before any redirection.
  * Readers and watchdogs are only ever stopped with SIGKILL: a forked
  * shell that has not yet exec'd or reset its traps (seen under bash) runs
@@ -48,7 +49,7 @@ SAP_GATE=0 SAP_TR_R= SAP_TR_W=
 sap_gate_stdin() {
   [ "$SAP_GATE" -gt 0 ] || return 0
   sap_probe head
-  exec 7<&0
+  exec 9<&0
 }
 sap_timed_read() {
   # $1 bytes from stdin into the file $2 of the private directory we are
@@ -56,7 +57,7 @@ sap_timed_read() {
   # seconds in which $2 did not grow. 0 read (perhaps short: stdin ended),
   # 1 the reader failed (its stderr in ./e), 2 given up.
   rm -f ./w
-  head -c "$1" <&7 >| "$2" 2>| ./e &
+  head -c "$1" <&9 >| "$2" 2>| ./e &
   SAP_TR_R=$!
   (
     trap - EXIT
@@ -107,17 +108,35 @@ sap_read_blob() {
 }
 sap_commit_gate() {
   # Everything is ready but the content comparison and the renames: ask
-  # the client, and stop here unless it says GO.
+  # the client, and stop here unless it says GO. Read with the builtin
+  # (no file: a full disk must not turn the answer into an EOF); the
+  # watchdog ends the wait with USR1, whose trap ends the program (bash
+  # resumes a read its trap returned to, dash and BusyBox do not). It
+  # signals only this very shell: same start time (sh_locks.ts sap_proc_start).
   [ "$SAP_GATE" -gt 0 ] || return 0
-  sap_pcd $SAP_W || sap_write_fail "$SAP_WK" $SAP_W journal
   sap_hook gate
+  trap 'sap_out "CANCELLED timeout"; SAP_STATUS=cancelled; exit 0' USR1
   sap_out "GATE"
-  sap_timed_read 3 ./g "$SAP_GATE"
-  sap_cg_rc=$? sap_cg_l=
-  [ $sap_cg_rc != 0 ] || { IFS= read -r sap_cg_l < ./g; } 2>/dev/null
-  rm -f ./g
+  (
+    trap - EXIT USR1
+    sap_gw_n=0
+    while [ $sap_gw_n -lt "$SAP_GATE" ]; do sleep 1; sap_gw_n=$((sap_gw_n + 1)); done
+    if [ -r /proc/$$/stat ]; then
+      sap_gw_l=
+      { IFS= read -r sap_gw_l < /proc/$$/stat; } 2>/dev/null
+      sap_proc_start "$sap_gw_l" && [ "o.$SAP_BOOT.$SAP_NS.$$.$SAP_ST.$SAP_MID" = "$SAP_REC" ] || exit 0
+    fi
+    kill -USR1 $$ 2>/dev/null
+  ) </dev/null >/dev/null 2>&1 &
+  SAP_TR_W=$!
+  sap_cg_l=
+  IFS= read -r sap_cg_l <&9 2>/dev/null
+  kill -9 $SAP_TR_W 2>/dev/null
+  wait $SAP_TR_W 2>/dev/null
+  SAP_TR_W=
+  trap '' USR1
   [ "$sap_cg_l" = GO ] && return 0
-  if [ $sap_cg_rc = 2 ]; then sap_out "CANCELLED timeout"; else sap_out "CANCELLED eof"; fi
+  sap_out "CANCELLED eof"
   SAP_STATUS=cancelled
   exit 0
 }

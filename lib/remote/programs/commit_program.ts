@@ -71,7 +71,7 @@
  *     delete  rename name → d<i> (the backup is now the only copy)
  *     move    as add at the destination, then as delete at the source
  *   A crash anywhere here leaves a journal without `D`: reconcile takes the
- *   locks (adopting this operation's own dead ones) and undoes every begun
+ *   locks (clearing this operation's own dead ones) and undoes every begun
  *   file in reverse order with sap_undo, which judges by the disk through
  *   the links in the private directories (so a deleted file's backup is
  *   put back when its name is still free), then removes the parent
@@ -90,7 +90,8 @@
  *
  * Extending it (issues 13, 17). Lock release is already a rename into the
  * private directory followed by a check there (sh_locks.ts), so a kill at
- * any point leaves a lock at its name (adoptable) or inside a private
+ * any point leaves a lock at its name (dead: cleared by the next commit or
+ * reconcile) or inside a private
  * directory (removed with it). Durability belongs right before the commit
  * point (`sap_widen`, then `D`): the stages sit in the private directories
  * until their rename, so `sync` of each stage in step 4 and of each changed
@@ -125,6 +126,7 @@ import { SH_COMMIT_GATE } from "./commit_gate.ts";
 const SH_COMMIT_MAIN: string = sh`
 SAP_STATUS= SAP_PHASE=0 SAP_DONE= SAP_W= SAP_WK=- SAP_J= SAP_BLOB= SAP_BEGUN=-1 SAP_SIG= SAP_CLEAN_FAIL= SAP_STAGE_BAD= SAP_DELTA_BAD= SAP_PSWAP=
 SAP_HASH_N=0 SAP_HASH_PID= SAP_UPLOAD_BAD=
+SAP_IFS=$IFS
 trap 'sap_commit_exit' EXIT
 trap 'SAP_SIG=HUP; exit 129' HUP
 trap 'SAP_SIG=INT; exit 130' INT

@@ -54,12 +54,15 @@ export const SH_RECONCILE: string = sh`
 SAP_STATUS= SAP_SIG= SAP_CLEAN_FAIL= SAP_ON=0 SAP_JP= SAP_JDONE= SAP_TAN=0 SAP_PSWAP=
 sap_reconcile_exit() {
   trap '' HUP INT TERM
+  # a signal inside "IFS= read" leaves IFS empty under bash (commit_finalize.ts)
+  IFS=$SAP_IFS
   [ -n "$SAP_SIG" ] && sap_out "INTERRUPTED $SAP_SIG"
   sap_lock_release_all
   sap_pclean_all
   [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted
   sap_out "SAP-END $SAP_STATUS"
 }
+SAP_IFS=$IFS
 trap 'sap_reconcile_exit' EXIT
 trap 'SAP_SIG=HUP; exit 129' HUP
 trap 'SAP_SIG=INT; exit 130' INT

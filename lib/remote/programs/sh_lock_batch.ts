@@ -11,7 +11,7 @@
  * into it). A name that is busy makes only its own rename fail; the locks
  * of the run are then held up to the first busy one, any taken after it
  * are put back, and from there on each is taken one by one by
- * sap_lock_acquire, with waiting, breaking and adoption — so no lock is
+ * sap_lock_acquire, with waiting and breaking — so no lock is
  * ever held while an earlier one is waited for (the order that keeps two
  * commits from waiting on each other). Reconcile builds nothing ahead: it
  * takes each lock one by one.
@@ -21,7 +21,8 @@
  * where nobody else can touch them — each is checked to be ours (our
  * directory, our record) and removed with the private directory.
  * Anything else that was at a name by then is given back. A kill at any
- * point leaves either the lock at its name (ours, adoptable by reconcile)
+ * point leaves either the lock at its name (its owner dead: cleared by the
+ * next commit or reconcile)
  * or inside the private directory (removed with it by reconcile).
  *
  * @module
@@ -75,7 +76,7 @@ sap_lock_run() {
   # locks sap_lock_prebuild built in directory SAP_LQD's private directory)
   # with one mv; held in order up to the first that stayed (its name was
   # busy), any taken after that one put back; then the alternates of the
-  # held ones, and the rest one by one (sap_lock_one: wait, break, adopt).
+  # held ones, and the rest one by one (sap_lock_one: wait, break).
   [ $SAP_LQN -gt 0 ] || return 0
   sap_lr_n=$SAP_LQN sap_lr_d=$SAP_LQD sap_lr_first=0
   SAP_LQN=0

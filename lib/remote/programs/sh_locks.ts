@@ -421,9 +421,10 @@ sap_lock_clear() {
 sap_op_lock() {
   # The operation's own lock in the root, taken before the first write and
   # held to the end: reconcile takes it first, so it waits for a commit of
-  # the same operation that still runs (a dropped connection does not stop
-  # the remote program) even before that commit holds any path lock, and
-  # adopts it once that process is gone. Best effort: a root the user
+  # the same operation that still runs (one whose client vanished stops at
+  # its go-ahead within clientGoneMs, commit_gate.ts; one past it finishes)
+  # even before that commit holds any path lock, and clears it once that
+  # process is gone. Best effort: a root the user
   # cannot write has none (then only the path locks guard).
   [ -w "$SAP_R" ] || return 0
   sap_lock_acquire 0 ".sap-lock-op-$SAP_OP" op
