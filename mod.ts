@@ -45,7 +45,7 @@ export type * from "./lib/types.ts";
 
 // Remote layer.
 export { NEVER_STARTED_CODES, programMayHaveRun, RemoteShellError, shQuote } from "./lib/remote/shell.ts";
-export type { ExecOptions, ExecResult, LocalFileAccess, LocalFileIdentity, RemoteShell, RemoteShellErrorOptions } from "./lib/remote/shell.ts";
+export type { ExecOptions, ExecResult, LocalFileAccess, LocalFileIdentity, RemoteShell, RemoteShellErrorOptions, StdinGate } from "./lib/remote/shell.ts";
 export { LocalShell } from "./lib/remote/local_shell.ts";
 export type { LocalShellOptions } from "./lib/remote/local_shell.ts";
 export { readSnapshots, snapshotRootId } from "./lib/remote/snapshot.ts";
