@@ -7,7 +7,7 @@
  * round; medians and their ratio. The handshake should cost about one
  * round trip of the link and nothing else.
  *
- * Usage: `bun bench/gate.ts [--rounds=N]` (needs sshd; run as root: the
+ * Usage: `npx bun bench/gate.ts [--rounds=N]` (needs sshd; run as root: the
  * programs run through sudo as the harness's login user).
  *
  * @module
