@@ -348,7 +348,8 @@ function stoppedBeforeGo(
     : `the host program removes its temporary files and locks itself once it sees the client gone (within ${Math.ceil(clientGoneMs / 1000)} s); ${settle.says} to check`;
   const message = `${what}: nothing was applied and ${left} (operation ${operationId})`;
   const code = why === "cancelled" ? "cancelled" : why === "timeout" ? "timeout" : "remote_error";
-  const base = failure(code, message, { operation_id: operationId, retryable: true });
+  // nothing was applied: safe to send again, unless the caller asked to stop
+  const base = failure(code, message, { operation_id: operationId, retryable: code !== "cancelled" });
   return clean ? base : { ...base, reconcile: reconcileTicket(plan, operationId), hints: [settle] };
 }
 
