@@ -176,10 +176,10 @@ describe("apply.ts on this machine (LocalShell)", () => {
   }
 
   // Fault injected: another commit holds site.conf's lock (paused at its
-  // `locked` hook) while the CLI's own commit waits for it and is killed by
-  // --timeout-ms: the CLI cannot know how far its commit got, and its own
-  // reconcile, bound by the same timeout, cannot get the lock either.
-  test("a commit killed by --timeout-ms while a lock is held (hooked commit holds it): exit 3, reconcile cannot finish, the printed ticket settles it later with --reconcile -", async () => {
+  // `locked` hook) while the CLI's own commit waits for it and is stopped by
+  // --timeout-ms. It had not had its go-ahead (lib/remote/programs/commit_gate.ts),
+  // so the CLI knows nothing was applied, and the program removed what it made.
+  test("a commit stopped by --timeout-ms while it waits for a lock (hooked commit holds it): timeout, nothing applied, nothing of its own left", async () => {
     const root = siteCopy();
     const holderPatch = CONF_PATCH.replace("+    gzip on;", "+    gzip off;");
     const holder = applyPatch(new HookedShell(new LocalShell(), `case "$1" in locked) sleep 4 ;; esac`), { root, patch: holderPatch });
@@ -187,24 +187,15 @@ describe("apply.ts on this machine (LocalShell)", () => {
     while (!readdirSync(root).some((name) => name.startsWith(".sap-lock-")) && Date.now() < deadline) await Bun.sleep(10);
 
     const run = await runApply(["--root", root, "--timeout-ms", "800"], CONF_PATCH);
-    expect(run.code).toBe(3);
-    expect(run.stdout).toContain("OUTCOME UNKNOWN");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("timeout");
+    expect(run.stdout).toContain("nothing was applied");
+    expect(run.stdout).not.toContain("OUTCOME UNKNOWN");
     const opid = /operation ([0-9a-f]{16})/.exec(run.stdout)![1]!;
-    expect(run.stdout).toContain("[1] outcome_unknown");
-    expect(run.stdout).toContain(`site.conf  ${sha256Hex(CONF_AFTER)}`);
-    expect(run.stdout).toContain(`Reconcile of operation ${opid} in local ${root} did not finish: the outcome is still unknown.`);
-    expect(run.stdout).toContain(`bun examples/apply.ts --root '${root}' --timeout-ms 800 --reconcile TICKET.json`);
-    const ticketLine = run.stdout.trimEnd().split("\n").at(-1)!;
-    expect(JSON.parse(ticketLine)).toMatchObject({ operation_id: opid, files: [{ op: "update", path: "site.conf", new_sha256: sha256Hex(CONF_AFTER) }] });
-    // The CLI's stage is still there: only a finished reconcile removes it.
-    expect(readdirSync(root).some((name) => name.startsWith(`.sap-${opid}`))).toBe(true);
+    // the CLI's commit removed its own stages and locks; only the holder's remain
+    expect(readdirSync(root).some((name) => name.startsWith(`.sap-${opid}`) || name === `.sap-lock-op-${opid}`)).toBe(false);
 
     expect((await holder).ok).toBe(true);
-    const later = await runApply(["--root", root, "--reconcile", "-"], ticketLine);
-    // The other writer's version is there: the CLI's patch was never applied, and reconcile says so.
-    expect(later.code).toBe(3);
-    expect(later.stdout).toContain(`Reconciled operation ${opid} in local ${root}: not a clean outcome.`);
-    expect(later.stdout).toMatch(/update {2}site\.conf .* diverged/);
     expect(readFileSync(join(root, "site.conf"), "utf8")).toBe(CONF_AFTER.replace("gzip on", "gzip off"));
     expect(readdirSync(root).filter((name) => name.startsWith(".sap-"))).toEqual([]);
   }, 20000);
@@ -285,7 +276,9 @@ describe.skipIf(!sshReady)("apply.ts --ssh against a real sshd", () => {
       proxy.setCutAfterBytes(undefined); // the reconnect for reconcile goes through
       const run = await running;
       const out = JSON.parse(run.stdout);
-      expect(out.errors[0].code).toBe("outcome_unknown");
+      // cut before the commit's go-ahead: nothing can have been applied, and the CLI checks it
+      expect(out.errors[0].code).toBe("remote_error");
+      expect(out.errors[0].message).toContain("nothing was applied");
       expect(out.reconciled).toMatchObject({ ok: true, operation_id: out.operation_id });
       expect(out.reconciled.files.map((f: { path: string; state: string }) => [f.path, f.state])).toEqual([["site.conf", "not_applied"], ["big.txt", "not_applied"]]);
       expect(run.code).toBe(1);
