@@ -103,7 +103,7 @@ export interface ApplyRequest {
 /** Every field of {@linkcode ApplyRequest}: any other key is refused (`invalid_request`). */
 const APPLY_REQUEST_KEYS = [
   "root", "patch", "dryRun", "expectedSha256", "matching", "requireShaForDelete", "createParents", "limits",
-  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories",
+  "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories",
   "cache", "compress",
 ] as const satisfies readonly (keyof ApplyRequest)[];
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];

@@ -304,12 +304,12 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
     sessions: () => table.size,
     live: () => table.live,
     replay: () => replay.stats,
-    running: () => table.all().reduce((n, s) => n + s.connection.calls.running, 0),
+    running: () => table.all().reduce((n, e) => n + e.session.connection.calls.running, 0),
     close: async (graceMs = 60_000) => {
       closing = true;
       clearInterval(sweeper);
       // running commits stop before their go-ahead (or finish past it)
-      for (const entry of table.all()) entry.connection.cancelCalls();
+      for (const entry of table.all()) entry.session.connection.cancelCalls();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       const entries = table.all();
       const idle = Promise.all(entries.map((e) => e.session.connection.calls.idle()));

@@ -149,7 +149,7 @@ export function newOperationId(): string {
 
 /** Every field of {@linkcode CommitOptions}: any other key is refused (`invalid_request`). */
 const COMMIT_OPTION_KEYS = [
-  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "expectRootId", "compress",
+  "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "expectRootId", "compress",
 ] as const satisfies readonly (keyof CommitOptions)[];
 const everyCommitKey: NamesEveryKey<CommitOptions, (typeof COMMIT_OPTION_KEYS)[number]> = true;
 void everyCommitKey;
@@ -349,7 +349,7 @@ function stoppedBeforeGo(
   const message = `${what}: nothing was applied and ${left} (operation ${operationId})`;
   const code = why === "cancelled" ? "cancelled" : why === "timeout" ? "timeout" : "remote_error";
   // nothing was applied: safe to send again, unless the caller asked to stop
-  const base = failure(code, message, { operation_id: operationId, retryable: code !== "cancelled" });
+  const base = failure(code, message, { operationId, retryable: code !== "cancelled" });
   return clean ? base : { ...base, reconcile: reconcileTicket(plan, operationId), hints: [settle] };
 }
 

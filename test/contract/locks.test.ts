@@ -45,7 +45,7 @@ for (const c of shells) {
       expect(Date.now() - started).toBeLessThan(3000);
       expect(report.ok).toBe(false);
       expect(report.errors![0]).toMatchObject({ code: "locked", path: "b.txt", retryable: true });
-      expect(report.errors![0]!.lock).toMatchObject({ operation_id: "other_op", pid: process.pid });
+      expect(report.errors![0]!.lock).toMatchObject({ operationId: "other_op", pid: process.pid });
       expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a1\n", "b1\n"]);
       expect(existsSync(lock)).toBe(true); // someone else's lock is never removed
       rmSync(lock, { recursive: true });

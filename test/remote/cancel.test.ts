@@ -51,7 +51,7 @@ for (const c of shellCases()) {
       const report = await commitRemote(shell(), root, plan([P.update("a.txt", "a1\n", "a2\n"), P.update("b.txt", "b1\n", "b2\n")]), { lockWaitMs: 8000, signal: controller.signal, operationId: "cancel_wait" });
       expect(performance.now() - started).toBeLessThan(3000);
       expect(report.ok).toBe(false);
-      expect(report.errors![0]).toMatchObject({ code: "cancelled", operation_id: "cancel_wait" });
+      expect(report.errors![0]).toMatchObject({ code: "cancelled", operationId: "cancel_wait" });
       expect(report.errors![0]!.message).toContain("nothing was applied");
       expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a1\n", "b1\n"]);
       rmSync(lock, { recursive: true });
@@ -68,7 +68,7 @@ for (const c of shellCases()) {
       expect(ours(root).length).toBeGreaterThan(0); // stages, private directories, locks
       controller.abort();
       const report = await pending;
-      expect(report.errors![0]).toMatchObject({ code: "cancelled", operation_id: "cancel_gate" });
+      expect(report.errors![0]).toMatchObject({ code: "cancelled", operationId: "cancel_gate" });
       expect([read(root, "a.txt"), read(root, "sub/b.txt")]).toEqual(["a1\n", "b1\n"]);
       expect(ours(root)).toEqual([]);
       assertNoLeftovers(root);
@@ -85,7 +85,7 @@ for (const c of shellCases()) {
           if (sent > total / 4) controller.abort();
         },
       });
-      expect(report.errors![0]).toMatchObject({ code: "cancelled", operation_id: "cancel_upload" });
+      expect(report.errors![0]).toMatchObject({ code: "cancelled", operationId: "cancel_upload" });
       expect(readdirSync(root)).toEqual(["keep.txt"]);
     });
 
@@ -111,7 +111,7 @@ for (const c of shellCases()) {
       const started = performance.now();
       const report = await commitRemote(new SilentClient(shell()), root, plan([P.update("a.txt", "a1\n", "a2\n")]), { clientGoneMs: 1000, operationId: "gone" });
       expect(performance.now() - started).toBeLessThan(4000);
-      expect(report.errors![0]).toMatchObject({ code: "remote_error", operation_id: "gone" });
+      expect(report.errors![0]).toMatchObject({ code: "remote_error", operationId: "gone" });
       expect(report.errors![0]!.message).toContain("go-ahead did not arrive within 1 s");
       expect(read(root, "a.txt")).toBe("a1\n");
       assertNoLeftovers(root);

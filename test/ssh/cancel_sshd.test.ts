@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commitRemote } from "../../lib/remote/commit.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { connectSsh } from "../../lib/ssh/shell.ts";
 import type { SshShell } from "../../lib/ssh/shell.ts";
 import { at, pauseUntil, waitForFile } from "../contract/helpers.ts";
@@ -75,7 +76,7 @@ describe.skipIf(!ready)("cancel and client gone over a real sshd", () => {
     await waitForFile(join(signals, "reached"), 10_000);
     controller.abort();
     const report = await pending;
-    expect(report.errors![0]).toMatchObject({ code: "cancelled", operation_id: "ssh_gate" });
+    expect(report.errors![0]).toMatchObject({ code: "cancelled", operationId: "ssh_gate" });
     expect(report.errors![0]!.message).toContain("its temporary files and locks were removed");
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a1\n");
     expect(existsSync(join(root, "new"))).toBe(false);
@@ -106,7 +107,7 @@ describe.skipIf(!ready)("cancel and client gone over a real sshd", () => {
         if (abortedAt < finishedAt) expect(report.warnings.map((w) => w.code)).toContain("cancel_too_late");
         expect(when).not.toBe("upload");
       } else {
-        expect(report.errors![0]).toMatchObject({ code: "cancelled", operation_id: `ssh_big_${when}` });
+        expect(report.errors![0]).toMatchObject({ code: "cancelled", operationId: `ssh_big_${when}` });
         expect(written).toBe(false);
       }
       // nothing of ours, either way, once the host program ended
@@ -136,7 +137,7 @@ describe.skipIf(!ready)("cancel and client gone over a real sshd", () => {
       // the host noticed the silent client by itself: locks and stages gone
       expect(await freed).toBeLessThan(2000 + 3000);
       expect(ours(root)).toEqual([]);
-      const settled = await reconcile(shell, root, thePlan, "ssh_stall");
+      const settled = await reconcile(shell, root, reconcileTicket(thePlan, "ssh_stall"));
       expect(settled.ok).toBe(true);
       expect(settled.files.map((f) => f.state)).toEqual(["not_applied", "not_applied"]);
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a1\n");
