@@ -69,7 +69,7 @@ describe("MCP: a cancel means not applied, nothing left, and the log says so", (
     const { root, lock } = lockedRoot();
     const server = await startHttpServer(["--root", `site=${root}`]);
     try {
-      const client = await httpClient(server.url);
+      const client = await httpClient(server.url, server.auth);
       const controller = new AbortController();
       const call = client.callTool({ name: "apply_patch", arguments: { patch: PATCH } }, undefined, { signal: controller.signal });
       await Bun.sleep(800);
@@ -102,7 +102,7 @@ describe("MCP: a cancel means not applied, nothing left, and the log says so", (
         await session.close();
       } else {
         const server = await startHttpServer(["--root", `site=${root}`]);
-        const client = await httpClient(server.url);
+        const client = await httpClient(server.url, server.auth);
         // its answer may never come: the server is going away
         void client.callTool({ name: "apply_patch", arguments: { patch: PATCH } }).catch(() => {});
         await Bun.sleep(800);
