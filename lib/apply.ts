@@ -21,6 +21,7 @@ import type { CompressMode } from "./remote/host_wire.ts";
 import type { SnapshotCache } from "./remote/snapshot_cache.ts";
 import { cacheScope, rememberCommitted } from "./remote/snapshot_wire.ts";
 import type { ApplyReport, Failures, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
+import { appendAll } from "./text/append_all.ts";
 
 /**
  * One `applyPatch` request. Only `root` and `patch` are required.
@@ -162,7 +163,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   }
 
   // what the read did besides (leftovers of killed programs removed)
-  for (const snap of snapshots.values()) if (snap.warnings !== undefined) warnings.push(...snap.warnings);
+  for (const snap of snapshots.values()) if (snap.warnings !== undefined) appendAll(warnings, snap.warnings);
 
   const planned = planPatch(parsed.patch, snapshots, {
     matching: request.matching,

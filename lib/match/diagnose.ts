@@ -129,7 +129,7 @@ export function diagnoseFile(env: DiagnoseEnv, cases: readonly MismatchCase[], a
   const closest = new Map<MismatchCase, Closest>();
   const weak: MismatchCase[] = [];
   if (pending.length > 0 && n > 0) {
-    const maxLines = Math.max(...pending.map((c) => c.variant.oldTexts.length));
+    const maxLines = pending.reduce((most, c) => Math.max(most, c.variant.oldTexts.length), 0);
     const scratch = new VoteScratch(n, maxLines);
     const budget = Math.max(2048, Math.floor((2 * n) / pending.length));
     // Vote with the loosest tier already built: no pass is added to vote.

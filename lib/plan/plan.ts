@@ -36,6 +36,7 @@ import {
 import { sha256Hex, sha256HexOfParts } from "../text/sha256.ts";
 import { decodeText, lineOf, newFileBytes, renderTextParts, type TextFile } from "../text/text.ts";
 import { lazyNewBytes } from "./new_content.ts";
+import { appendAll } from "../text/append_all.ts";
 import type {
   AddFileOp,
   DeleteFileOp,
@@ -86,8 +87,8 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
   const errors: PatchFailure[] = [];
   const warnings: Warning[] = [];
 
-  errors.push(...checkPatchShape(patch, ctx));
-  errors.push(...checkExpectedShaKeys(patch, ctx));
+  appendAll(errors, checkPatchShape(patch, ctx));
+  appendAll(errors, checkExpectedShaKeys(patch, ctx));
 
   const files: PlannedFile[] = [];
   for (const op of patch.ops) {
@@ -96,10 +97,10 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
     const detail = Math.max(0, FULL_FAILURES - errors.length);
     const result = op.type === "add" ? planAdd(op, ctx) : op.type === "delete" ? planDelete(op, ctx) : planUpdate(op, ctx, detail);
     if (result.ok) files.push(result.file);
-    else errors.push(...result.errors);
+    else appendAll(errors, result.errors);
   }
   if (errors.length > 0) {
-    for (const file of files) warnings.push(...file.warnings);
+    for (const file of files) appendAll(warnings, file.warnings);
     return { ok: false, errors: asFailures(foldFailures(errors)), warnings };
   }
   return { ok: true, plan: { files, warnings, createParents: ctx.createParents } };
@@ -237,7 +238,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   // where the matcher would have guessed an indentation.
   const diagnosis = { file, op, locate };
   const failed = [...diagnoseChunkFailures(diagnosis, located.errors, located.absent), ...located.undiagnosed];
-  failed.push(...guessedIndentation(diagnosis, located.warnings, located.placements));
+  appendAll(failed, guessedIndentation(diagnosis, located.warnings, located.placements));
   if (failed.length > 0) return { ok: false, errors: failed.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0)) };
 
   const edits: LineEdit[] = located.placements.map((placement) => {

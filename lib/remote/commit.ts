@@ -25,6 +25,7 @@ import type { NamesEveryKey } from "./request_keys.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, Failures, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /**
  * Default bounded wait for busy locks.
@@ -318,7 +319,7 @@ function refusals(ctx: Context): Failures {
   for (const r of out.rejects) {
     errors.push({ ...pathRefusal(r.code, layout.paths[r.k]!, r.depth, root), operationId });
   }
-  errors.push(...programFailures(ctx, false));
+  appendAll(errors, programFailures(ctx, false));
   return hasFailures(errors) ? errors : [remoteError("the commit was refused without a reason; nothing was changed", ctx.stderr, operationId)];
 }
 

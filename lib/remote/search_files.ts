@@ -17,6 +17,7 @@ import { RecordReader } from "./records.ts";
 import { unknownKeysFailure } from "./request_keys.ts";
 import type { NamesEveryKey } from "./request_keys.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /**
  * Options of {@linkcode searchFiles}.
@@ -262,7 +263,7 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
         else found.push(name.addressable ? match : { ...match, addressable: false });
       }
       if (binary) skip(out, "binary", name.path);
-      else out.matches.push(...found);
+      else appendAll(out.matches, found);
     } else if (REASONS[record.type] !== undefined && record.raw !== undefined) {
       const reason = REASONS[record.type]!;
       skip(out, reason, decodeName(record.raw).path, false);

@@ -216,7 +216,7 @@ export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSsh
       throw new Refusal(failure("connect_failed", `the jump chain to ${options.host} is longer than ${MAX_HOPS} hops (does a jump host's ProxyJump lead back to itself?); fix ssh_config's ProxyJump lines.`, { retryable: false }));
     }
     const resolved = resolve(dest.host, given);
-    configWarnings.push(...resolved.warnings.map((w) => `${dest.host}: ${w}`));
+    for (const w of resolved.warnings) configWarnings.push(`${dest.host}: ${w}`);
     if (resolved.errors?.length) {
       throw new Refusal(failure(
         "connect_failed",

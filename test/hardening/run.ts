@@ -5,7 +5,7 @@
  * stderr, the table to stdout. Exit status 1 when any invariant broke.
  *
  * Flags: `--quick` (a smoke run with the short parameters), `--only=a,b`
- * with campaign names cuts, kills, concurrency, writer, fuzz, attacks,
+ * with campaign names cuts, kills, concurrency, writer, fuzz, scale, attacks,
  * cotenant.
  *
  * @module
@@ -28,6 +28,8 @@ import { runFuzz, scalingProbes } from "./fuzz.ts";
 import { runKillCampaign } from "./kills.ts";
 import type { KillFigures } from "./kills.ts";
 import { startSshEnv } from "./ssh_env.ts";
+import { NODE_BINARY, runHugeInputsUnder } from "../scale/run_under.ts";
+import type { HugeSizes } from "../scale/huge_inputs.ts";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -138,6 +140,32 @@ try {
       "inputs with zero crashes",
       `**${f.inputs - f.crashes}/${f.inputs}** (${f.parsedOk} parsed, ${f.plannedOk} planned, ${f.planFailed} typed plan failures; ${Object.keys(f.codes).length} distinct codes); slowest input ${ms(f.slowest.ms)} (${f.slowest.kind}, ${(f.slowest.bytes / 1024).toFixed(0)} KiB, ${f.slowest.msPerMiB.toFixed(0)} ms/MiB; best of 3 re-runs of the 10 slowest, the slowest single run with GC pauses: ${ms(f.slowestRawMs)})${big ? `; slowest ≥ 1 MiB: ${ms(big.ms)} for ${(big.bytes / 1048576).toFixed(1)} MiB (${big.msPerMiB.toFixed(0)} ms/MiB)` : ""}; doubling the input: ${probes.map((p) => `${p.name} ×${p.ratio.toFixed(2)}`).join(", ")}`,
     ]);
+  }
+
+  if (wanted("scale")) {
+    // Issue 28 item 2: past each engine's argument limit (V8 ~125k, JSC ~640k) in lines, chunks and files.
+    const runs: { label: string; binary: string; sizes: HugeSizes; past: ("lines" | "chunks" | "files")[] }[] = quick
+      ? [
+        { label: "Node", binary: NODE_BINARY, sizes: { lines: 200_000, chunks: 130_000, files: 130_000, seed: 28 }, past: ["lines", "chunks", "files"] },
+        { label: "Bun", binary: process.execPath, sizes: { lines: 700_000, chunks: 5000, files: 5000, seed: 28 }, past: ["lines"] },
+      ]
+      : [
+        { label: "Node", binary: NODE_BINARY, sizes: { lines: 1_000_000, chunks: 200_000, files: 200_000, seed: 28 }, past: ["lines", "chunks", "files"] },
+        { label: "Bun", binary: process.execPath, sizes: { lines: 1_000_000, chunks: 700_000, files: 700_000, seed: 28 }, past: ["lines", "chunks", "files"] },
+      ];
+    const parts: string[] = [];
+    for (const run of runs) {
+      log(`scale: huge inputs under ${run.label} (${run.sizes.lines} lines, ${run.sizes.chunks} chunks, ${run.sizes.files} files) …`);
+      const r = runHugeInputsUnder(run.binary, run.sizes, 30 * 60_000);
+      for (const c of r.checks) if (!c.ok) violations.push(`[scale ${run.label}] ${c.name}: ${c.detail?.split("\n")[0]}`);
+      if (r.done === null) violations.push(`[scale ${run.label}] no summary line: ${r.stderr.slice(0, 500)}`);
+      else {
+        for (const k of run.past) if (run.sizes[k] <= r.done.argumentLimit) violations.push(`[scale ${run.label}] ${k} ${run.sizes[k]} is not past the engine's argument limit ${r.done.argumentLimit}`);
+        const slowest = r.checks.reduce((a, c) => (c.ms > a.ms ? c : a), r.checks[0]!);
+        parts.push(`${run.label}: **${r.done.passed}/${r.done.passed + r.done.failed}** (${run.sizes.lines.toLocaleString("en")} lines, ${run.sizes.chunks.toLocaleString("en")} chunks, ${run.sizes.files.toLocaleString("en")} files; argument limit ${r.done.argumentLimit.toLocaleString("en")}; ${(r.wallMs / 1000).toFixed(0)} s, slowest ${slowest.name} ${ms(slowest.ms)}, peak RSS ${(r.done.maxRssKiB / 1024).toFixed(0)} MiB)`);
+      }
+    }
+    rows.push(["5b. Huge inputs: million-line Add/insert/delete/replace, Delete, Move, many chunks (matching and not), many files, default limits", "checks passed", parts.join("; ")]);
   }
 
   if (wanted("attacks")) {
