@@ -268,10 +268,9 @@ async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
       ? { sudo: true }
       : {}),
   };
-  const shell = await connectSsh(sshOptions);
-  // Diagnostics about the connection go to stderr: stdout is the report.
+  // Diagnostics about the connection go to stderr, as they happen: stdout is the report.
+  const shell = await connectSsh({ ...sshOptions, onWarning: (note) => void process.stderr.write(`ssh: ${note.message}\n`) });
   for (const note of shell.configWarnings) process.stderr.write(`ssh config: ${note}\n`);
-  for (const note of shell.warnings) process.stderr.write(`ssh: ${note.message}\n`);
   for (const added of shell.addedHostKeys) process.stderr.write(`known_hosts: recorded a new host key ${JSON.stringify(added)}\n`);
   return shell;
 }

@@ -573,6 +573,7 @@ export type WarningCode =
   | "leftovers_removed"
   | "insecure_host_key"
   | "agent_unavailable"
+  | "channel_limit_lowered"
   | "cleanup_incomplete";
 
 /**

@@ -30,7 +30,8 @@ const WARNING_CODES = [
   "first_chunk_without_anchor", "fuzzy_match", "escaped_literals_recovered", "indentation_adjusted",
   "indentation_not_adjusted", "trailing_blank_context_dropped", "appended_at_eof", "parents_created",
   "mode_not_preserved", "owner_not_preserved", "acl_or_xattr_not_preserved", "hard_link_broken",
-  "stale_lock_broken", "leftovers_removed", "insecure_host_key", "agent_unavailable", "cleanup_incomplete",
+  "stale_lock_broken", "leftovers_removed", "insecure_host_key", "agent_unavailable", "channel_limit_lowered",
+  "cleanup_incomplete",
 ] as const satisfies readonly WarningCode[];
 
 const HINT_OPTIONS = [
