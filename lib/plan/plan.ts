@@ -37,6 +37,7 @@ import { sha256Hex, sha256HexOfParts } from "../text/sha256.ts";
 import { decodeText, lineOf, newFileBytes, renderTextParts, type TextFile } from "../text/text.ts";
 import { lazyNewBytes } from "./new_content.ts";
 import { appendAll } from "../text/append_all.ts";
+import { textTooLong } from "./text_too_long.ts";
 import type {
   AddFileOp,
   DeleteFileOp,
@@ -182,6 +183,8 @@ function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
         edits: [{ start: 0, end: decoded.file.lines.length, replacement: [] }],
         newFinalNewline: false,
       })
+    : decoded.reason === "too_long"
+    ? `diff --git a/${op.path} b/${op.path}\ndeleted file\n--- a/${op.path}\n+++ /dev/null\n(${bytes.length} bytes of text, too long for this runtime to show)\n`
     : `diff --git a/${op.path} b/${op.path}\ndeleted file\nBinary files a/${op.path} and /dev/null differ\n`;
   return {
     ok: true,
@@ -212,6 +215,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   if (tooLarge) return { ok: false, errors: [tooLarge] };
 
   const decoded = decodeText(bytes);
+  if (!decoded.ok && decoded.reason === "too_long") return { ok: false, errors: [textTooLong(op.path, decoded.byteLength, decoded.maxChars, op.patchLine)] };
   if (!decoded.ok) {
     return {
       ok: false,

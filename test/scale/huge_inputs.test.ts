@@ -8,6 +8,7 @@
  * runs the heavy sizes (1M lines, 700k chunks under Bun).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +42,20 @@ describe("huge inputs never throw and come out right (property checks in a child
       for (const size of past) expect(run.done.sizes[size]).toBeGreaterThan(run.done.argumentLimit);
     }, 180_000);
   }
+});
+
+describe("a file whose text is longer than V8's longest string (Node), issue 28 item 3", () => {
+  test("512 MiB + 4 KiB of ASCII: decodeText says too_long (not invalid_utf8), an Update and a read are refused limit_exceeded with the engine's bound, a Delete is planned", () => {
+    const out = spawnSync(NODE, ["test/scale/too_long_text.ts"], { cwd: join(import.meta.dir, "..", ".."), encoding: "utf8", timeout: 170_000 });
+    expect(out.stderr).toBe("");
+    const r = JSON.parse(out.stdout) as { decoded: unknown; update: { ok: boolean; errors: { code: string; limit: unknown; message: string }[] }; remove: unknown; read: { code: string; limit: unknown } };
+    expect(r.decoded).toEqual({ ok: false, reason: "too_long", byteLength: 2 ** 29 + 4096, maxChars: 2 ** 29 - 24 });
+    const limit = { name: "maxFileBytes", max: 2 ** 29 - 24, actual: 2 ** 29 + 4096 };
+    expect(r.update.errors).toEqual([expect.objectContaining({ code: "limit_exceeded", limit })]);
+    expect(r.update.errors[0]!.message).toContain("Run the tool under Bun");
+    expect(r.read).toMatchObject({ code: "limit_exceeded", limit });
+    expect(r.remove).toEqual({ ok: true, ops: ["delete"] });
+  }, 180_000);
 });
 
 describe("the example MCP server under Node (V8's limit), over stdio", () => {
