@@ -165,12 +165,11 @@ export class SshLink {
    *   one below that number, or below the most channels the server was seen
    *   to hold at once if more (see {@linkcode sparing}; raised with a later
    *   such figure, never above maxChannels; one `channel_limit_lowered`
-   *   warning per link), the caller's slot
-   *   waits in line again under it — let go
-   *   when one of our programs ends, one call at a time — and then pauses
-   *   a little more (exponential backoff with jitter, at most 0.5 s) before
-   *   asking again. A call without a slot (a sudo probe) waits for one of
-   *   our channels to close instead.
+   *   warning per link). The caller's slot waits in line again under the
+   *   new limit — let go when one of our programs ends, one call at a time —
+   *   and then pauses a little more (exponential backoff with jitter, at
+   *   most 0.5 s) before asking again. A call without a slot (a sudo probe)
+   *   waits for one of our channels to close instead.
    * - Refused while nothing of ours is open, after a channel of this
    *   connection closed: OpenSSH frees a session only when its main loop
    *   collects the closed channel, after dispatching every packet it read
