@@ -5,7 +5,7 @@
  * (JSC: about 640,000), at sizes past each engine's limit; and the example
  * MCP server, started under Node over stdio, applies a million-line Add and
  * refuses one over maxPatchBytes with a typed failure. `npm run hardening`
- * runs the heavy sizes (1M lines, 700k chunks under Bun).
+ * runs the heavy sizes (1M lines, 150k chunks and files).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";

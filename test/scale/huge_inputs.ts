@@ -27,7 +27,7 @@
  * last line is `{"done": true, "passed", "failed", "runtime", "maxRssKiB"}`.
  * Exit code 1 on any failure. test/scale/huge_inputs.test.ts runs it under
  * Node (V8's limit) and Bun in `npm test`; `npm run hardening` runs the
- * heavy sizes (1M lines, 100k chunks).
+ * heavy sizes (1M lines, 150k chunks and files).
  *
  * @module
  */
