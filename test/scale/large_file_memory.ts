@@ -2,8 +2,8 @@
  * Peak memory of a one-line change to a large file (issue 28 item 3): one
  * applyPatch through LocalShell or a real sshd (which this process starts:
  * Bun only, as the sshd harness), measured with the process's peak RSS
- * (`process.resourceUsage().maxRSS`: an interval sampler cannot fire
- * during the synchronous decode and planning).
+ * (an interval sampler cannot fire during the synchronous decode and
+ * planning).
  *
  *   bun test/scale/large_file_memory.ts <MiB> <local|ssh|ssh-plain> [--cached]
  *
@@ -11,7 +11,8 @@
  * `ssh-plain` sends the snapshot as it is. `--cached` reads the file once
  * into a SnapshotCache first, so the apply downloads nothing (a hash proof).
  * Prints one JSON line: sizes in bytes, peak RSS before the apply (setup:
- * runtime, sshd client, the written file) and after it, the time, and what
+ * runtime, sshd client, the written file) and after it (test/support/peak_rss.ts:
+ * this process's own high-water mark, not one inherited across exec), the time, and what
  * the report said. test/scale/large_file_memory.test.ts runs it at 64 MiB
  * with a bound; the bench figures (docs) come from the same script at
  * larger sizes.
@@ -24,6 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyPatch, connectSsh, LocalShell, readSnapshots, SnapshotCache } from "../../mod.ts";
 import type { RemoteShell } from "../../mod.ts";
+import { peakRssBytes } from "../support/peak_rss.ts";
 
 /** What one run printed. */
 export interface MemoryRun {
@@ -61,7 +63,7 @@ export function writeLines(path: string, bytes: number): number {
   return i;
 }
 
-const peak = (): number => process.resourceUsage().maxRSS * 1024;
+const peak = peakRssBytes;
 
 if ((process.argv[1] ?? "").endsWith("large_file_memory.ts")) {
   const mib = Number(process.argv[2] ?? 64);
