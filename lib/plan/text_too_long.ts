@@ -28,7 +28,7 @@ export function textTooLong(path: string, byteLength: number, maxChars: number |
       `Nothing was changed. Run the tool under Bun for files up to 2 GiB, or split the file into smaller ones.`,
     {
       path,
-      ...(patchLine !== undefined ? { patch_line: patchLine } : {}),
+      ...(patchLine !== undefined ? { patchLine } : {}),
       ...(maxChars !== undefined ? { limit: { name: "maxFileBytes" as const, max: maxChars, actual: byteLength } } : {}),
     },
   );

@@ -82,7 +82,7 @@ function boundStderr(result: ExecResult, max: number | undefined, droppedBefore:
 const SSH_OPTION_KEYS = [
   "host", "port", "username", "identityFile", "privateKey", "passphrase", "password", "agent", "knownHostsFile", "hostKeyPolicy",
   "sshConfigFile", "systemSshConfigFile", "proxyJump", "allowProxyCommand", "keepaliveIntervalMs", "keepaliveCountMax",
-  "readyTimeoutMs", "maxChannels", "sudo", "maxOutputBytes",
+  "readyTimeoutMs", "maxChannels", "sudo", "maxOutputBytes", "onWarning",
 ] as const satisfies readonly (keyof SshOptions)[];
 const everySshKey: NamesEveryKey<SshOptions, (typeof SSH_OPTION_KEYS)[number]> = true;
 void everySshKey;
