@@ -149,7 +149,7 @@ export function readSnapshots(
 
 /** The snapshots in the order of the request's paths (the program reads them sorted). */
 function inPathOrder(snaps: Snapshots, paths: readonly string[]): Snapshots {
-  const ordered: Snapshots = new Map();
+  const ordered = new Map<string, FileSnapshot>();
   for (const path of paths) {
     const snap = snaps.get(path);
     if (snap !== undefined && !ordered.has(path)) ordered.set(path, snap);
