@@ -417,8 +417,9 @@ done
 sap_hook start
 sap_trust_root "$SAP_ROOTARG" || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
 sap_dir_index "$SAP_R"
-# In parts of SAP_PART paths, each part's variables removed after it.
-SAP_PART=128 SAP_K0=0
+# In parts of SAP_PART paths, each part's variables removed after it (64: measured
+# fastest here; 512 costs four times as much under dash).
+SAP_PART=64 SAP_K0=0
 while [ $SAP_K0 -lt $SAP_M ] || [ $SAP_M = 0 ]; do
   SAP_K1=$((SAP_K0 + SAP_PART))
   [ $SAP_K1 -le $SAP_M ] || SAP_K1=$SAP_M
