@@ -124,6 +124,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       matching: options.matching,
       requireShaForDelete: options.requireShaForDelete,
       sharedDirectories: options.sharedDirectories,
+      trustRootAncestors: options.trustRootAncestors,
       timeoutMs: options.timeoutMs,
       operationId,
       signal: interrupt.signal,
@@ -186,7 +187,7 @@ async function settle(shell: RemoteShell, options: ApplyCliOptions, ticket: Reco
   const onInterrupt = (): void => controller.abort();
   process.on("SIGINT", onInterrupt);
   try {
-    return await reconcile(shell, options.root, ticket, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories });
+    return await reconcile(shell, options.root, ticket, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories, trustRootAncestors: options.trustRootAncestors });
   } finally {
     process.off("SIGINT", onInterrupt);
   }

@@ -80,6 +80,18 @@ export interface ApplyRequest {
    */
   sharedDirectories?: SharedDirectories;
   /**
+   * Accept a root below a directory that another user can write (no
+   * sticky bit protecting the root's name). Default false: such a root is
+   * refused `unsafe_directory` (naming that directory, its owner and mode)
+   * in every policy, because that user can put another directory at the
+   * root's path at any moment. With true, every directory is handled as
+   * shared (so `sharedDirectories: "allow"` is needed too) and each
+   * program checks, at every directory it enters, that the root is still
+   * the very directory (device:inode) it pinned at its start; the commit
+   * also checks it against the snapshot's (`expectRootId`).
+   */
+  trustRootAncestors?: boolean;
+  /**
    * Contents seen before (SPEC §11.1): a file whose content the cache holds
    * is not downloaded again — the host only proves its SHA-256 — and after
    * a successful commit the new contents go into the cache, so the next
@@ -192,6 +204,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     onProgress: request.onProgress,
     delta: request.delta,
     sharedDirectories: request.sharedDirectories,
+    trustRootAncestors: request.trustRootAncestors,
     expectRootId: snapshotRootId(snapshots),
     compress: request.compress,
   });
@@ -217,6 +230,7 @@ function snapshotOptions(request: ApplyRequest, limits: Limits): ReadSnapshotsOp
     timeoutMs: request.timeoutMs,
     maxFileBytes: limits.maxFileBytes,
     sharedDirectories: request.sharedDirectories,
+    trustRootAncestors: request.trustRootAncestors,
     cache: request.cache,
     compress: request.compress,
   };

@@ -199,6 +199,7 @@ export type HintOption =
   | "lockWaitMs"
   | "hostKeyPolicy"
   | "sharedDirectories"
+  | "trustRootAncestors"
   | "sudo";
 
 /**

@@ -36,7 +36,7 @@ const WARNING_CODES = [
 
 const HINT_OPTIONS = [
   "matching", "createParents", "requireShaForDelete", "maxFileBytes", "maxPatchBytes", "maxFiles", "maxChunksPerFile",
-  "timeoutMs", "lockWaitMs", "hostKeyPolicy", "sharedDirectories", "sudo",
+  "timeoutMs", "lockWaitMs", "hostKeyPolicy", "sharedDirectories", "trustRootAncestors", "sudo",
 ] as const satisfies readonly HintOption[];
 
 // The lists above must name every code of the library: a new code fails the type check here.

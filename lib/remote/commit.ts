@@ -92,6 +92,18 @@ export interface CommitOptions {
    */
   sharedDirectories?: SharedDirectories;
   /**
+   * Accept a root below a directory that another user can write (no
+   * sticky bit protecting the root's name). Default false: such a root is
+   * refused `unsafe_directory` (naming that directory, its owner and mode)
+   * in every policy, because that user can put another directory at the
+   * root's path at any moment. With true, every directory is handled as
+   * shared (so `sharedDirectories: "allow"` is needed too) and each
+   * program checks, at every directory it enters, that the root is still
+   * the very directory (device:inode) it pinned at its start; the commit
+   * also checks it against the snapshot's (`expectRootId`).
+   */
+  trustRootAncestors?: boolean;
+  /**
    * The root's `device:inode` from {@linkcode snapshotRootId}: a root
    * directory replaced since the snapshots were read (by someone who can
    * write above it) is refused `conflict` before anything is written.
@@ -187,6 +199,7 @@ export async function commitRemote(
     writtenBytes(plan) >= LARGE_CONTENT_BYTES,
     options.sharedDirectories ?? "refuse",
     options.expectRootId,
+    options.trustRootAncestors === true,
   );
   const base = {
     operationId,

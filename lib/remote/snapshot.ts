@@ -52,6 +52,18 @@ export interface ReadSnapshotsOptions {
    */
   sharedDirectories?: SharedDirectories;
   /**
+   * Accept a root below a directory that another user can write (no
+   * sticky bit protecting the root's name). Default false: such a root is
+   * refused `unsafe_directory` (naming that directory, its owner and mode)
+   * in every policy, because that user can put another directory at the
+   * root's path at any moment. With true, every directory is handled as
+   * shared (so `sharedDirectories: "allow"` is needed too) and each
+   * program checks, at every directory it enters, that the root is still
+   * the very directory (device:inode) it pinned at its start; the commit
+   * also checks it against the snapshot's (`expectRootId`).
+   */
+  trustRootAncestors?: boolean;
+  /**
    * Contents this client has seen (SPEC §11.1). For each path whose last
    * seen content the cache holds, the request names its SHA-256; the host
    * hashes the file (the inode it verified inside the root) and, when
@@ -183,7 +195,7 @@ async function readOnce(
   if (!shell || typeof shell.exec !== "function") throw new TypeError("readSnapshots: shell must be a RemoteShell");
   if (!Array.isArray(paths)) throw new TypeError("readSnapshots: paths must be an array of strings");
   const maxFileBytes = options.maxFileBytes ?? resolveLimits(undefined).maxFileBytes;
-  const command = snapshotProgram(root, maxFileBytes, options.sharedDirectories ?? "refuse"); // validates root, limit, policy
+  const command = snapshotProgram(root, maxFileBytes, options.sharedDirectories ?? "refuse", options.trustRootAncestors === true); // validates root, limit, policy
   const result = new Map<string, FileSnapshot>();
   const send: string[] = [];
   const sending = new Set<string>();

@@ -149,9 +149,9 @@ function nonNegativeInteger(value: number, name: string): string {
  * const command = snapshotProgram("/srv/app", 1 << 20, "refuse");
  * ```
  */
-export function snapshotProgram(root: string, maxFileBytes: number, sharedDirectories: SharedDirectories = "refuse"): string {
+export function snapshotProgram(root: string, maxFileBytes: number, sharedDirectories: SharedDirectories = "refuse", trustRootAncestors = false): string {
   assertRoot(root);
-  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes"), policy(sharedDirectories)], SNAPSHOT_BODY);
+  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes"), policy(sharedDirectories), trustRootAncestors ? "1" : "0"], SNAPSHOT_BODY);
 }
 
 /**
@@ -173,6 +173,7 @@ export function commitProgram(
   largeContent = false,
   sharedDirectories: SharedDirectories = "refuse",
   expectRootId?: string,
+  trustRootAncestors = false,
 ): string {
   assertRoot(root);
   assertOperationId(operationId);
@@ -188,6 +189,7 @@ export function commitProgram(
     largeContent ? "1" : "0",
     policy(sharedDirectories),
     expectRootId ?? "-",
+    trustRootAncestors ? "1" : "0",
   ], COMMIT_BODY);
 }
 
@@ -205,6 +207,7 @@ export function reconcileProgram(
   lockWaitMs: number,
   staleLockSeconds: number,
   sharedDirectories: SharedDirectories = "refuse",
+  trustRootAncestors = false,
 ): string {
   assertRoot(root);
   assertOperationId(operationId);
@@ -214,5 +217,6 @@ export function reconcileProgram(
     nonNegativeInteger(lockWaitMs, "lockWaitMs"),
     nonNegativeInteger(staleLockSeconds, "staleLockSeconds"),
     policy(sharedDirectories),
+    trustRootAncestors ? "1" : "0",
   ], RECONCILE_BODY);
 }

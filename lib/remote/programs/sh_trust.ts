@@ -57,7 +57,7 @@ import { sh } from "./sh_text.ts";
 
 /** sap_trust_root, sap_trust_check, sap_trust_report. Needs sap_probe id stat. */
 export const SH_TRUST: string = sh`
-SAP_AN=0 SAP_ANS= SAP_NSS= SAP_TNAMES= SAP_ROOT_ID= SAP_DTC=0 SAP_DR0=- SAP_ANC0=-
+SAP_AN=0 SAP_ANS= SAP_NSS= SAP_TNAMES= SAP_ROOT_ID= SAP_DTC=0 SAP_DR0=- SAP_ANC0=- SAP_TRUST_ANC= SAP_RPIN=
 SAP_PASSWD_DB=/etc/passwd SAP_GROUP_DB=/etc/group SAP_NSSWITCH=/etc/nsswitch.conf
 sap_an_add() {
   case $SAP_ANS in *"$SAP_NL$1$SAP_NL"*) return 0 ;; esac
@@ -327,13 +327,19 @@ sap_trust_report() {
   # $1 policy, then per path index sap_tp_k (PD_k: its deepest existing directory)
   # from $2 (default 0) to before $3 (default SAP_M):
   # UNSAFE or TRUST lines. 1 when the policy refuses something.
-  sap_tp_bad=0 sap_tp_k=$\{2:-0} sap_tp_e=$\{3:-$SAP_M}
+  sap_tp_bad=0 sap_tp_k=$\{2:-0} sap_tp_e=$\{3:-$SAP_M} sap_tp_pol=$1
+  # A directory above the root that another user can write (no sticky
+  # bit to protect the root's name) lets that user put another directory
+  # at the root's path at any moment: refused in every policy, unless the
+  # caller accepted it (SAP_TRUST_ANC: then every directory is handled as
+  # shared, and sap_cd checks the root's identity at each entry).
+  [ "$SAP_ANC_OK" = 1 ] || [ "$SAP_TRUST_ANC" = 1 ] || sap_tp_pol=refuse
   while [ $sap_tp_k -lt $sap_tp_e ]; do
     sap_get PD_$sap_tp_k
     if [ -n "$SAP_V" ]; then
       sap_get DCT_$SAP_V
       if [ "$SAP_V" != 1 ]; then
-        if [ "$1" = allow ]; then
+        if [ "$sap_tp_pol" = allow ]; then
           sap_out "TRUST $sap_tp_k shared"
         else
           sap_tp_bad=1

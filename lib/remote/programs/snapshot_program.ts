@@ -352,6 +352,8 @@ sap_snap_part() {
   done
   sap_trust_check || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
   [ $SAP_K0 != 0 ] || sap_out "ROOTID $SAP_ROOT_ID"
+  # an ancestor others can write refuses every path (sap_trust_report)
+  [ "$SAP_ANC_OK" = 1 ] || [ "$SAP_TRUST_ANC" = 1 ] || SAP_POLICY=refuse
   sap_trust_report "$SAP_POLICY" $SAP_K0 $SAP_K1
   k=$SAP_K0
   while [ $k -lt $SAP_K1 ]; do
@@ -382,6 +384,7 @@ sap_out "SAP-BEGIN snapshot"
 sap_probe stat id
 sap_wire_have
 SAP_MAX=$2 SAP_POLICY=$3 SAP_ROOTARG=$1
+case $4 in 1) SAP_TRUST_ANC=1 SAP_RPIN=1 ;; 0|'') ;; *) sap_bad_input ancestors ;; esac
 sap_isnum "$SAP_MAX" || sap_bad_input max
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
