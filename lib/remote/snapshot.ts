@@ -10,7 +10,7 @@ import { remotePathProblem, snapshotInput } from "./manifest.ts";
 import { randomBytes } from "node:crypto";
 import { pathRefusal, remoteError, rootFailure, tooLarge, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
 import { writeRefused } from "./host_refusals.ts";
-import { leftoversRemoved } from "./leftovers.ts";
+import { leftoversRemoved, privateKept } from "./leftovers.ts";
 import { parseUnsafe } from "./protocol.ts";
 import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
@@ -276,6 +276,8 @@ async function readOnce(
   const spaceFree = new Map<number, number | null>();
   /** `REAP k <n>`: leftovers of killed programs removed in path k's directory. */
   const reaped = new Map<number, number>();
+  /** `KEPT k`: the private directory of path k's directory could not be removed (moved by someone else). */
+  const kept = new Set<number>();
   /**
    * The bytes of a group: the files' bytes one after the other (one cat
    * on the host), then the end marker. Each piece, cut by the size its S
@@ -360,6 +362,8 @@ async function readOnce(
       throw problem(`the host's ${compressed.get(k)!.codec} failed while compressing ${path}; the next read sends it uncompressed`);
     } else if (f[0] === "C" && f.length === 2) {
       changed.add(k);
+    } else if (f[0] === "KEPT" && f.length === 2 && !kept.has(k)) {
+      kept.add(k);
     } else if (f[0] === "REAP" && f.length === 3 && /^[0-9]{1,4}$/.test(f[2]!) && f[2] !== "0" && !reaped.has(k)) {
       reaped.set(k, Number(f[2]));
     } else if (f[0] === "SPACE" && f.length === 3 && /^(-|[0-9]{1,18})$/.test(f[2]!) && !spaceFree.has(k)) {
@@ -476,6 +480,10 @@ async function readOnce(
   }
   if (rootId !== undefined) ROOT_IDS.set(result, rootId);
   rememberSnapshots(options.cache, scope, send, result, held);
+  for (const k of kept) {
+    const snap = result.get(send[k]!);
+    if (snap !== undefined) snap.warnings = [...(snap.warnings ?? []), privateKept(dirOf(send[k]!), send[k]!)];
+  }
   return withReapWarnings(result, send, reaped);
 }
 

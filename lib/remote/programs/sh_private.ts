@@ -62,7 +62,7 @@ import { sh } from "./sh_text.ts";
 
 /** Directory table, private directories, pins and batched tool runs. */
 export const SH_PRIVATE: string = sh`
-SAP_DN=0 SAP_SECRET= SAP_PDIRTY= SAP_BN=0 SAP_BT=1 SAP_BQP= SAP_REAP=
+SAP_DN=0 SAP_SECRET= SAP_PDIRTY= SAP_BN=0 SAP_BT=1 SAP_BQP= SAP_REAP= SAP_PKEPT=
 sap_dir_index() {
   # SAP_DI: the index of physical directory $1, added when new. Linear
   # whatever the table's size: the last directory seen at each depth is
@@ -121,9 +121,12 @@ sap_pmake() {
   sap_pm_pn=$\{sap_pm_pn##*/}
   case $sap_pm_pn in .sap-"$SAP_OP"-*) ;; *) return 1 ;; esac
   sap_join "$sap_pm_pd" "$sap_pm_pn"
-  sap_pm_pp=$SAP_J1
+  sap_pm_pp=$SAP_J1 sap_pm_ino=
+  # a read-only program notes its inode, to remove it even if it is
+  # renamed before it is proved ours (sap_pmade_drop)
+  if [ -n "$SAP_REAP" ]; then ST_INO=; sap_stat "./$sap_pm_pn" && sap_pm_ino=$ST_INO; fi
   sap_hook private_made $1
-  sap_cd "$sap_pm_pp" && [ -O . ] || { SAP_PSWAP=1; return 1; }
+  sap_cd "$sap_pm_pp" && [ -O . ] || { SAP_PSWAP=1; sap_pmade_drop "$sap_pm_pd" "$sap_pm_pn" "$sap_pm_ino" || SAP_PKEPT="$SAP_PKEPT $1"; return 1; }
   set -C
   if [ -z "$SAP_REAP" ]; then
     { printf '%s %s\n' "$SAP_OP" "$SAP_SECRET" > ./id; } 2>/dev/null
@@ -143,6 +146,7 @@ sap_pmake() {
       return 1
     fi
     SAP_PSWAP=1
+    sap_pmade_drop "$sap_pm_pd" "$sap_pm_pn" "$sap_pm_ino" || SAP_PKEPT="$SAP_PKEPT $1"
     return 1
   fi
   sap_set DP_$1 "$sap_pm_pn"
@@ -150,6 +154,17 @@ sap_pmake() {
   # remove what killed snapshots and searches left here (sh_reap.ts)
   [ -z "$SAP_REAP" ] || sap_reap $1
   return 0
+}
+sap_pmade_drop() {
+  # A private directory just made ($2 in directory $1) that could not be
+  # proved ours (renamed or replaced before its id was in): remove it if
+  # it is still there under its name and empty, else (a read-only
+  # program, which knows its inode $3) under the name it has now — rmdir
+  # removes no link to a directory and nothing that is not empty, so
+  # whatever stands there loses nothing.
+  # 1: not found (moved elsewhere; the caller reports it)
+  sap_cd "$1" || return 1
+  rmdir "./$2" 2>/dev/null || sap_prmdir_moved "$3"
 }
 sap_pcd() {
   # Enter directory $1's private directory, proving it is ours: physical
@@ -186,16 +201,78 @@ sap_pclean() {
       return 0
     fi
   fi
-  if ! sap_pcd $1; then SAP_CLEAN_FAIL=1; return 1; fi
+  if ! sap_pcd $1 && ! sap_pfind $1; then SAP_CLEAN_FAIL=1; SAP_PKEPT="$SAP_PKEPT $1"; return 1; fi
   set +f
   set -- ./*
   set -f
   [ "$1" = "./*" ] && [ ! -e "./*" ] && set --
   [ $# -eq 0 ] || rm -rf "$@" 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
   cd -P . 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
-  sap_pc_pn=$\{PWD##*/}
-  cd -P .. 2>/dev/null && rmdir "./$sap_pc_pn" 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
-  sap_set DP_$sap_pc_d ""
+  sap_pc_pn=$\{PWD##*/} sap_pc_ino=
+  # a read-only program (whose operation name all its runs share) notes
+  # its inode, to know it again if it is renamed before the rmdir
+  if [ -n "$SAP_REAP" ]; then ST_INO=; sap_stat . && sap_pc_ino=$ST_INO; fi
+  if cd -P .. 2>/dev/null && { rmdir "./$sap_pc_pn" 2>/dev/null || sap_prmdir_moved "$sap_pc_ino"; }; then
+    sap_set DP_$sap_pc_d ""
+    return 0
+  fi
+  SAP_CLEAN_FAIL=1 SAP_PKEPT="$SAP_PKEPT $sap_pc_d"
+  return 1
+}
+sap_prmdir_moved() {
+  # From the parent of our emptied private directory, renamed just before
+  # the rmdir: remove it under its new name, known by its inode ($1).
+  # rmdir removes only an empty directory and never follows a link.
+  [ -n "$1" ] || return 1
+  sap_pr_r=0
+  while [ $sap_pr_r -lt 20 ]; do
+    sap_pr_r=$((sap_pr_r + 1))
+    set +f
+    set -- "$1" ./* ./.[!.]* ./..?*
+    set -f
+    sap_pr_i=$1
+    shift
+    for sap_pr_e in "$@"; do
+      [ -d "$sap_pr_e" ] && [ ! -L "$sap_pr_e" ] && [ -O "$sap_pr_e" ] || continue
+      ST_INO=
+      sap_stat "$sap_pr_e" && [ "$ST_INO" = "$sap_pr_i" ] && rmdir "$sap_pr_e" 2>/dev/null && return 0
+    done
+    set -- "$sap_pr_i"
+  done
+  return 1
+}
+sap_pfind() {
+  # Directory $1's private directory is not at its name: whoever can write
+  # directory $1 renamed it, or put something else there, perhaps in a
+  # loop. Look for it among the entries of directory $1, several rounds
+  # (a rename may be under way), and enter it when found. Entering a
+  # name there may follow whatever it is by then; nothing is read but an
+  # ./id of ours, and the directory counts as ours only when that id holds
+  # this run's secret, which no one else can have written. 1: not found
+  # (moved elsewhere): the caller reports it.
+  sap_pf_r=0
+  while [ $sap_pf_r -lt 20 ]; do
+    sap_pf_r=$((sap_pf_r + 1))
+    sap_get DIR_$1
+    sap_pf_d=$SAP_V
+    sap_cd "$sap_pf_d" || return 1
+    set +f
+    set -- ./* ./.[!.]* ./..?*
+    set -f
+    sap_pf_n=0
+    for sap_pf_e in "$@"; do
+      sap_pf_n=$((sap_pf_n + 1))
+      [ $sap_pf_n -le 1000 ] || break
+      [ -d "$sap_pf_e" ] && [ ! -L "$sap_pf_e" ] && [ -O "$sap_pf_e" ] || continue
+      if cd -P "$sap_pf_e" 2>/dev/null && [ -O . ] && [ -f ./id ] && [ ! -L ./id ] && [ -O ./id ]; then
+        SAP_ID=
+        { IFS= read -r SAP_ID < ./id; } 2>/dev/null
+        [ "$SAP_ID" = "$SAP_OP $SAP_SECRET" ] && return 0
+      fi
+      sap_cd "$sap_pf_d" || return 1
+    done
+  done
+  return 1
 }
 sap_pclean_all() {
   sap_pa_n=0

@@ -64,6 +64,17 @@ SAP_STATUS= SAP_OP=snap. SAP_HEAD= SAP_DD= SAP_REAP=1
 sap_snap_exit() {
   trap '' HUP INT TERM
   sap_pclean_all
+  # a private directory someone else moved out of reach (sh_private.ts,
+  # sap_pfind): told, with a path read through it (KEPT k)
+  for sap_se_n in $SAP_PKEPT; do
+    sap_get DPK_$sap_se_n
+    [ -n "$SAP_V" ] || continue
+    sap_get KP_$SAP_V
+    [ -n "$SAP_V" ] && continue
+    sap_get DPK_$sap_se_n
+    sap_set KP_$SAP_V 1
+    sap_out "KEPT $SAP_V"
+  done
   [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted
   sap_out "SAP-END $SAP_STATUS"
 }
@@ -109,6 +120,10 @@ sap_snap_prepare() {
     if [ "$sap_sk" = file ]; then
       sap_get N_$1
       sap_hook snapshot_pin $1
+      # a path read through this directory's private directory, to name if it is lost (KEPT)
+      sap_get DPK_$sap_sn
+      [ -n "$SAP_V" ] || sap_set DPK_$sap_sn $1
+      sap_get N_$1
       sap_pin $sap_sn "$SAP_V" p$1
       sap_sp_rc=$?
       # leftovers of killed snapshots and searches removed there (sh_reap.ts)
