@@ -317,6 +317,22 @@ sap_pin() {
   [ -f "./$3" ] && [ ! -L "./$3" ] && [ ! -L "../$2" ] && [ "../$2" -ef "./$3" ] && return 0
   return 2
 }
+sap_group() {
+  # Items 0..$3-1 by directory: G$1H_d the first item i whose $2$i is
+  # directory d, G$1X_i the next one (in index order, "" after the last).
+  # A loop over one directory's items then visits only those, instead of
+  # every item once per directory (the square of their numbers).
+  sap_gr_d=0
+  while [ $sap_gr_d -lt $SAP_DN ]; do unset G$1H_$sap_gr_d; sap_gr_d=$((sap_gr_d + 1)); done
+  sap_gr_i=$(($3 - 1))
+  while [ $sap_gr_i -ge 0 ]; do
+    eval "sap_gr_d=\$\{$2$sap_gr_i-}"
+    if [ -n "$sap_gr_d" ]; then
+      eval "G$1X_$sap_gr_i=\$\{G$1H_$sap_gr_d-}; G$1H_$sap_gr_d=$sap_gr_i"
+    fi
+    sap_gr_i=$((sap_gr_i - 1))
+  done
+}
 sap_batch_add() {
   # queue the entry $2 of directory $1's private directory ($3 = 1: $2 is
   # an absolute path of a file in a trusted directory, not in a private one).
