@@ -38,7 +38,9 @@ class TracingShell implements RemoteShell {
   readonly label = "local";
   readonly trace = join(tempDir("sap-trace-"), "trace");
   readonly #inner = new LocalShell({ ...dash.options, cwd: tempDir("sap-cwd-") });
-  constructor(readonly hook?: string) {
+  readonly hook: string | undefined;
+  constructor(hook?: string) {
+    this.hook = hook;
     writeFileSync(this.trace, "");
   }
   exec(command: string, options?: ExecOptions): Promise<ExecResult> {
