@@ -6,7 +6,9 @@
  *
  * Flags: `--quick` (a smoke run with the short parameters), `--only=a,b`
  * with campaign names cuts, kills, concurrency, writer, fuzz, scale, attacks,
- * cotenant.
+ * cotenant, rootswap (the root-parent swap of another uid, 300 commits),
+ * readswaps (read programs under a directory-swap loop) and manyfiles (one
+ * patch over 10,000 files, end to end).
  *
  * @module
  */
@@ -26,6 +28,7 @@ import { runExternalWriter } from "./external_writer.ts";
 import { writeBefore } from "./fixture.ts";
 import { runFuzz, scalingProbes } from "./fuzz.ts";
 import { runKillCampaign } from "./kills.ts";
+import { runManyFilesPatch } from "./many_files.ts";
 import type { KillFigures } from "./kills.ts";
 import { startSshEnv } from "./ssh_env.ts";
 import { NODE_BINARY, runHugeInputsUnder } from "../scale/run_under.ts";
@@ -245,6 +248,40 @@ try {
         `**${(gr.results.unsafe_directory ?? 0) + (sr.results.unsafe_directory ?? 0)}/${gr.commits + sr.commits}** (escapes ${gr.escapes + sr.escapes}; violations ${gr.violations.length + sr.violations.length})`,
       ]);
     }
+  }
+  // The same test files as in npm test, with the long parameters.
+  const longTest = (file: string, env: Record<string, string>): { ok: boolean; summary: string } => {
+    const r = Bun.spawnSync([process.execPath, "test", file], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const out = r.stderr.toString() + r.stdout.toString();
+    const pass = /(\d+) pass/.exec(out)?.[1] ?? "0";
+    const fail = /(\d+) fail/.exec(out)?.[1] ?? "?";
+    return { ok: r.exitCode === 0, summary: `${pass} pass, ${fail} fail` };
+  };
+  if ((wanted("rootswap") || wanted("readswaps")) && process.getuid?.() !== 0) {
+    violations.push("[rootswap/readswaps] these campaigns need root (the attacker is a second uid): run npm run hardening as root");
+  } else {
+    if (wanted("rootswap")) {
+      const commits = quick ? 20 : 300;
+      log(`root-parent swap: ${commits} commits in allow mode while another uid swaps the root for a link …`);
+      const r = longTest("test/hardening/co_tenant_root_ancestors.test.ts", { SAP_ROOT_SWAP_COMMITS: String(commits) });
+      if (!r.ok) violations.push(`[rootswap] ${r.summary}`);
+      rows.push(["8. Root-parent swap by another uid (allow mode; the root's parent group-writable)", "commits refused, nothing written outside", `**${r.ok ? `${commits}/${commits}` : "FAILED"}** (${r.summary})`]);
+    }
+    if (wanted("readswaps")) {
+      const rounds = quick ? 15 : 100;
+      log(`read programs under a directory-swap loop: ${rounds} snapshots and searches per shell …`);
+      const r = longTest("test/hardening/co_tenant_read_swaps.test.ts", { SAP_READ_SWAP_ROUNDS: String(rounds) });
+      if (!r.ok) violations.push(`[readswaps] ${r.summary}`);
+      rows.push(["9. Read programs under another uid's swap loop of their private directories (dash, bash, BusyBox)", "private directories left", `**${r.ok ? "0" : "FAILED"}** after ${rounds} snapshots and searches per shell (${r.summary})`]);
+    }
+  }
+  if (wanted("manyfiles")) {
+    const files = Number(process.env.SAP_MANY_FILES ?? (quick ? 1000 : 10_000));
+    const shell = process.env.SAP_MANY_FILES_SHELL ?? "bash";
+    log(`one patch over ${files} files (${shell}) …`);
+    const f = await runManyFilesPatch({ files, shell });
+    collect("manyfiles", f.violations);
+    rows.push([`10. One patch updating ${f.files} small files, end to end (LocalShell, ${f.shell})`, "applied, every file checked", `**${f.ok && f.wrong === 0 ? "yes" : "NO"}** in ${f.seconds.toFixed(0)} s`]);
   }
 } finally {
   await ssh?.stop();

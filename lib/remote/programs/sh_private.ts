@@ -404,7 +404,28 @@ sap_batch_part() {
   # directory index (that private directory's entries, from inside it)
   sap_bw=$1 sap_bs=$2
   case $sap_bs in all) ;; *) sap_get BQH_$sap_bs; [ -n "$SAP_V" ] || return 0 ;; esac
-  sap_bl=$(sap_batch_names $sap_bs)
+  # the operands: a short queue grows "$@" here (no fork); a long one
+  # comes from one command substitution (growing "$@" costs the square)
+  if [ $SAP_BN -le 128 ]; then
+    sap_bl= SAP_BJ=
+    set --
+    while sap_batch_next $sap_bs; [ -n "$SAP_BJ" ]; do
+      sap_get BN_$SAP_BJ
+      case $sap_bs in
+      abs) set -- "$@" "$SAP_V" ;;
+      all)
+        sap_bn=$SAP_V
+        sap_get BA_$SAP_BJ
+        if [ "$SAP_V" = 1 ]; then set -- "$@" "$sap_bn"
+        else sap_get BI_$SAP_BJ; sap_get DPP_$SAP_V; set -- "$@" "$SAP_V/$sap_bn"; fi ;;
+      *) set -- "$@" "./$SAP_V" ;;
+      esac
+    done
+    sap_bp_short=1
+  else
+    sap_bl=$(sap_batch_names $sap_bs)
+    sap_bp_short=
+  fi
   case $sap_bs in
   all|abs) ;;
   *)
@@ -415,10 +436,12 @@ sap_batch_part() {
       return 0
     fi ;;
   esac
-  sap_bp_ifs=$IFS
-  IFS=$SAP_NL
-  set -- $sap_bl
-  IFS=$sap_bp_ifs
+  if [ -z "$sap_bp_short" ]; then
+    sap_bp_ifs=$IFS
+    IFS=$SAP_NL
+    set -- $sap_bl
+    IFS=$sap_bp_ifs
+  fi
   [ $# -gt 0 ] || return 0
   case $sap_bw in
   sync)

@@ -335,17 +335,15 @@ sap_snap_group() {
     done
     [ $sap_sg_n -gt 0 ] || continue
     sap_out "GROUP $sap_sg_n"
-    sap_sg_l=$(SAP_BJ=
-      while sap_batch_next $sap_sg_p; [ -n "$SAP_BJ" ]; do
-        sap_get GX_$SAP_BJ
-        [ -z "$SAP_V" ] || continue
-        sap_get GF_$SAP_BJ
-        sap_out "$SAP_V"
-      done)
-    sap_sg_ifs=$IFS
-    IFS=$SAP_NL
-    set -- $sap_sg_l
-    IFS=$sap_sg_ifs
+    # (at most a part's files: "$@" grows here, no fork)
+    set --
+    SAP_BJ=
+    while sap_batch_next $sap_sg_p; [ -n "$SAP_BJ" ]; do
+      sap_get GX_$SAP_BJ
+      [ -z "$SAP_V" ] || continue
+      sap_get GF_$SAP_BJ
+      set -- "$@" "$SAP_V"
+    done
     case $sap_sg_p in
     all|abs) cat "$@" 2>/dev/null ;;
     # a pin is read from inside its private directory; one swapped away
@@ -365,7 +363,10 @@ sap_snap_part() {
     sap_snap_resolve $k
     k=$((k + 1))
   done
-  sap_trust_check || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+  # (again only for a part that met directories not checked yet)
+  if [ $SAP_K0 = 0 ] || [ $SAP_DN -gt $SAP_DTC ]; then
+    sap_trust_check || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+  fi
   [ $SAP_K0 != 0 ] || sap_out "ROOTID $SAP_ROOT_ID"
   # an ancestor others can write refuses every path (sap_trust_report)
   [ "$SAP_ANC_OK" = 1 ] || [ "$SAP_TRUST_ANC" = 1 ] || SAP_POLICY=refuse
