@@ -270,9 +270,10 @@ sap_trust_dct() {
     done
     sap_set DCT_$1 $sap_td_t ;;
   *)
-    sap_td_p=$SAP_V
-    sap_trust_dct $sap_td_p
-    sap_get DCT_$sap_td_p
+    sap_trust_dct $SAP_V
+    # the call used the same globals: the parent is read again by $1
+    sap_get DPAR_$1
+    sap_get DCT_$SAP_V
     sap_set DCT_$1 "$SAP_V" ;;
   esac
 }
