@@ -76,9 +76,10 @@ describe("a root whose parent another user can write", () => {
     expect(digestChanges(before, treeDigest(t.outside))).toEqual([]);
     expect(existsSync(join(decoy, "cron.d"))).toBe(false);
     expect(readdirSync(join(t.root)).sort()).toEqual(["shared"]);
-    // the refusals are the ancestor's (or a root that is not there at that instant), never a write
-    for (const code of codes.keys()) expect(["unsafe_directory", "not_found", "conflict", "remote_error"]).toContain(code);
-    expect(codes.get("unsafe_directory") ?? 0).toBeGreaterThan(0);
+    // the refusals are the ancestor's, or a root that is not there (or not a directory) at that
+    // instant — which of them depends on where the loop is — never a write
+    const seen = JSON.stringify(Object.fromEntries(codes));
+    for (const code of codes.keys()) expect(["unsafe_directory", "not_found", "conflict", "remote_error"], seen).toContain(code);
   }, 60_000 + COMMITS * 2_000);
 
   rootTest("dash, trustRootAncestors: true: accepted, the root pinned: a root swapped for a link between the read and the commit is refused, nothing lands outside", async () => {
