@@ -17,13 +17,13 @@
  */
 import { afterAll, describe, expect } from "bun:test";
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { shQuote } from "../../lib/remote/shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
-import { cleanupTemps, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
+import { cleanupTemps, HookedShell, rootTest, shellCases, tempDir } from "../support/local_trees.ts";
 import { asAttacker, attackerPrefix, coTenantTree, digestChanges, treeDigest } from "./co_tenant_fixture.ts";
 
 afterAll(cleanupTemps, 30_000);
@@ -108,4 +108,22 @@ describe("a root whose parent another user can write", () => {
     expect(report.ok).toBe(false);
     expect(digestChanges(before, treeDigest(t.outside))).toEqual([]);
   }, 60_000);
+
+  for (const c of shellCases().filter((s) => ["dash", "busybox"].includes(s.name))) {
+    rootTest(`${c.name}, trustRootAncestors: true: a root swapped for another real directory at the same path during the commit is refused; nothing is written in the other (the private directories are not there; the root pin at each directory entry is the second line)`, async () => {
+      const t = coTenantTree({ sharing: "parent", files: { "a.txt": "a\n" } });
+      const fake = t.root + ".fake";
+      const prefix = attackerPrefix(t).map((w) => q(w)).join(" ");
+      // as the other uid, right before the renames: the real root aside, its own look-alike at the path
+      const swap = `${prefix} /bin/sh -c ${q(`mkdir -p ${q(fake + "/shared")} && chmod -R 777 ${q(fake)} && mv ${q(t.root)} ${q(t.root + ".x")} && mv ${q(fake)} ${q(t.root)}`)}`;
+      const shell = new HookedShell(new LocalShell({ ...c.options, cwd: tempDir("sap-cwd-") }), `case "$1:$2" in before_finalize:0) ${swap} ;; esac`);
+      const report = await applyPatch(shell, { root: t.root, patch: cronAdd.replace("cron.d/job", "shared/new.txt"), sharedDirectories: "allow", trustRootAncestors: true });
+      expect(lstatSync(t.root + ".x").isDirectory()).toBe(true); // the swap happened
+      expect(report.ok).toBe(false);
+      // nothing at all was made in the look-alike (no file, no private directory, no temporary)
+      const inFake = Bun.spawnSync(["find", t.root, "-mindepth", "1", "-not", "-path", join(t.root, "shared")]).stdout.toString().trim();
+      expect(inFake).toBe("");
+      expect(existsSync(join(t.root + ".x", "shared/new.txt"))).toBe(false);
+    }, 60_000);
+  }
 });
