@@ -110,7 +110,7 @@ export interface ApplyRequest {
 const APPLY_REQUEST_KEYS = [
   "root", "patch", "dryRun", "expectedSha256", "matching", "requireShaForDelete", "createParents", "limits",
   "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories",
-  "cache", "compress",
+  "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof ApplyRequest)[];
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];
 const everyRequestKey: NamesEveryKey<ApplyRequest, (typeof APPLY_REQUEST_KEYS)[number]> = true;

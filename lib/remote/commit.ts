@@ -143,7 +143,7 @@ export function newOperationId(): string {
 
 /** Every field of {@linkcode CommitOptions}: any other key is refused (`invalid_request`). */
 const COMMIT_OPTION_KEYS = [
-  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "expectRootId", "compress",
+  "operationId", "lockWaitMs", "staleLockMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "trustRootAncestors", "expectRootId", "compress",
 ] as const satisfies readonly (keyof CommitOptions)[];
 const everyCommitKey: NamesEveryKey<CommitOptions, (typeof COMMIT_OPTION_KEYS)[number]> = true;
 void everyCommitKey;

@@ -178,7 +178,7 @@ export function unsafeDirectory(path: string | undefined, dir: UnsafeDirectory, 
     return failure(
       "unsafe_directory",
       `the directory ${dir.path}, above the root ${root}, (mode ${dir.mode}, owner ${owner}, group ${group}) can be written by users other than the remote user and root: ${REASONS[dir.reason](dir, owner, group)}. Any of them can rename the root and put another directory (or a link to one) at its path between two operations, so the tool refuses this root under every sharedDirectories policy; nothing was read or written. Next step: fix that directory's permissions or owner (or set its sticky bit), or choose a root whose parents only the remote user and root can write. If that is truly intended, ${trust.says} with ${allow.says} accepts it: every directory is then handled as shared and each program checks that the root is still the very directory it started with.`,
-      { path, unsafe_directory: dir, retryable: false, hints: [trust, allow] },
+      { path, unsafeDirectory: dir, retryable: false, hints: [trust, allow] },
     );
   }
   return failure(

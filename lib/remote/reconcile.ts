@@ -51,7 +51,7 @@ export interface ReconcileOptions {
 }
 
 /** Every field of {@linkcode ReconcileOptions}: any other key is refused (`invalid_request`). */
-const RECONCILE_OPTION_KEYS = ["lockWaitMs", "staleLockMs", "signal", "timeoutMs", "sharedDirectories", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
+const RECONCILE_OPTION_KEYS = ["lockWaitMs", "staleLockMs", "signal", "timeoutMs", "sharedDirectories", "trustRootAncestors", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
 const everyReconcileKey: NamesEveryKey<ReconcileOptions, (typeof RECONCILE_OPTION_KEYS)[number]> = true;
 void everyReconcileKey;
 

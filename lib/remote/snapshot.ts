@@ -106,7 +106,7 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
 }
 
 /** Every field of {@linkcode ReadSnapshotsOptions}: any other key is refused (`invalid_request`). */
-const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
+const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "trustRootAncestors", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
 const everySnapshotKey: NamesEveryKey<ReadSnapshotsOptions, (typeof SNAPSHOT_OPTION_KEYS)[number]> = true;
 void everySnapshotKey;
 

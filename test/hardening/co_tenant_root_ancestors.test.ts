@@ -43,7 +43,7 @@ describe("a root whose parent another user can write", () => {
       expect(error.code).toBe("unsafe_directory");
       expect(error.message).toContain(`the directory ${t.base}, above the root ${t.root}`);
       expect(error.message).toContain("trustRootAncestors");
-      expect(error.unsafe_directory).toMatchObject({ path: t.base, mode: "2775", uid: 0 });
+      expect(error.unsafeDirectory).toMatchObject({ path: t.base, mode: "2775", uid: 0 });
       expect(digestChanges(before, treeDigest(t.base))).toEqual([]);
     }, 30_000);
   }
