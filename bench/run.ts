@@ -152,6 +152,18 @@ if (!process.argv.includes("--no-remote")) {
 if (remoteTargets.length === 0) {
   remoteTargets.push({ label: "readSnapshots and commitRemote: one exec each (not measured)", kind: "required", pass: false });
 }
+// Many small files: readSnapshots of 10,000 against tar c through the same shell (bench/many_files.ts).
+if (!process.argv.includes("--no-remote")) {
+  try {
+    const { runManyFilesBench } = await import("./many_files.ts");
+    console.error("many small files: readSnapshots against tar c …");
+    const many = await runManyFilesBench(quick ? 1_000 : 10_000);
+    remoteMarkdown += `\n\n### Many small files (LocalShell, dash)\n\n${many.markdown}`;
+    remoteTargets.push(...many.targets.map((t) => ({ ...t, kind: "required" as const })));
+  } catch (error) {
+    remoteTargets.push({ label: `readSnapshots of 10,000 small files ≤ 3× tar c (not measured: ${(error as Error).message})`, kind: "required", pass: false });
+  }
+}
 
 let wireMarkdown = "## Wire (throttled link)\n\nnot measured in this run (--no-wire)";
 const wireTargets: TargetResult[] = [];

@@ -124,6 +124,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       matching: options.matching,
       requireShaForDelete: options.requireShaForDelete,
       sharedDirectories: options.sharedDirectories,
+      trustRootAncestors: options.trustRootAncestors,
       timeoutMs: options.timeoutMs,
       operationId,
       signal: interrupt.signal,
@@ -186,7 +187,7 @@ async function settle(shell: RemoteShell, options: ApplyCliOptions, ticket: Reco
   const onInterrupt = (): void => controller.abort();
   process.on("SIGINT", onInterrupt);
   try {
-    return await reconcile(shell, options.root, ticket, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories });
+    return await reconcile(shell, options.root, ticket, { timeoutMs: options.timeoutMs, signal: controller.signal, sharedDirectories: options.sharedDirectories, trustRootAncestors: options.trustRootAncestors });
   } finally {
     process.off("SIGINT", onInterrupt);
   }
@@ -268,10 +269,9 @@ async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
       ? { sudo: true }
       : {}),
   };
-  const shell = await connectSsh(sshOptions);
-  // Diagnostics about the connection go to stderr: stdout is the report.
+  // Diagnostics about the connection go to stderr, as they happen: stdout is the report.
+  const shell = await connectSsh({ ...sshOptions, onWarning: (note) => void process.stderr.write(`ssh: ${note.message}\n`) });
   for (const note of shell.configWarnings) process.stderr.write(`ssh config: ${note}\n`);
-  for (const note of shell.warnings) process.stderr.write(`ssh: ${note.message}\n`);
   for (const added of shell.addedHostKeys) process.stderr.write(`known_hosts: recorded a new host key ${JSON.stringify(added)}\n`);
   return shell;
 }

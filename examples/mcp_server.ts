@@ -73,7 +73,7 @@ delete process.env[TOKEN_ENV];
 // (Client roots, when no root is configured, have the default limits.)
 const maxPatchBytes = roots.length === 0
   ? DEFAULT_LIMITS.maxPatchBytes
-  : Math.max(...roots.map((r) => r.options.limits?.maxPatchBytes ?? DEFAULT_LIMITS.maxPatchBytes));
+  : roots.reduce((most, r) => Math.max(most, r.options.limits?.maxPatchBytes ?? DEFAULT_LIMITS.maxPatchBytes), 0);
 const maxMessageBytes = maxPatchBytes * 6 + 1024 * 1024;
 const limitNote = `patches up to ${maxPatchBytes} bytes`;
 const rootsText = roots.length > 0 ? roots.map((r) => `${r.name}=${r.label}`).join(", ") : "none configured: serving the client's roots";

@@ -21,6 +21,7 @@ import type { CompressMode } from "./remote/host_wire.ts";
 import type { SnapshotCache } from "./remote/snapshot_cache.ts";
 import { cacheScope, rememberCommitted } from "./remote/snapshot_wire.ts";
 import type { ApplyReport, Failures, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
+import { appendAll } from "./text/append_all.ts";
 
 /**
  * One `applyPatch` request. Only `root` and `patch` are required.
@@ -86,6 +87,18 @@ export interface ApplyRequest {
    */
   sharedDirectories?: SharedDirectories;
   /**
+   * Accept a root below a directory that another user can write (no
+   * sticky bit protecting the root's name). Default false: such a root is
+   * refused `unsafe_directory` (naming that directory, its owner and mode)
+   * in every policy, because that user can put another directory at the
+   * root's path at any moment. With true, every directory is handled as
+   * shared (so `sharedDirectories: "allow"` is needed too) and each
+   * program checks, at every directory it enters, that the root is still
+   * the very directory (device:inode) it pinned at its start; the commit
+   * also checks it against the snapshot's (`expectRootId`).
+   */
+  trustRootAncestors?: boolean;
+  /**
    * Contents seen before (SPEC §11.1): a file whose content the cache holds
    * is not downloaded again — the host only proves its SHA-256 — and after
    * a successful commit the new contents go into the cache, so the next
@@ -104,7 +117,7 @@ export interface ApplyRequest {
 const APPLY_REQUEST_KEYS = [
   "root", "patch", "dryRun", "expectedSha256", "matching", "requireShaForDelete", "createParents", "limits",
   "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories",
-  "cache", "compress",
+  "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof ApplyRequest)[];
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];
 const everyRequestKey: NamesEveryKey<ApplyRequest, (typeof APPLY_REQUEST_KEYS)[number]> = true;
@@ -169,7 +182,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   }
 
   // what the read did besides (leftovers of killed programs removed)
-  for (const snap of snapshots.values()) if (snap.warnings !== undefined) warnings.push(...snap.warnings);
+  for (const snap of snapshots.values()) if (snap.warnings !== undefined) appendAll(warnings, snap.warnings);
 
   const planned = planPatch(parsed.patch, snapshots, {
     matching: request.matching,
@@ -198,6 +211,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     onProgress: request.onProgress,
     delta: request.delta,
     sharedDirectories: request.sharedDirectories,
+    trustRootAncestors: request.trustRootAncestors,
     expectRootId: snapshotRootId(snapshots),
     compress: request.compress,
   });
@@ -223,6 +237,7 @@ function snapshotOptions(request: ApplyRequest, limits: Limits): ReadSnapshotsOp
     timeoutMs: request.timeoutMs,
     maxFileBytes: limits.maxFileBytes,
     sharedDirectories: request.sharedDirectories,
+    trustRootAncestors: request.trustRootAncestors,
     cache: request.cache,
     compress: request.compress,
   };

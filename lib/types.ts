@@ -199,6 +199,7 @@ export type HintOption =
   | "lockWaitMs"
   | "hostKeyPolicy"
   | "sharedDirectories"
+  | "trustRootAncestors"
   | "sudo";
 
 /**
@@ -573,6 +574,7 @@ export type WarningCode =
   | "leftovers_removed"
   | "insecure_host_key"
   | "agent_unavailable"
+  | "channel_limit_lowered"
   | "cleanup_incomplete"
   | "cancel_too_late";
 

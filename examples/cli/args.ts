@@ -48,6 +48,9 @@ Patch and checks:
   --require-sha-for-delete    a Delete needs an --expect for its path
   --shared-directories MODE   refuse (default) | allow: work in directories other users can
                               write (refused by default: unsafe_directory); see docs/security.md
+  --trust-root-ancestors      accept a root whose parent directories other users can write
+                              (refused by default under every policy; needs
+                              --shared-directories=allow)
   --timeout-ms N              limit for each remote program (and the SSH handshake)
   --cache-dir DIR             keep the contents read and written in DIR (private, created 0700):
                               the next run on a file this run saw only has the host prove its
@@ -100,6 +103,8 @@ export interface ApplyCliOptions {
   requireShaForDelete: boolean;
   /** `--shared-directories`: what to do with directories other users can write. */
   sharedDirectories?: SharedDirectories;
+  /** `--trust-root-ancestors`: accept a root below a directory other users can write. */
+  trustRootAncestors?: boolean;
   /** `--cache-dir DIR`: a SnapshotCache on disk. */
   cacheDir?: string;
   /** `--compress`: "auto" | true | false. */
@@ -230,6 +235,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
       ...(matching !== undefined ? { matching } : {}),
       requireShaForDelete: values["require-sha-for-delete"] === true,
       ...(shared !== undefined ? { sharedDirectories: shared } : {}),
+      ...(values["trust-root-ancestors"] === true ? { trustRootAncestors: true } : {}),
       ...(cacheDir !== undefined ? { cacheDir: resolve(cacheDir) } : {}),
       ...(compress !== undefined ? { compress } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
@@ -256,6 +262,7 @@ const FLAGS = {
   matching: { type: "string" },
   "require-sha-for-delete": { type: "boolean" },
   "shared-directories": { type: "string" },
+  "trust-root-ancestors": { type: "boolean" },
   "timeout-ms": { type: "string" },
   "cache-dir": { type: "string" },
   compress: { type: "string" },

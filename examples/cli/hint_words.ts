@@ -24,6 +24,7 @@ const FLAGS: Partial<Record<HintOption, (value: FailureHint & { kind: "option" }
   timeoutMs: (h) => `--timeout-ms ${h.value ?? "N"}`,
   sudo: () => "--sudo",
   sharedDirectories: (h) => `--shared-directories=${String(h.value ?? "allow")}`,
+  trustRootAncestors: () => "--trust-root-ancestors",
 };
 
 /**

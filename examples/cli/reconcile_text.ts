@@ -86,10 +86,15 @@ export function formatReconcile(report: CommitReport, where: string): string {
     );
   }
   if (report.files.length > 0) {
-    const width = Math.max(...report.files.map((f) => (f.moveTo !== undefined ? `${f.path} → ${f.moveTo}` : f.path).length));
-    out.push("", ...report.files.map((f) => formatFileLine(f, width)));
+    // Loops, never a spread into a call: a report may list thousands of files.
+    const width = report.files.reduce((most, f) => Math.max(most, (f.moveTo !== undefined ? `${f.path} → ${f.moveTo}` : f.path).length), 0);
+    out.push("");
+    for (const f of report.files) out.push(formatFileLine(f, width));
   }
-  if (report.warnings.length > 0) out.push("", "Warnings:", ...report.warnings.map((w) => `  - ${formatWarning(w)}`));
+  if (report.warnings.length > 0) {
+    out.push("", "Warnings:");
+    for (const w of report.warnings) out.push(`  - ${formatWarning(w)}`);
+  }
   (report.errors ?? []).forEach((e, i) => out.push("", formatFailure(e, i + 1)));
   return out.join("\n") + "\n";
 }

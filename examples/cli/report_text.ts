@@ -127,8 +127,10 @@ export function formatReport(report: ApplyReport, where: string, context: CliWor
     const count = `${report.files.length} file${report.files.length === 1 ? "" : "s"}`;
     out.push(`${verb} ${count} in ${where} (${op}; ${report.atomicity})`);
     if (report.dryRun) out.push("Nothing was written. The SHAs on the left are the versions the plan was built on.");
-    const width = Math.max(0, ...report.files.map((f) => shownPath(f).length));
-    out.push("", ...report.files.map((f) => formatFileLine(f, width)));
+    // Loops, never a spread into a call: a report may list thousands of files.
+    const width = report.files.reduce((most, f) => Math.max(most, shownPath(f).length), 0);
+    out.push("");
+    for (const f of report.files) out.push(formatFileLine(f, width));
     const expect = expectFlags(report);
     if (expect !== "") {
       out.push(
@@ -146,7 +148,8 @@ export function formatReport(report: ApplyReport, where: string, context: CliWor
     out.push(`Refused: nothing was changed in ${where} (${op}; ${count}).`);
   }
   if (report.warnings.length > 0) {
-    out.push("", "Warnings:", ...report.warnings.map((w) => `  - ${formatWarning(w, context)}`));
+    out.push("", "Warnings:");
+    for (const w of report.warnings) out.push(`  - ${formatWarning(w, context)}`);
   }
   if (report.ok) {
     for (const file of report.files) if (file.diff !== "") out.push("", file.diff.trimEnd());

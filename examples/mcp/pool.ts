@@ -117,14 +117,15 @@ export class ShellPool implements ShellSource {
     const key = JSON.stringify(options);
     let pending = this.#ssh.get(key);
     if (pending === undefined) {
-      const attempt = connectSsh(options);
+      // Warnings come as they happen (a lowered channel limit can come at any call), not only at connect.
+      const attempt = connectSsh({ ...options, onWarning: (w) => this.#log(`${root.label}: [${w.code}] ${w.message}`) });
       pending = attempt;
       this.#ssh.set(key, attempt);
       attempt.then(
         (shell) => {
           this.#log(`connected to ${shell.label}`);
           for (const added of shell.addedHostKeys) this.#log(`accept-new: added ${added.fingerprint} for ${added.host} to ${added.file}`);
-          for (const note of [...shell.configWarnings, ...shell.warnings.map((w) => w.message)]) this.#log(`${shell.label}: ${note}`);
+          for (const note of shell.configWarnings) this.#log(`${shell.label}: ${note}`);
         },
         (error: Error) => {
           if (this.#ssh.get(key) === attempt) this.#ssh.delete(key);

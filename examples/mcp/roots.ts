@@ -55,6 +55,12 @@ export type RootOptions = {
    * docs/security.md's threat model). Only the operator can set it.
    */
   sharedDirectories?: "refuse" | "allow";
+  /**
+   * Accept a root below a directory other users can write (refused
+   * otherwise, under every sharedDirectories policy; needs
+   * `sharedDirectories: "allow"`). Only the operator can set it.
+   */
+  trustRootAncestors?: boolean;
   /** SSH roots: run the programs through `sudo -n` (passwordless sudo). */
   sudo?: boolean;
   /**
@@ -91,6 +97,7 @@ const rootOptionsShape = {
     maxFileBytes: positive.optional(),
   }).optional(),
   sharedDirectories: z.enum(["refuse", "allow"]).optional(),
+  trustRootAncestors: z.boolean().optional(),
   sudo: z.boolean().optional(),
   sudoPasswordEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
   hostKeyPolicy: z.enum(["strict", "accept-new", "insecure-accept-any"]).optional(),
@@ -172,11 +179,12 @@ export const USAGE: string = `usage: ${PROGRAM} [--root NAME=LOCATION[?OPTIONS]]
 options: matching=exact|whitespace|lenient, requireShaForDelete, createParents, sudo (booleans: 1/0, true/false),
   sudoPasswordEnv=VAR (sudo -S, the password read from the server's environment variable VAR; implies sudo),
   sharedDirectories=refuse|allow (directories other users can write: refused unless allowed),
+  trustRootAncestors (accept a root whose parent directories other users can write; needs sharedDirectories=allow),
   timeoutMs, maxPatchBytes, maxFiles, maxChunksPerFile, maxFileBytes, hostKeyPolicy=strict|accept-new|insecure-accept-any,
   knownHostsFile, identityFile, sshConfigFile (a path, or none), proxyJump`;
 
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const;
-const BOOLEAN_KEYS = ["requireShaForDelete", "createParents", "sudo"] as const;
+const BOOLEAN_KEYS = ["requireShaForDelete", "createParents", "sudo", "trustRootAncestors"] as const;
 const SSH_ONLY_KEYS = ["sudo", "sudoPasswordEnv", "hostKeyPolicy", "knownHostsFile", "identityFile", "sshConfigFile", "proxyJump"] as const;
 const QUERY_KEYS = [
   "matching",

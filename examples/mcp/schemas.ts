@@ -30,13 +30,13 @@ const WARNING_CODES = [
   "first_chunk_without_anchor", "fuzzy_match", "escaped_literals_recovered", "indentation_adjusted",
   "indentation_not_adjusted", "trailing_blank_context_dropped", "appended_at_eof", "parents_created",
   "mode_not_preserved", "owner_not_preserved", "acl_or_xattr_not_preserved", "hard_link_broken",
-  "stale_lock_broken", "leftovers_removed", "insecure_host_key", "agent_unavailable", "cleanup_incomplete",
-  "cancel_too_late",
+  "stale_lock_broken", "leftovers_removed", "insecure_host_key", "agent_unavailable", "channel_limit_lowered",
+  "cleanup_incomplete", "cancel_too_late",
 ] as const satisfies readonly WarningCode[];
 
 const HINT_OPTIONS = [
   "matching", "createParents", "requireShaForDelete", "maxFileBytes", "maxPatchBytes", "maxFiles", "maxChunksPerFile",
-  "timeoutMs", "lockWaitMs", "hostKeyPolicy", "sharedDirectories", "sudo",
+  "timeoutMs", "lockWaitMs", "hostKeyPolicy", "sharedDirectories", "trustRootAncestors", "sudo",
 ] as const satisfies readonly HintOption[];
 
 // The lists above must name every code of the library: a new code fails the type check here.

@@ -62,6 +62,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
       requireShaForDelete: root.options.requireShaForDelete,
       createParents: root.options.createParents,
       sharedDirectories: root.options.sharedDirectories,
+      trustRootAncestors: root.options.trustRootAncestors,
       limits: root.options.limits,
       timeoutMs: root.options.timeoutMs,
       signal: ctx.connection.signalOf(extra),
@@ -90,7 +91,7 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
     // or "not applied" instead of a question it has no tool to answer.
     const ticket = reconcileTicketOf(report);
     if (ticket !== null) {
-      const reconciled = await reconcile(shell, root.path, ticket, { timeoutMs: root.options.timeoutMs, signal: ctx.connection.signalOf(extra), sharedDirectories: root.options.sharedDirectories })
+      const reconciled = await reconcile(shell, root.path, ticket, { timeoutMs: root.options.timeoutMs, signal: ctx.connection.signalOf(extra), sharedDirectories: root.options.sharedDirectories, trustRootAncestors: root.options.trustRootAncestors })
         .catch((error: unknown): CommitReport => ({
           ok: false,
           operationId: ticket.operationId,

@@ -58,6 +58,7 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
       timeoutMs: root.options.timeoutMs,
       maxFileBytes: root.options.limits?.maxFileBytes,
       sharedDirectories: root.options.sharedDirectories,
+      trustRootAncestors: root.options.trustRootAncestors,
       cache: ctx.connection.snapshots,
     });
     snapshot = snapshots.get(args.path);

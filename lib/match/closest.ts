@@ -149,7 +149,7 @@ export function closestAt(
   const window: string[] = [];
   for (let i = winStart; i < winEnd; i++) window.push(lines.at(i)!);
   const weigh = similar && m * window.length <= MAX_SIMILARITY_CELLS ? similarity(chunk, window) : undefined;
-  const ops = align(...looseCodes(chunk, window), weigh, stats);
+  const ops = align(...looseCodes(chunk, window), weigh, stats); // bounded spread: a pair
   let first = -1;
   let last = -1;
   let matched = 0;

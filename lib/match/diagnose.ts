@@ -129,7 +129,7 @@ export function diagnoseFile(env: DiagnoseEnv, cases: readonly MismatchCase[], a
   const closest = new Map<MismatchCase, Closest>();
   const weak: MismatchCase[] = [];
   if (pending.length > 0 && n > 0) {
-    const maxLines = Math.max(...pending.map((c) => c.variant.oldTexts.length));
+    const maxLines = pending.reduce((most, c) => Math.max(most, c.variant.oldTexts.length), 0);
     const scratch = new VoteScratch(n, maxLines);
     const budget = Math.max(2048, Math.floor((2 * n) / pending.length));
     // Vote with the loosest tier already built: no pass is added to vote.
@@ -201,7 +201,7 @@ function findApplied(env: DiagnoseEnv, variant: ChunkVariant): { start: number; 
   const texts = variant.newTexts;
   if (texts.length === 0 || texts.every((t) => t.trim() === "")) return undefined;
   if (!hasTextInserts(variant.body) && !deletionsEnclosed(variant)) return undefined;
-  const maxTier = Math.min(4, Math.max(...env.tiers)) as LineTier;
+  const maxTier = Math.min(4, Math.max(...env.tiers)) as LineTier; // bounded spread: at most 5 tiers
   let previous: TierIndex | undefined;
   for (let tier = 1 as LineTier; tier <= maxTier; tier = (tier + 1) as LineTier) {
     if (!env.index.mayMatch(texts, tier)) continue;
@@ -255,7 +255,7 @@ function alreadyAppliedFailure(env: DiagnoseEnv, c: MismatchCase, start: number,
 }
 
 function triedWords(env: DiagnoseEnv): string {
-  const top = Math.min(4, Math.max(...env.tiers)) as MatchTier;
+  const top = Math.min(4, Math.max(...env.tiers)) as MatchTier; // bounded spread: at most 5 tiers
   return top === 1 ? "matching exactly (matching mode \"exact\")" : `not even ${describeTier(top)}`;
 }
 

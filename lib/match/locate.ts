@@ -48,6 +48,7 @@ import { contentStart, describeTier, type LineTier, tiersFor } from "./normalize
 import { lineOf, lineSourceOf, type TextFile } from "../text/text.ts";
 import type { ChunkPlacement } from "./placement.ts";
 import type { Chunk, ChunkLine, MatchingMode, MatchTier, PatchFailure, Warning } from "../types.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /** Options of {@linkcode locateChunks}. */
 export interface LocateOptions {
@@ -321,7 +322,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
 
   if (mismatches.length > 0 || missingAnchors.length > 0) {
     const found = diagnoseFile(env, mismatches, missingAnchors);
-    errors.push(...found.mismatches);
+    appendAll(errors, found.mismatches);
     missingAnchors.forEach((a, i) => errors.push(anchorNotFoundFailure(env, a.ref, a.anchor, a.start, a.before, found.similarToAnchors[i]!, found.similarityStopped)));
   }
   errors.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0));

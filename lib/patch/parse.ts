@@ -47,6 +47,7 @@ import { type ParsedSection, parseSections } from "./sections.ts";
 import { pathProblem, utf8Length } from "./paths.ts";
 import { isUnifiedStart, type UnifiedFile } from "./unified.ts";
 import type { Limits, ParseOptions, ParseResult, PatchFailure, Warning } from "../types.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /** At most this many errors are returned; the rest are summarised in one more. */
 export const MAX_PARSE_ERRORS = 50;
@@ -123,8 +124,8 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   const to = endAtLast ? last - 1 : last;
 
   const parsed = parseSections(lines, from, to, last);
-  errors.push(...parsed.errors);
-  warnings.push(...parsed.warnings);
+  appendAll(errors, parsed.errors);
+  appendAll(warnings, parsed.warnings);
   if (bareDiff && !endAtLast) {
     const cut = cutOffHunk(parsed.unified, lines, last);
     if (cut !== null) errors.push(cut);
@@ -136,7 +137,7 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
       last + 1,
     );
   }
-  errors.push(...checkSections(parsed.sections, lines, limits));
+  appendAll(errors, checkSections(parsed.sections, lines, limits));
   if (parsed.sections.length === 0 && errors.length === 0) {
     invalid(
       "the patch has no file section, so it changes nothing: between '*** Begin Patch' and '*** End Patch' put '*** Add File: ', '*** Update File: ' or '*** Delete File: ' sections.",

@@ -32,6 +32,7 @@ import {
   startsWithBodyPrefix,
 } from "./markers.ts";
 import type { FileOp, PatchFailure, UpdateFileOp, Warning } from "../types.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /** A file section as parsed, with what the later checks need to name its lines. */
 export interface ParsedSection {
@@ -147,7 +148,7 @@ class SectionParser implements ChunkHost {
   private parseUnified(): void {
     const file = readUnifiedFile(this.lines, this.i, this.to);
     this.unified.push(file);
-    this.errors.push(...file.errors);
+    appendAll(this.errors, file.errors);
     this.sections.push({ op: file.op, ...(file.moveLine !== undefined ? { moveLine: file.moveLine } : {}) });
     this.i = file.next;
   }

@@ -297,7 +297,7 @@ function unquote(text: string): string {
   for (let j = 0; j < body.length; j++) {
     const ch = body[j]!;
     if (ch !== "\\") {
-      bytes.push(...encoder.encode(ch));
+      bytes.push(...encoder.encode(ch)); // bounded spread: one character's bytes
       continue;
     }
     const next = body[j + 1] ?? "";

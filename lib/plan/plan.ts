@@ -36,6 +36,8 @@ import {
 import { sha256Hex, sha256HexOfParts } from "../text/sha256.ts";
 import { decodeText, lineOf, newFileBytes, renderTextParts, type TextFile } from "../text/text.ts";
 import { lazyNewBytes } from "./new_content.ts";
+import { appendAll } from "../text/append_all.ts";
+import { textTooLong } from "./text_too_long.ts";
 import type {
   AddFileOp,
   DeleteFileOp,
@@ -86,8 +88,8 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
   const errors: PatchFailure[] = [];
   const warnings: Warning[] = [];
 
-  errors.push(...checkPatchShape(patch, ctx));
-  errors.push(...checkExpectedShaKeys(patch, ctx));
+  appendAll(errors, checkPatchShape(patch, ctx));
+  appendAll(errors, checkExpectedShaKeys(patch, ctx));
 
   const files: PlannedFile[] = [];
   for (const op of patch.ops) {
@@ -96,10 +98,10 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
     const detail = Math.max(0, FULL_FAILURES - errors.length);
     const result = op.type === "add" ? planAdd(op, ctx) : op.type === "delete" ? planDelete(op, ctx) : planUpdate(op, ctx, detail);
     if (result.ok) files.push(result.file);
-    else errors.push(...result.errors);
+    else appendAll(errors, result.errors);
   }
   if (errors.length > 0) {
-    for (const file of files) warnings.push(...file.warnings);
+    for (const file of files) appendAll(warnings, file.warnings);
     return { ok: false, errors: asFailures(foldFailures(errors)), warnings };
   }
   return { ok: true, plan: { files, warnings, createParents: ctx.createParents } };
@@ -181,6 +183,8 @@ function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
         edits: [{ start: 0, end: decoded.file.lines.length, replacement: [] }],
         newFinalNewline: false,
       })
+    : decoded.reason === "too_long"
+    ? `diff --git a/${op.path} b/${op.path}\ndeleted file\n--- a/${op.path}\n+++ /dev/null\n(${bytes.length} bytes of text, too long for this runtime to show)\n`
     : `diff --git a/${op.path} b/${op.path}\ndeleted file\nBinary files a/${op.path} and /dev/null differ\n`;
   return {
     ok: true,
@@ -211,6 +215,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   if (tooLarge) return { ok: false, errors: [tooLarge] };
 
   const decoded = decodeText(bytes);
+  if (!decoded.ok && decoded.reason === "too_long") return { ok: false, errors: [textTooLong(op.path, decoded.byteLength, decoded.maxChars, op.patchLine)] };
   if (!decoded.ok) {
     return {
       ok: false,
@@ -237,7 +242,7 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   // where the matcher would have guessed an indentation.
   const diagnosis = { file, op, locate };
   const failed = [...diagnoseChunkFailures(diagnosis, located.errors, located.absent), ...located.undiagnosed];
-  failed.push(...guessedIndentation(diagnosis, located.warnings, located.placements));
+  appendAll(failed, guessedIndentation(diagnosis, located.warnings, located.placements));
   if (failed.length > 0) return { ok: false, errors: failed.sort((a, b) => (a.hunk ?? 0) - (b.hunk ?? 0)) };
 
   const edits: LineEdit[] = located.placements.map((placement) => {

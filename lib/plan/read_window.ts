@@ -27,6 +27,7 @@ import { failure } from "../failure.ts";
 import { formatLineId } from "../text/line_id.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { decodeText } from "../text/text.ts";
+import { textTooLong } from "./text_too_long.ts";
 import type { PatchFailure } from "../types.ts";
 
 /**
@@ -151,6 +152,7 @@ export function readWindow(bytes: Uint8Array, options: ReadWindowOptions = {}): 
   const pathField = options.path !== undefined ? { path: options.path } : {};
 
   const decoded = decodeText(bytes);
+  if (!decoded.ok && decoded.reason === "too_long") return textTooLong(name, decoded.byteLength, decoded.maxChars);
   if (!decoded.ok) {
     return failure(
       "invalid_utf8",

@@ -25,6 +25,7 @@ import type { NamesEveryKey } from "./request_keys.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import type { CommitReport, Failures, FileReport, PatchFailure, PathOutcome, Plan, SharedDirectories, Warning } from "../types.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /**
  * Default bounded wait for busy locks.
@@ -110,6 +111,18 @@ export interface CommitOptions {
    */
   sharedDirectories?: SharedDirectories;
   /**
+   * Accept a root below a directory that another user can write (no
+   * sticky bit protecting the root's name). Default false: such a root is
+   * refused `unsafe_directory` (naming that directory, its owner and mode)
+   * in every policy, because that user can put another directory at the
+   * root's path at any moment. With true, every directory is handled as
+   * shared (so `sharedDirectories: "allow"` is needed too) and each
+   * program checks, at every directory it enters, that the root is still
+   * the very directory (device:inode) it pinned at its start; the commit
+   * also checks it against the snapshot's (`expectRootId`).
+   */
+  trustRootAncestors?: boolean;
+  /**
    * The root's `device:inode` from {@linkcode snapshotRootId}: a root
    * directory replaced since the snapshots were read (by someone who can
    * write above it) is refused `conflict` before anything is written.
@@ -149,7 +162,7 @@ export function newOperationId(): string {
 
 /** Every field of {@linkcode CommitOptions}: any other key is refused (`invalid_request`). */
 const COMMIT_OPTION_KEYS = [
-  "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "expectRootId", "compress",
+  "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories", "trustRootAncestors", "expectRootId", "compress",
 ] as const satisfies readonly (keyof CommitOptions)[];
 const everyCommitKey: NamesEveryKey<CommitOptions, (typeof COMMIT_OPTION_KEYS)[number]> = true;
 void everyCommitKey;
@@ -209,6 +222,7 @@ export async function commitRemote(
     writtenBytes(plan) >= LARGE_CONTENT_BYTES,
     options.sharedDirectories ?? "refuse",
     options.expectRootId,
+    options.trustRootAncestors === true,
   );
   const base = {
     operationId,
@@ -421,7 +435,7 @@ function refusals(ctx: Context): Failures {
   for (const r of out.rejects) {
     errors.push({ ...pathRefusal(r.code, layout.paths[r.k]!, r.depth, root), operationId });
   }
-  errors.push(...programFailures(ctx, false));
+  appendAll(errors, programFailures(ctx, false));
   return hasFailures(errors) ? errors : [remoteError("the commit was refused without a reason; nothing was changed", ctx.stderr, operationId)];
 }
 

@@ -171,6 +171,16 @@ export function unsafeDirectory(path: string | undefined, dir: UnsafeDirectory, 
     ? `, above the root ${root},`
     : ` on the way to ${path}`;
   const allow = optionHint("sharedDirectories", "allow");
+  if (path !== undefined && dir.path !== root && (dir.path.length < root.length || !dir.path.startsWith(root))) {
+    // Above the root: whoever writes it can put another directory at the
+    // root's path at any moment, so no policy reads or writes below it.
+    const trust = optionHint("trustRootAncestors", true);
+    return failure(
+      "unsafe_directory",
+      `the directory ${dir.path}, above the root ${root}, (mode ${dir.mode}, owner ${owner}, group ${group}) can be written by users other than the remote user and root: ${REASONS[dir.reason](dir, owner, group)}. Any of them can rename the root and put another directory (or a link to one) at its path between two operations, so the tool refuses this root under every sharedDirectories policy; nothing was read or written. Next step: fix that directory's permissions or owner (or set its sticky bit), or choose a root whose parents only the remote user and root can write. If that is truly intended, ${trust.says} with ${allow.says} accepts it: every directory is then handled as shared and each program checks that the root is still the very directory it started with.`,
+      { path, unsafeDirectory: dir, retryable: false, hints: [trust, allow] },
+    );
+  }
   return failure(
     "unsafe_directory",
     `the directory ${dir.path}${where} (mode ${dir.mode}, owner ${owner}, group ${group}) can be written by users other than the remote user and root: ${REASONS[dir.reason](dir, owner, group)}. Someone there could swap its entries for links while this tool works in it, so it refuses to read or write through it (as sudoedit and OpenSSH's StrictModes do); nothing was read or written. If nobody else should write there, fix its permissions or owner. If sharing it is intended, ${allow.says} accepts the risk for this root: the tool still never follows, opens or writes anything there but the patched files themselves, yet those users can still replace the files right after they are written, make a commit fail, and see the new files.`,

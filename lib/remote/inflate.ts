@@ -54,6 +54,11 @@ export function localCodecs(): Codec[] {
  * Resolves with the bytes or `null` when the stream is invalid, truncated
  * or would exceed the bound — the caller reports a protocol violation.
  *
+ * Streamed into one buffer of `maxBytes` (the size the host announced, so
+ * normally exactly the output): the one-shot `gunzip`/`zstdDecompress`
+ * collect the output in chunks and join them, holding a 1 GiB file twice
+ * at the join.
+ *
  * @example
  * ```ts
  * const bytes = await inflate("gzip", compressed, announcedSize);
@@ -68,21 +73,45 @@ export function inflate(codec: Codec, data: Uint8Array, maxBytes: number): Promi
   // stream (compressed, so small) into a plain buffer first.
   const input = (data.buffer as { resizable?: boolean }).resizable === true ? data.slice() : data;
   return new Promise((resolve) => {
-    const done = (error: Error | null, result: Uint8Array): void => {
-      if (error !== null || !(result instanceof Uint8Array) || result.length > maxBytes) resolve(null);
-      else resolve(new Uint8Array(result.buffer, result.byteOffset, result.length));
-    };
+    let out: Uint8Array;
+    // A zstd decompressor is a zlib Transform like Gunzip (the project's @types predate it).
+    let stream: Zlib.Gunzip;
     try {
       if (codec === "gzip") {
-        zlib().gunzip(input, { maxOutputLength: maxBytes }, done);
+        stream = zlib().createGunzip();
       } else {
-        const zstd = zstdDecompressor();
-        if (zstd === null) return resolve(null);
+        const create = (zlib() as unknown as { createZstdDecompress?: (options: object) => Zlib.Gunzip }).createZstdDecompress;
+        if (zstdDecompressor() === null || typeof create !== "function") return resolve(null);
         const windowLogMax = (zlib() as unknown as { constants: Record<string, number> }).constants.ZSTD_d_windowLogMax!;
-        zstd(input, { maxOutputLength: maxBytes, params: { [windowLogMax]: ZSTD_WINDOW_LOG_MAX } }, done);
+        stream = create({ params: { [windowLogMax]: ZSTD_WINDOW_LOG_MAX } });
       }
+      out = new Uint8Array(maxBytes);
     } catch {
-      resolve(null);
+      return resolve(null);
+    }
+    let written = 0;
+    let settled = false;
+    const settle = (value: Uint8Array | null): void => {
+      if (settled) return;
+      settled = true;
+      resolve(value);
+    };
+    stream.on("data", (chunk: Uint8Array) => {
+      if (settled) return;
+      if (written + chunk.length > maxBytes) {
+        settle(null);
+        stream.destroy();
+        return;
+      }
+      out.set(chunk, written);
+      written += chunk.length;
+    });
+    stream.on("error", () => settle(null));
+    stream.on("end", () => settle(written === maxBytes ? out : out.subarray(0, written)));
+    try {
+      stream.end(input);
+    } catch {
+      settle(null);
     }
   });
 }

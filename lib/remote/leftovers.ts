@@ -7,6 +7,26 @@
 import type { Warning } from "../types.ts";
 
 /**
+ * Warning `cleanup_incomplete` of a read: the private directory a
+ * snapshot or search made in the root-relative directory `dir` was moved
+ * out of its reach by someone who can write there, so it could not be
+ * removed (programs/sh_private.ts, sap_pfind). `path`: a file read there.
+ *
+ * @example
+ * ```ts
+ * privateKept("shared", "shared/a.txt").code; // "cleanup_incomplete"
+ * ```
+ */
+export function privateKept(dir: string, path?: string): Warning {
+  const where = dir === "" ? "the root" : dir;
+  return {
+    code: "cleanup_incomplete",
+    message: `a private directory this read made in ${where} (.sap-snap.-* / .sap-srch.-*, 0700, holding hard links of the files it read there) could not be removed: someone who can write ${where} renamed or moved it while the read ran. Nothing was read through it after that. The next snapshot or search in ${where} removes it when it finds it there; otherwise remove it by hand (it belongs to the remote user).`,
+    ...(path === undefined ? {} : { path }),
+  };
+}
+
+/**
  * Warning `leftovers_removed`: `count` private directories of snapshot or
  * search programs that were killed (a timeout or a cancel), found in the
  * root-relative directory `dir` and removed because their programs are

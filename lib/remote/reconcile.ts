@@ -42,12 +42,14 @@ export interface ReconcileOptions {
   timeoutMs?: number;
   /** As for the commit: `"allow"` to work in directories others can write (the commit must have been allowed too). Default `"refuse"`. */
   sharedDirectories?: SharedDirectories;
+  /** As for the commit: accept a root below a directory others can write (see CommitOptions.trustRootAncestors). Default false. */
+  trustRootAncestors?: boolean;
   /** As for the commit: send the program packed when the host can unpack it (lib/remote/host_wire.ts). Default `"auto"`. */
   compress?: CompressMode;
 }
 
 /** Every field of {@linkcode ReconcileOptions}: any other key is refused (`invalid_request`). */
-const RECONCILE_OPTION_KEYS = ["lockWaitMs", "signal", "timeoutMs", "sharedDirectories", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
+const RECONCILE_OPTION_KEYS = ["lockWaitMs", "signal", "timeoutMs", "sharedDirectories", "trustRootAncestors", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
 const everyReconcileKey: NamesEveryKey<ReconcileOptions, (typeof RECONCILE_OPTION_KEYS)[number]> = true;
 void everyReconcileKey;
 
@@ -135,7 +137,7 @@ export async function reconcile(
     if (!(error instanceof TypeError)) throw error;
     return fail([badTicket(error.message)]);
   }
-  const command = reconcileProgram(root, operationId, lockWaitMs, options.sharedDirectories ?? "refuse");
+  const command = reconcileProgram(root, operationId, lockWaitMs, options.sharedDirectories ?? "refuse", options.trustRootAncestors === true);
   if (plan.files.length === 0) return { ok: true, ...base, files: [], warnings: [] };
   // A front end that cannot run reconcile itself rewords this step (hints).
   const settle = reconcileHint(operationId, `call reconcile again with operation id ${operationId}`);

@@ -12,11 +12,12 @@ import type { Failures, PatchFailure, Warning } from "../types.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { searchProgram } from "./programs/search_program.ts";
 import { isWriteRefusal, writeRefused } from "./host_refusals.ts";
-import { leftoversRemoved } from "./leftovers.ts";
+import { leftoversRemoved, privateKept } from "./leftovers.ts";
 import { RecordReader } from "./records.ts";
 import { unknownKeysFailure } from "./request_keys.ts";
 import type { NamesEveryKey } from "./request_keys.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /**
  * Options of {@linkcode searchFiles}.
@@ -163,7 +164,7 @@ export type SearchFilesResult = (SearchFilesFields & { ok: true; errors?: undefi
 /** Most bytes of a pattern. */
 export const MAX_PATTERN_BYTES = 4096;
 
-const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["P", 1], ["BADPATTERN", 0], ["TMPFAIL", 2], ["REAP", 1]]);
+const RECORDS: ReadonlyMap<string, number> = new Map([["F", 1], ["B", 0], ["U", 0], ["X", 0], ["P", 1], ["BADPATTERN", 0], ["TMPFAIL", 2], ["REAP", 1], ["KEPT", 1]]);
 const CAUSES: ReadonlySet<string> = new Set(["hard_link_refused", "no_space", "read_only_filesystem", "permission_denied", "private_failed"]);
 const NUM = /^[0-9]{1,15}$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -262,7 +263,7 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
         else found.push(name.addressable ? match : { ...match, addressable: false });
       }
       if (binary) skip(out, "binary", name.path);
-      else out.matches.push(...found);
+      else appendAll(out.matches, found);
     } else if (REASONS[record.type] !== undefined && record.raw !== undefined) {
       const reason = REASONS[record.type]!;
       skip(out, reason, decodeName(record.raw).path, false);
@@ -280,6 +281,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
       return failed(tmpRefused(f[0]!, f[1] === "-" ? null : Number(f[1]), lossy.decode(record.raw!), root, result));
     } else if (record.type === "REAP" && f.length === 1 && /^[1-9][0-9]{0,3}$/.test(f[0]!) && record.raw !== undefined) {
       noteReaped(out, reapRest, Number(f[0]), decodeName(record.raw).path);
+    } else if (record.type === "KEPT" && f.length === 1 && f[0] === "1" && record.raw !== undefined) {
+      if ((out.warnings ??= []).filter((w) => w.code === "cleanup_incomplete").length < MAX_REAP_WARNINGS) out.warnings.push(privateKept(decodeName(record.raw).path));
     } else if (record.type === "FULL" && f.length === 0) {
       out.truncated = true;
     } else if (record.type === "C" && f.length === 6 && f.every((x) => NUM.test(x))) {

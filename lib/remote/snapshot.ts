@@ -10,7 +10,7 @@ import { remotePathProblem, snapshotInput } from "./manifest.ts";
 import { randomBytes } from "node:crypto";
 import { pathRefusal, remoteError, rootFailure, tooLarge, unpinnable, unsafeDirectory, unsupported } from "./failures.ts";
 import { writeRefused } from "./host_refusals.ts";
-import { leftoversRemoved } from "./leftovers.ts";
+import { leftoversRemoved, privateKept } from "./leftovers.ts";
 import { parseUnsafe } from "./protocol.ts";
 import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
@@ -52,6 +52,18 @@ export interface ReadSnapshotsOptions {
    */
   sharedDirectories?: SharedDirectories;
   /**
+   * Accept a root below a directory that another user can write (no
+   * sticky bit protecting the root's name). Default false: such a root is
+   * refused `unsafe_directory` (naming that directory, its owner and mode)
+   * in every policy, because that user can put another directory at the
+   * root's path at any moment. With true, every directory is handled as
+   * shared (so `sharedDirectories: "allow"` is needed too) and each
+   * program checks, at every directory it enters, that the root is still
+   * the very directory (device:inode) it pinned at its start; the commit
+   * also checks it against the snapshot's (`expectRootId`).
+   */
+  trustRootAncestors?: boolean;
+  /**
    * Contents this client has seen (SPEC §11.1). For each path whose last
    * seen content the cache holds, the request names its SHA-256; the host
    * hashes the file (the inode it verified inside the root) and, when
@@ -66,6 +78,9 @@ export interface ReadSnapshotsOptions {
    */
   compress?: CompressMode;
 }
+
+/** How far past its files' sizes a group's end marker may come (files that grew meanwhile) before the reply is refused. */
+const GROUP_SLACK_BYTES = 64 * 1024;
 
 const KINDS: ReadonlySet<string> = new Set(["missing", "file", "directory", "symlink", "other"]);
 const FIELD = /^(-|[0-9]{1,15})$/;
@@ -91,7 +106,7 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
 }
 
 /** Every field of {@linkcode ReadSnapshotsOptions}: any other key is refused (`invalid_request`). */
-const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
+const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "trustRootAncestors", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
 const everySnapshotKey: NamesEveryKey<ReadSnapshotsOptions, (typeof SNAPSHOT_OPTION_KEYS)[number]> = true;
 void everySnapshotKey;
 
@@ -141,7 +156,19 @@ export function readSnapshots(
 ): Promise<Snapshots> {
   const strange = unknownKeysFailure("readSnapshots options", options, SNAPSHOT_OPTION_KEYS, "nothing was read");
   if (strange !== null) return Promise.reject(new RemoteShellError(strange, { started: false }));
-  return readOnce(shell, root, paths, options, shell?.localFiles !== undefined);
+  return readOnce(shell, root, paths, options, shell?.localFiles !== undefined).then((snaps) => inPathOrder(snaps, paths));
+}
+
+/** The snapshots in the order of the request's paths (the program reads them sorted). */
+function inPathOrder(snaps: Snapshots, paths: readonly string[]): Snapshots {
+  const ordered = new Map<string, FileSnapshot>();
+  for (const path of paths) {
+    const snap = snaps.get(path);
+    if (snap !== undefined && !ordered.has(path)) ordered.set(path, snap);
+  }
+  const rootId = ROOT_IDS.get(snaps);
+  if (rootId !== undefined) ROOT_IDS.set(ordered, rootId);
+  return ordered;
 }
 
 /**
@@ -168,20 +195,26 @@ async function readOnce(
   if (!shell || typeof shell.exec !== "function") throw new TypeError("readSnapshots: shell must be a RemoteShell");
   if (!Array.isArray(paths)) throw new TypeError("readSnapshots: paths must be an array of strings");
   const maxFileBytes = options.maxFileBytes ?? resolveLimits(undefined).maxFileBytes;
-  const command = snapshotProgram(root, maxFileBytes, options.sharedDirectories ?? "refuse"); // validates root, limit, policy
+  const command = snapshotProgram(root, maxFileBytes, options.sharedDirectories ?? "refuse", options.trustRootAncestors === true); // validates root, limit, policy
   const result = new Map<string, FileSnapshot>();
   const send: string[] = [];
+  const sending = new Set<string>();
   for (const path of paths) {
     if (typeof path !== "string") throw new TypeError("readSnapshots: paths must be strings");
-    if (result.has(path) || send.includes(path)) continue;
+    if (result.has(path) || sending.has(path)) continue;
     const problem = remotePathProblem(path);
     if (problem !== null) {
       result.set(path, { path, kind: "other", rejected: failure("invalid_path", problem, { path }) });
     } else {
       send.push(path);
+      sending.add(path);
     }
   }
   if (send.length === 0) return result;
+  // Sorted, so that the paths of one directory (of one subtree) come
+  // together: the program then finds each path's directory in its table at
+  // once (programs/sh_private.ts, sap_dir_index).
+  send.sort();
 
   const host = shell.label ?? "the host";
   const scope = cacheScope(shell, root);
@@ -229,6 +262,10 @@ async function readOnce(
   const proved = new Set<number>();
   const announced = new Map<number, { codec: Codec; sha256: string }>();
   const compressed = new Map<number, CompressedFile>();
+  /** `G k <sha256>` lines: the next S line's bytes travel in a group (`GROUP n`), cut by size and checked by this hash. */
+  const grouped = new Map<number, string>();
+  /** Grouped files whose S line came, waiting for their `GROUP` line. */
+  let pendingGroup: { k: number; size: number; sha256: string }[] = [];
   /** `L k …` lines: files handed over, read here after the program ended. */
   const handed = new Map<number, { inode: number; mtime: number }>();
   const toRead: { k: number; identity: LocalFileIdentity }[] = [];
@@ -239,6 +276,32 @@ async function readOnce(
   const spaceFree = new Map<number, number | null>();
   /** `REAP k <n>`: leftovers of killed programs removed in path k's directory. */
   const reaped = new Map<number, number>();
+  /** `KEPT k`: the private directory of path k's directory could not be removed (moved by someone else). */
+  const kept = new Set<number>();
+  /**
+   * The bytes of a group: the files' bytes one after the other (one cat
+   * on the host), then the end marker. Each piece, cut by the size its S
+   * line gave, must hash to what the host computed before the cat; one
+   * that does not (the file changed in between, or one before it changed
+   * size and moved it) is refused as changed, like a `C k`.
+   */
+  const takeGroup = (files: readonly { k: number; size: number; sha256: string }[]): void => {
+    const total = files.reduce((sum, file) => sum + file.size, 0);
+    const data = reader.until(endMarker, total + GROUP_SLACK_BYTES);
+    if (data === null) throw problem(`the bytes of ${files.length} files did not end where their sizes said (one changed size while it was being read?)`);
+    let at = 0;
+    for (const { k, size, sha256 } of files) {
+      const piece = data.subarray(at, Math.min(data.length, at + size));
+      at += size;
+      const snap = result.get(send[k]!)!;
+      if (piece.length === size && sha256Hex(piece) === sha256) {
+        snap.bytes = piece;
+        snap.sha256 = sha256;
+      } else {
+        changed.add(k);
+      }
+    }
+  };
   for (;;) {
     const line = reader.line();
     if (line === null) {
@@ -248,7 +311,7 @@ async function readOnce(
     }
     const f = line.split(" ");
     if (f[0] === "SAP-END") {
-      if (f.length !== 2 || !reader.atEnd()) throw problem("malformed end of the snapshot output");
+      if (f.length !== 2 || !reader.atEnd() || pendingGroup.length > 0) throw problem("malformed end of the snapshot output");
       if (f[1] === "ok") break;
       throw problem(`the snapshot program stopped (${f[1]})`);
     }
@@ -275,6 +338,12 @@ async function readOnce(
       result.set(path, { path, kind: "other", rejected: unsafeDirectory(path, u.dir, u.ownerName, u.groupName, root) });
       continue;
     }
+    if (f[0] === "GROUP") {
+      if (f.length !== 2 || f[1] !== String(pendingGroup.length) || pendingGroup.length === 0) throw problem(`unexpected snapshot line ${JSON.stringify(line.slice(0, 80))}`);
+      takeGroup(pendingGroup);
+      pendingGroup = [];
+      continue;
+    }
     const k = f[1] !== undefined && /^[0-9]{1,9}$/.test(f[1]) ? Number(f[1]) : -1;
     if (k < 0 || k >= send.length) throw problem(`unexpected snapshot line ${JSON.stringify(line.slice(0, 80))}`);
     const path = send[k]!;
@@ -286,11 +355,15 @@ async function readOnce(
       handed.set(k, { inode: Number(f[2]), mtime: Number(f[3]) });
     } else if (f[0] === "Z" && f.length === 4 && codecs.includes(f[2] as Codec) && /^[0-9a-f]{64}$/.test(f[3]!) && !announced.has(k) && !seen.has(k)) {
       announced.set(k, { codec: f[2] as Codec, sha256: f[3]! });
+    } else if (f[0] === "G" && f.length === 3 && /^[0-9a-f]{64}$/.test(f[2]!) && !grouped.has(k) && !announced.has(k) && !proved.has(k) && !handed.has(k) && !seen.has(k)) {
+      grouped.set(k, f[2]!);
     } else if (f[0] === "F" && f.length === 2 && compressed.has(k)) {
       noteBrokenCodec(shell, compressed.get(k)!.codec);
       throw problem(`the host's ${compressed.get(k)!.codec} failed while compressing ${path}; the next read sends it uncompressed`);
     } else if (f[0] === "C" && f.length === 2) {
       changed.add(k);
+    } else if (f[0] === "KEPT" && f.length === 2 && !kept.has(k)) {
+      kept.add(k);
     } else if (f[0] === "REAP" && f.length === 3 && /^[0-9]{1,4}$/.test(f[2]!) && f[2] !== "0" && !reaped.has(k)) {
       reaped.set(k, Number(f[2]));
     } else if (f[0] === "SPACE" && f.length === 3 && /^(-|[0-9]{1,18})$/.test(f[2]!) && !spaceFree.has(k)) {
@@ -311,7 +384,8 @@ async function readOnce(
       if (shared.has(k)) snap.directoryTrust = "shared";
       const how = announced.get(k);
       const hand = handed.get(k);
-      if ((proved.has(k) || how !== undefined || hand !== undefined) && (size === undefined || snap.kind !== "file")) throw problem("a content announced for a path that is not a file");
+      const group = grouped.get(k);
+      if ((proved.has(k) || how !== undefined || hand !== undefined || group !== undefined) && (size === undefined || snap.kind !== "file")) throw problem("a content announced for a path that is not a file");
       if (size !== undefined && proved.has(k)) {
         // The host hashed the file to exactly the content we hold: no bytes follow.
         const mine = held.get(k)!;
@@ -320,6 +394,11 @@ async function readOnce(
         snap.size = size;
         snap.sha256 = mine.hint.sha256;
         snap.transfer = "cached";
+      } else if (size !== undefined && group !== undefined) {
+        // The bytes come with the rest of the group, at its GROUP line.
+        pendingGroup.push({ k, size, sha256: group });
+        snap.size = size;
+        snap.transfer = "downloaded";
       } else if (size !== undefined && hand !== undefined) {
         // Handed over: this process reads it below, checked against this stat.
         if (shared.has(k) || size > maxFileBytes || snap.mode === undefined) throw problem(`the host handed over ${path} where it may not`);
@@ -401,6 +480,10 @@ async function readOnce(
   }
   if (rootId !== undefined) ROOT_IDS.set(result, rootId);
   rememberSnapshots(options.cache, scope, send, result, held);
+  for (const k of kept) {
+    const snap = result.get(send[k]!);
+    if (snap !== undefined) snap.warnings = [...(snap.warnings ?? []), privateKept(dirOf(send[k]!), send[k]!)];
+  }
   return withReapWarnings(result, send, reaped);
 }
 

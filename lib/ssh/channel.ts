@@ -7,6 +7,7 @@
  */
 import type { Client, ClientChannel } from "ssh2";
 import type { GateAnswer } from "../remote/stdin_gate.ts";
+import { OutputBuffer } from "../remote/output_buffer.ts";
 
 /** How a channel ended. */
 export interface ChannelOutcome {
@@ -106,7 +107,11 @@ export function openExecChannel(client: Client, command: string): Promise<Client
 export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined, hooks: ChannelHooks): Promise<ChannelOutcome> {
   return new Promise((resolve) => {
     watchExit(channel);
-    const stdout: Buffer[] = [];
+    // One buffer that grows in place (output_buffer.ts), as LocalShell's: a
+    // snapshot reply joined from its chunks was held twice at the join
+    // (2 GiB for a 1 GiB file). Without a bound, the chunks are joined.
+    const bound = Math.min(hooks.maxStdoutBytes ?? Infinity, hooks.maxOutputBytes ?? Infinity);
+    const stdout: Buffer[] | OutputBuffer = Number.isFinite(bound) ? new OutputBuffer(bound) : [];
     const stderr: Buffer[] = [];
     let closed = false;
     let kept = 0;
@@ -118,11 +123,12 @@ export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined
       overflowed = true;
       hooks.onOverflow?.(what);
     };
-    const keep = (into: Buffer[], chunk: Buffer): void => {
+    const keep = (into: Buffer[] | OutputBuffer, chunk: Buffer): void => {
       if (overflowed) return;
       kept += chunk.length;
       if (hooks.maxOutputBytes !== undefined && kept > hooks.maxOutputBytes) return overflow("output");
-      into.push(chunk);
+      if (Array.isArray(into)) into.push(chunk);
+      else into.append(chunk);
     };
     channel.on("data", (chunk: Buffer) => {
       if (overflowed) return;
@@ -149,7 +155,7 @@ export function runChannel(channel: ClientChannel, stdin: Uint8Array | undefined
       closed = true;
       const exit = exits.get(channel);
       resolve({
-        stdout: Buffer.concat(stdout),
+        stdout: Array.isArray(stdout) ? Buffer.concat(stdout) : stdout.bytes(),
         stderr: Buffer.concat(stderr),
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? null,

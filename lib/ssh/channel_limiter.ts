@@ -5,7 +5,11 @@
  * and ssh2 does not queue beyond that: an extra open just fails. The adapter
  * keeps at most `limit` programs running and queues the rest. When a server
  * turns out to allow fewer than `limit`, {@linkcode ChannelLimiter.shrinkTo}
- * lowers the limit to what was actually open.
+ * lowers the limit, and a call whose open was refused gives its slot back
+ * and waits in line again ({@linkcode ChannelSlot.requeue}): it is let go
+ * only when a program ends under the lower limit, one at a time — never all
+ * refused calls at once on every close (issue 28: 34,927 refused opens in
+ * 15 s).
  *
  * @module
  */
@@ -13,10 +17,17 @@
 /** A granted slot; call `release` exactly once. */
 export interface ChannelSlot {
   release(): void;
+  /**
+   * Give the slot back and wait for it again, ahead of the calls that never
+   * had one (they came later). Resolves once the slot is held again under
+   * the current limit; rejects with the signal's reason when `signal`
+   * aborts first — the slot is then not held, and `release` is a no-op.
+   */
+  requeue(signal?: AbortSignal): Promise<void>;
 }
 
 interface Waiter {
-  grant: (slot: ChannelSlot) => void;
+  grant: () => void;
   reject: (reason: unknown) => void;
 }
 
@@ -34,6 +45,8 @@ export class ChannelLimiter {
   #limit: number;
   #active = 0;
   readonly #queue: Waiter[] = [];
+  /** Waiters that held a slot and gave it back (they go first). */
+  readonly #requeued = new WeakSet<Waiter>();
 
   constructor(limit: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError("maxChannels must be an integer >= 1");
@@ -65,11 +78,28 @@ export class ChannelLimiter {
       this.#active++;
       return Promise.resolve(this.#slot());
     }
+    return this.#wait(signal, false).then(() => this.#slot());
+  }
+
+  /** Lower the limit to `limit` (at least 1), e.g. after a server refused a channel. */
+  shrinkTo(limit: number): void {
+    this.#limit = Math.max(1, Math.min(this.#limit, limit));
+  }
+
+  /** Raise the limit to `limit` and let waiting calls go under it (the caller bounds it). */
+  raiseTo(limit: number): void {
+    if (limit <= this.#limit) return;
+    this.#limit = limit;
+    this.#drain();
+  }
+
+  /** Queue a waiter (at the front when it held a slot before); resolves when it holds one (counted in `active`). */
+  #wait(signal: AbortSignal | undefined, first: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
-        grant: (slot) => {
+        grant: () => {
           signal?.removeEventListener("abort", onAbort);
-          resolve(slot);
+          resolve();
         },
         reject,
       };
@@ -79,13 +109,16 @@ export class ChannelLimiter {
         reject(signal!.reason);
       };
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#queue.push(waiter);
+      if (first) {
+        // Behind the other calls given back before it, ahead of those that never held a slot.
+        let at = 0;
+        while (at < this.#queue.length && this.#requeued.has(this.#queue[at]!)) at++;
+        this.#queue.splice(at, 0, waiter);
+        this.#requeued.add(waiter);
+      } else {
+        this.#queue.push(waiter);
+      }
     });
-  }
-
-  /** Lower the limit to `limit` (at least 1), e.g. after a server refused a channel. */
-  shrinkTo(limit: number): void {
-    this.#limit = Math.max(1, Math.min(this.#limit, limit));
   }
 
   /** Reject every queued waiter (e.g. the shell is closing). */
@@ -94,13 +127,28 @@ export class ChannelLimiter {
   }
 
   #slot(): ChannelSlot {
+    let held = true;
     let released = false;
+    const give = (): void => {
+      held = false;
+      this.#active--;
+    };
     return {
       release: () => {
         if (released) return;
         released = true;
-        this.#active--;
+        if (!held) return;
+        give();
         this.#drain();
+      },
+      requeue: async (signal?: AbortSignal) => {
+        if (released || !held) throw new Error("ChannelLimiter: requeue of a slot not held");
+        if (signal?.aborted) throw signal.reason;
+        give();
+        const waiting = this.#wait(signal, true);
+        this.#drain();
+        await waiting;
+        held = true;
       },
     };
   }
@@ -108,7 +156,7 @@ export class ChannelLimiter {
   #drain(): void {
     while (this.#active < this.#limit && this.#queue.length > 0) {
       this.#active++;
-      this.#queue.shift()!.grant(this.#slot());
+      this.#queue.shift()!.grant();
     }
   }
 }

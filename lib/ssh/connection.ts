@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Client } from "ssh2";
+import type { Client, ClientChannel } from "ssh2";
 
 /**
  * One live SSH connection (the target client, plus jump clients before it).
@@ -15,25 +15,54 @@ export interface Connection {
   clients: Client[];
   target: Client;
   dropped: boolean;
+  /** Opens sent and not refused, plus open channels (counted from the request on). */
   openChannels: number;
   /** Channels of this connection that were open and have closed (failed opens not counted). */
   channelsClosed: number;
+  /** Woken when a channel of this connection closes, and when it drops. */
   channelClosed: (() => void)[];
+  /** Number of the next open sent: sshd answers opens in the order they were sent. */
+  nextOpen: number;
+  /** The numbers of the opens sent and not refused, and of the channels still open. */
+  alive: Set<number>;
+  /** Each open channel's number in `alive`. */
+  openNumber: WeakMap<ClientChannel, number>;
 }
 
 /**
- * A channel of `connection` closed (or its open failed: `opened` false):
- * count it and wake calls waiting for a free session.
+ * A channel of `connection` closed (or its open was refused: `channel`
+ * null): count it and, for a channel that was open, wake the calls waiting
+ * for a free session. A refused open frees nothing on the server: waking
+ * every waiter on it made each refusal cause the next ones (issue 28).
  *
  * @example
  * ```ts
- * runChannel(channel, stdin, {}).finally(() => channelDone(connection));
+ * runChannel(channel, stdin, {}).finally(() => channelDone(connection, channel));
  * ```
  */
-export function channelDone(connection: Connection, opened = true): void {
+export function channelDone(connection: Connection, channel: ClientChannel | null): void {
   connection.openChannels--;
-  if (opened) connection.channelsClosed++;
+  if (channel === null) return;
+  const number = connection.openNumber.get(channel);
+  if (number !== undefined) connection.alive.delete(number);
+  connection.channelsClosed++;
   for (const wake of connection.channelClosed.splice(0)) wake();
+}
+
+/**
+ * How many opens sent before open `number` were accepted and are still
+ * open: when sshd refuses `number`, all of those were confirmed (it answers
+ * in order), so this is what it held of ours when it refused.
+ *
+ * @example
+ * ```ts
+ * const accepted = acceptedBefore(connection, number);
+ * ```
+ */
+export function acceptedBefore(connection: Connection, number: number): number {
+  let count = 0;
+  for (const n of connection.alive) if (n < number) count++;
+  return count;
 }
 
 /**

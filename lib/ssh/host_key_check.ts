@@ -18,6 +18,7 @@ import {
 } from "./known_hosts.ts";
 import type { KnownHostEntry } from "./known_hosts.ts";
 import type { PatchFailure, Warning } from "../types.ts";
+import { appendAll } from "../text/append_all.ts";
 
 /**
  * What to do with a host key that known_hosts does not vouch for.
@@ -98,7 +99,7 @@ export function hostKeyVerifier(
   const entries: KnownHostEntry[] = [];
   for (const file of store.files) {
     const text = store.read(file);
-    if (text !== undefined) entries.push(...parseKnownHosts(text).entries);
+    if (text !== undefined) appendAll(entries, parseKnownHosts(text).entries);
   }
   // As OpenSSH: with HostKeyAlias the alias alone is the known_hosts name.
   const host = hop.hostKeyAlias ?? hop.hostName;

@@ -24,7 +24,7 @@ import type { SshDestination } from "./destination.ts";
 import type { HopConfig, HostKeyPolicy, KnownHostsStore } from "./connect.ts";
 import { homeOf, localUser } from "./local_user.ts";
 import type { SudoOption } from "./sudo.ts";
-import type { PatchFailure } from "../types.ts";
+import type { PatchFailure, Warning } from "../types.ts";
 
 /**
  * Options of {@linkcode connectSsh} (SPEC §2, §8).
@@ -78,8 +78,18 @@ export interface SshOptions {
   keepaliveCountMax?: number;
   /** Handshake + authentication timeout; default ssh_config `ConnectTimeout`, else 20000. */
   readyTimeoutMs?: number;
-  /** Programs running at once on the connection (default 8, below OpenSSH's MaxSessions 10). */
+  /**
+   * Programs running at once on the connection (default 8, below OpenSSH's MaxSessions 10). A server
+   * that refuses a channel while it holds fewer of ours lowers it to that number, with one
+   * `channel_limit_lowered` warning.
+   */
   maxChannels?: number;
+  /**
+   * Sees each warning of the connection as it comes (also kept in `shell.warnings`): those of each
+   * connect (`insecure_host_key`, `agent_unavailable`) and `channel_limit_lowered`, which can come
+   * at any call. A front end logs them.
+   */
+  onWarning?: (warning: Warning) => void;
   /** Run every program through sudo (§7). */
   sudo?: SudoOption;
   /**
@@ -216,7 +226,7 @@ export async function resolveSshTarget(options: SshOptions): Promise<ResolvedSsh
       throw new Refusal(failure("connect_failed", `the jump chain to ${options.host} is longer than ${MAX_HOPS} hops (does a jump host's ProxyJump lead back to itself?); fix ssh_config's ProxyJump lines.`, { retryable: false }));
     }
     const resolved = resolve(dest.host, given);
-    configWarnings.push(...resolved.warnings.map((w) => `${dest.host}: ${w}`));
+    for (const w of resolved.warnings) configWarnings.push(`${dest.host}: ${w}`);
     if (resolved.errors?.length) {
       throw new Refusal(failure(
         "connect_failed",
@@ -302,6 +312,9 @@ function validateOptions(options: SshOptions): void {
   const password = options.password;
   if (password !== undefined && typeof password !== "string" && typeof password !== "function") {
     throw new TypeError("connectSsh: password must be a string or (request) => Promise<string>");
+  }
+  if (options.onWarning !== undefined && typeof options.onWarning !== "function") {
+    throw new TypeError("connectSsh: onWarning must be a function (warning) => void");
   }
   if (options.allowProxyCommand !== undefined && typeof options.allowProxyCommand !== "boolean") {
     throw new TypeError("connectSsh: allowProxyCommand must be a boolean");

@@ -83,7 +83,7 @@ function boundStderr(result: ExecResult, max: number | undefined, droppedBefore:
 const SSH_OPTION_KEYS = [
   "host", "port", "username", "identityFile", "privateKey", "passphrase", "password", "agent", "knownHostsFile", "hostKeyPolicy",
   "sshConfigFile", "systemSshConfigFile", "proxyJump", "allowProxyCommand", "keepaliveIntervalMs", "keepaliveCountMax",
-  "readyTimeoutMs", "maxChannels", "sudo", "maxOutputBytes",
+  "readyTimeoutMs", "maxChannels", "sudo", "maxOutputBytes", "onWarning",
 ] as const satisfies readonly (keyof SshOptions)[];
 const everySshKey: NamesEveryKey<SshOptions, (typeof SSH_OPTION_KEYS)[number]> = true;
 void everySshKey;
@@ -112,7 +112,7 @@ export async function connectSsh(options: SshOptions): Promise<SshShell> {
   const strange = unknownKeysFailure("connectSsh options", options, SSH_OPTION_KEYS, "nothing was connected");
   if (strange !== null) throw new RemoteShellError(strange, { started: false });
   const target = await resolveSshTarget(options);
-  const link = new SshLink(target, options.hostKeyPolicy ?? "strict", options.maxChannels ?? 8);
+  const link = new SshLink(target, options.hostKeyPolicy ?? "strict", options.maxChannels ?? 8, options.onWarning ? { onWarning: options.onWarning } : {});
   const shell = new SshShell(link, {
     ...(options.sudo !== undefined ? { sudo: options.sudo } : {}),
     ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
@@ -155,8 +155,9 @@ export class SshShell implements RemoteShell {
   /** Honours {@linkcode ExecOptions.stdinGate} (a SIGTERM from a second exec stops a gated program). */
   readonly stdinGate: boolean = true;
   /**
-   * `insecure_host_key` (hostKeyPolicy "insecure-accept-any") and `agent_unavailable` warnings of the
-   * connection (the same array in every view of it).
+   * `insecure_host_key` (hostKeyPolicy "insecure-accept-any"), `agent_unavailable` and
+   * `channel_limit_lowered` warnings of the connection (the same array in every view of it). Each is
+   * also handed to `onWarning` as it comes.
    */
   readonly warnings: Warning[];
   /** ssh_config notes: settings not applied (Match exec, …), a ProxyCommand run, certificates not presented. */
@@ -219,6 +220,15 @@ export class SshShell implements RemoteShell {
     return new SshShell(this.#link, { sudo: option, maxOutputBytes: this.#maxOutputBytes, ownsConnection: false });
   }
 
+  /**
+   * Programs that may run at once on the connection: `maxChannels`, or
+   * lower once the server refused a channel for lack of sessions
+   * (MaxSessions; see `channel_limit_lowered`).
+   */
+  get maxChannels(): number {
+    return this.#link.limiter.limit;
+  }
+
   /** Connect now (connectSsh calls it); later calls reconnect lazily. */
   async connect(): Promise<void> {
     const closed = this.#closedError();
@@ -266,7 +276,7 @@ export class SshShell implements RemoteShell {
         throw this.#closedError() ?? error;
       }
       try {
-        return await this.#execInSlot(command, options, controller.signal, () => reason, gated);
+        return await this.#execInSlot(command, options, controller.signal, () => reason, gated, slot);
       } finally {
         slot.release();
       }
@@ -311,6 +321,7 @@ export class SshShell implements RemoteShell {
     signal: AbortSignal,
     reason: () => "timeout" | "cancelled" | null,
     gated: { answer?: GateAnswer },
+    slot: ChannelSlot,
   ): Promise<ExecResult> {
     const notStarted = (): RemoteShellError => stoppedError(this.label, reason()!, options.timeoutMs, null);
     // Failures up to here happen before the program is sent: nothing ran.
@@ -326,9 +337,13 @@ export class SshShell implements RemoteShell {
     const wrapped = buildExecCommand(command, nonce, mode);
     const size = Buffer.byteLength(wrapped);
     if (size > MAX_EXEC_COMMAND_BYTES) throw commandTooLongError(this.label, size);
-    // Not abortable: once the open is sent the program may start, so an
-    // abort from here on goes through the kill path below.
-    const channel = await this.#link.openChannel(connection, wrapped);
+    // Not abortable once the open is sent: the program may start, so an
+    // abort from here on goes through the kill path below. Only a wait
+    // between refused opens (nothing started) ends on the signal.
+    const channel = await this.#link.openChannel(connection, wrapped, { slot, signal }).catch((error) => {
+      if (signal.aborted && !(error instanceof RemoteShellError)) throw notStarted();
+      throw error;
+    });
     const scanner = new PidMarkerScanner(nonce);
     let processKnown: () => void = () => {};
     const started = new Promise<void>((resolve) => (processKnown = resolve));
@@ -357,7 +372,7 @@ export class SshShell implements RemoteShell {
       },
       ...(gate !== undefined ? { gate } : {}),
     };
-    const running = runChannel(channel, stdin, hooks).finally(() => channelDone(connection));
+    const running = runChannel(channel, stdin, hooks).finally(() => channelDone(connection, channel));
     const aborted = new Promise<"aborted">((resolve) => {
       if (signal.aborted) resolve("aborted");
       signal.addEventListener("abort", () => resolve("aborted"), { once: true });

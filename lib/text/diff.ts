@@ -23,6 +23,7 @@
  * @module
  */
 import type { LineEdit } from "../types.ts";
+import { appendAll } from "./append_all.ts";
 
 /**
  * The input of {@linkcode unifiedDiff}.
@@ -234,7 +235,8 @@ function splitNewlineChange(
   if (row.count > 1) split.push({ ...row, count: row.count - 1 });
   split.push({ kind: "delete", old: oldLast, new: newLast, count: 1, text: "" });
   split.push({ kind: "insert", old: oldLast + 1, new: newLast, count: 1, text: oldLines.at(oldLast)! });
-  return [...rows.slice(0, r), ...split, ...rows.slice(r + 1)];
+  rows.splice(r, 1, ...split); // at most three rows: a bounded spread
+  return rows;
 }
 
 /** Within every run of changes, all deletes come before all inserts (stable). */
@@ -247,12 +249,12 @@ function deletesBeforeInserts(rows: Row[]): Row[] {
       continue;
     }
     if (row.kind === "same" && inserts.length > 0) {
-      out.push(...inserts);
+      appendAll(out, inserts);
       inserts = [];
     }
     out.push(row);
   }
-  out.push(...inserts);
+  appendAll(out, inserts);
   return out;
 }
 

@@ -71,10 +71,18 @@ export interface TextFile {
   readonly lineStarts: Int32Array;
 }
 
-/** The result of {@linkcode decodeText}. */
+/**
+ * The result of {@linkcode decodeText}: the file, or why not — its bytes
+ * are not UTF-8 (`invalid_utf8`: the first bad sequence's line and
+ * offset), or they are, but their text is longer than this JavaScript
+ * engine can hold in one string (`too_long`: V8 — Node, Deno — holds at
+ * most 536,870,888 UTF-16 code units, about 512 MiB of ASCII; JSC — Bun —
+ * 2,147,483,647). `maxChars` is the engine's bound when its error said it.
+ */
 export type DecodeResult =
   | { ok: true; file: TextFile }
-  | { ok: false; line: number; byteOffset: number };
+  | { ok: false; reason: "invalid_utf8"; line: number; byteOffset: number }
+  | { ok: false; reason: "too_long"; byteLength: number; maxChars?: number };
 
 const BOM_LENGTH = 3;
 const LF = 0x0a;
@@ -246,9 +254,14 @@ export function decodeText(bytes: Uint8Array): DecodeResult {
   let text: string;
   try {
     text = fatalDecoder.decode(body);
-  } catch {
-    const offset = firstInvalidUtf8(bytes, bom ? BOM_LENGTH : 0);
-    return { ok: false, line: lineNumberAt(bytes, offset), byteOffset: offset };
+  } catch (error) {
+    // A decoder that gives up on valid UTF-8 could not make the string (V8:
+    // ERR_STRING_TOO_LONG "Cannot create a string longer than 0x1fffffe8
+    // characters"; JSC: "Out of memory"): never report that as bad bytes.
+    const said = error instanceof Error ? /longer than (0x[0-9a-f]+|\d+) characters/i.exec(error.message) : null;
+    const offset = said === null ? firstInvalidUtf8(bytes, bom ? BOM_LENGTH : 0) : bytes.length;
+    if (offset < bytes.length) return { ok: false, reason: "invalid_utf8", line: lineNumberAt(bytes, offset), byteOffset: offset };
+    return { ok: false, reason: "too_long", byteLength: bytes.length, ...(said !== null ? { maxChars: Number(said[1]) } : {}) };
   }
   const ascii = text.length === body.length;
   return { ok: true, file: new DecodedTextFile(bytes, bom, ascii, text) };

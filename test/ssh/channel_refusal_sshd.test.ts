@@ -12,10 +12,13 @@
  * so the test cannot pass without the race being reproduced.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { applyPatch } from "../../lib/apply.ts";
 import { connectSsh } from "../../lib/ssh/shell.ts";
+import type { Warning } from "../../lib/types.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
 import { startTcpProxy } from "../support/tcp_proxy.ts";
@@ -91,4 +94,51 @@ describe.skipIf(!ready)("a channel open sshd refuses for a session it has not fr
       await refusing.stop();
     }
   }, 30_000);
+});
+
+/** `server_input_channel_open: failure session` lines: sshd's record of each refused session open. */
+const refusalsIn = (log: string): number => log.split("server_input_channel_open: failure session").length - 1;
+
+describe.skipIf(!ready)("many concurrent calls on one connection against MaxSessions 10 (issue 28 item 5)", () => {
+  let sshd: Sshd;
+  let work: string;
+  let knownHosts: string;
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "sap-storm-"));
+    chmodSync(work, 0o755); // the login user must reach its directory below
+    sshd = await startSshd({ maxSessions: 10 });
+    knownHosts = writeKnownHosts(work, [sshd.hostKeyLine], "kh-storm");
+  }, 30_000);
+  afterAll(async () => {
+    await sshd?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }, 30_000);
+
+  test("50 concurrent applyPatch calls with maxChannels 50: all 50 correct, fewer than 100 refused opens, the limit lowered to 9 (10 held, one kept free) with one warning", async () => {
+    const root = join(work, "root");
+    mkdirSync(root, { mode: 0o755 });
+    for (let i = 0; i < 50; i++) writeFileSync(join(root, `f${i}.txt`), `line one\nvalue ${i}\nline three\n`);
+    if (process.getuid?.() === 0) spawnSync("chown", ["-R", `${sshd.user}:`, root]);
+    const warned: Warning[] = [];
+    const shell = await connectSsh(sshOptions(sshd, knownHosts, { maxChannels: 50, onWarning: (w) => warned.push(w) }));
+    try {
+      const logStart = sshd.readLog().length;
+      const patch = (i: number): string => `*** Begin Patch\n*** Update File: f${i}.txt\n@@\n line one\n-value ${i}\n+value ${i} changed\n line three\n*** End Patch`;
+      const reports = await Promise.all(Array.from({ length: 50 }, (_, i) => applyPatch(shell, { root, patch: patch(i) })));
+      expect(reports.map((r) => r.errors ?? [])).toEqual(Array.from({ length: 50 }, () => []));
+      for (let i = 0; i < 50; i++) expect(readFileSync(join(root, `f${i}.txt`), "utf8")).toBe(`line one\nvalue ${i} changed\nline three\n`);
+      await turns(20); // sshd writes its log as it refuses; let the last lines land
+      const refused = refusalsIn(sshd.readLog().slice(logStart));
+      expect(refused).toBeGreaterThan(0); // the server did refuse: the limit was found, not assumed
+      expect(refused).toBeLessThan(100);
+      expect(shell.maxChannels).toBe(9); // the 10 it held, one kept free (a handed-over slot's open, a kill)
+      const lowered = shell.warnings.filter((w) => w.code === "channel_limit_lowered");
+      expect(lowered).toHaveLength(1);
+      expect(lowered[0]!.message).toContain("MaxSessions");
+      expect(warned.filter((w) => w.code === "channel_limit_lowered")).toEqual(lowered);
+    } finally {
+      await shell.close();
+    }
+  }, 60_000);
 });

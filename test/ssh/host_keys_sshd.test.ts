@@ -158,12 +158,14 @@ describe.skipIf(!ready)("host keys against a real sshd", () => {
     expect(readFileSync(knownHosts, "utf8")).toBe(otherKeyLine + "\n");
   }, 10000);
 
-  test("insecure-accept-any connects with a warning on the shell and writes nothing", async () => {
+  test("insecure-accept-any connects with a warning on the shell (and to onWarning, once) and writes nothing", async () => {
     const knownHosts = writeKnownHosts(work, [], "insecure");
-    const shell = await connectSsh(sshOptions(sshd, knownHosts, { hostKeyPolicy: "insecure-accept-any" }));
+    const handed: string[] = [];
+    const shell = await connectSsh(sshOptions(sshd, knownHosts, { hostKeyPolicy: "insecure-accept-any", onWarning: (w) => handed.push(w.code) }));
     expect((await shell.exec("true")).exitCode).toBe(0);
     await shell.close();
     expect(shell.warnings.map((w) => w.code)).toEqual(["insecure_host_key"]);
+    expect(handed).toEqual(["insecure_host_key"]);
     expect(shell.warnings[0]!.message).toContain(sshd.hostKeyFingerprint);
     expect(readFileSync(knownHosts, "utf8")).toBe("");
   }, 10000);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { buildExecCommand, buildKillCommand, PidMarkerScanner } from "../../lib/ssh/command.ts";
+import { backoffDelay } from "../../lib/ssh/backoff.ts";
 import { ChannelLimiter } from "../../lib/ssh/channel_limiter.ts";
 import { classifySudoFailure, sudoPrefix, sudoStdin, wrapWithSudo } from "../../lib/ssh/sudo.ts";
 
@@ -146,6 +147,69 @@ describe("ChannelLimiter", () => {
     limiter.shrinkTo(0);
     expect(limiter.limit).toBe(1);
     expect(() => new ChannelLimiter(0)).toThrow(TypeError);
+  });
+
+  test("requeue after a shrink: the slot waits for a release under the lower limit, ahead of calls that never held one", async () => {
+    const limiter = new ChannelLimiter(3);
+    const [a, b, c] = await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()]);
+    const order: string[] = [];
+    const late = limiter.acquire().then((slot) => (order.push("late"), slot));
+    limiter.shrinkTo(2); // the server held two: c's open was refused
+    const again = c!.requeue().then(() => order.push("c again"));
+    await Promise.resolve();
+    expect([limiter.active, limiter.waiting]).toEqual([2, 2]); // a and b run; c and the late call wait
+    a!.release();
+    await again;
+    expect(order).toEqual(["c again"]);
+    expect(limiter.active).toBe(2);
+    b!.release();
+    const lateSlot = await late;
+    expect(order).toEqual(["c again", "late"]);
+    c!.release();
+    lateSlot.release();
+    expect([limiter.active, limiter.waiting]).toEqual([0, 0]);
+  });
+
+  test("an aborted requeue holds nothing: its later release counts nothing; raiseTo lets waiting calls go", async () => {
+    const limiter = new ChannelLimiter(2);
+    const a = await limiter.acquire();
+    const b = await limiter.acquire();
+    limiter.shrinkTo(1);
+    const controller = new AbortController();
+    const again = b.requeue(controller.signal);
+    controller.abort(new Error("timeout"));
+    await expect(again).rejects.toThrow("timeout");
+    b.release();
+    expect([limiter.active, limiter.waiting]).toEqual([1, 0]);
+    const c = limiter.acquire();
+    const d = limiter.acquire();
+    expect(limiter.waiting).toBe(2);
+    limiter.raiseTo(3);
+    await Promise.all([c, d]);
+    expect([limiter.limit, limiter.active, limiter.waiting]).toEqual([3, 3, 0]);
+    await expect(a.requeue(AbortSignal.abort(new Error("gone")))).rejects.toThrow("gone");
+    expect(limiter.active).toBe(3); // an already-aborted signal leaves the slot held
+  });
+});
+
+describe("backoffDelay", () => {
+  test.each([
+    [1, 0, 2.5],
+    [1, 1, 5],
+    [2, 0.5, 7.5],
+    [4, 1, 40],
+    [7, 0, 160],
+    [9, 1, 500], // capped
+    [60, 0, 250], // no overflow at large attempts
+  ] as [number, number, number][])("attempt %p with random %p → %p ms (base 5, cap 500)", (attempt, random, expected) => {
+    expect(backoffDelay(attempt, { baseMs: 5, capMs: 500 }, () => random)).toBe(expected);
+  });
+
+  test("calls refused together do not ask again together: the pauses spread between half and all of the ceiling", () => {
+    const delays = Array.from({ length: 200 }, () => backoffDelay(5, { baseMs: 5, capMs: 500 }));
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(40);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(80);
+    expect(new Set(delays.map((d) => Math.floor(d / 4))).size).toBeGreaterThan(5);
   });
 });
 

@@ -213,6 +213,7 @@ describe("resolveSshTarget", () => {
     ["password of the wrong type", { password: 42 as never }],
     ["keepaliveCountMax -1", { keepaliveCountMax: -1 }],
     ["allowProxyCommand not a boolean", { allowProxyCommand: "yes" as never }],
+    ["onWarning not a function", { onWarning: "log" as never }],
   ];
   for (const [name, options] of invalid) {
     test(`programmer error throws TypeError: ${name}`, async () => {

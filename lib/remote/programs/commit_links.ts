@@ -62,31 +62,39 @@ sap_pin_batch() {
   # name swapped meanwhile) is left to sap_commit_pin, alone, with its
   # retries and its refusals told apart.
   [ -n "$SAP_LNM" ] || return 0
+  # (each directory's files from sap_group, its operands from one command
+  # substitution: linear in the number of files)
+  i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get F_op_$i
+    sap_pb_op=$SAP_V
+    sap_get CX_$i
+    sap_pb_x=$SAP_V
+    sap_get PIN_$i
+    if [ "$sap_pb_op" != add ] && [ -z "$sap_pb_x" ] && [ -z "$SAP_V" ]; then sap_get O_d_$i; sap_set PBD_$i "$SAP_V"; else sap_set PBD_$i ""; fi
+    i=$((i + 1))
+  done
+  sap_group b PBD_ $SAP_N
   sap_pb_d=0
   while [ $sap_pb_d -lt $SAP_DN ]; do
-    set --
-    sap_pb_q= i=0
-    while [ $i -lt $SAP_N ]; do
-      sap_get F_op_$i
-      sap_pb_op=$SAP_V
-      sap_get CX_$i
-      sap_pb_x=$SAP_V
-      sap_get PIN_$i
-      if [ "$sap_pb_op" != add ] && [ -z "$sap_pb_x" ] && [ -z "$SAP_V" ]; then
-        sap_get O_d_$i
-        if [ "$SAP_V" = $sap_pb_d ]; then
-          sap_pin_name $i
-          set -- "$@" "../$\{SAP_PN#p/}"
-          sap_pb_q="$sap_pb_q $i"
-        fi
-      fi
-      i=$((i + 1))
-    done
+    sap_get GbH_$sap_pb_d
+    [ -n "$SAP_V" ] || { sap_pb_d=$((sap_pb_d + 1)); continue; }
+    sap_pb_l=$(sap_get GbH_$sap_pb_d; i=$SAP_V
+      while [ -n "$i" ]; do sap_pin_name $i; sap_out "../$\{SAP_PN#p/}"; sap_get GbX_$i; i=$SAP_V; done)
+    sap_pb_ifs=$IFS
+    IFS=$SAP_NL
+    set -- $sap_pb_l
+    IFS=$sap_pb_ifs
     sap_get DP_$sap_pb_d
     if [ $# -gt 0 ] && [ -n "$SAP_V" ] && sap_pcd $sap_pb_d && { [ -d ./p ] || mkdir ./p 2>/dev/null; }; then
       sap_hook pins $sap_pb_d
       $SAP_LNM "$@" ./p 2>/dev/null
-      for i in $sap_pb_q; do
+      sap_get GbH_$sap_pb_d
+      sap_pb_i=$SAP_V
+      while [ -n "$sap_pb_i" ]; do
+        i=$sap_pb_i
+        sap_get GbX_$i
+        sap_pb_i=$SAP_V
         sap_pin_name $i
         if [ -f "./$SAP_PN" ] && [ ! -L "./$SAP_PN" ] && [ ! -L "../$\{SAP_PN#p/}" ] && [ "../$\{SAP_PN#p/}" -ef "./$SAP_PN" ]; then
           sap_set PIN_$i o
@@ -158,15 +166,25 @@ sap_commit_refs() {
   # r/, made ahead by sap_lock_prebuild's mkdir), not one per file; one
   # link each where ln is missing. Each is checked after: the stage still a
   # regular file, its second link the same inode.
+  # (each directory's stages from sap_group, its operands from one command
+  # substitution: linear in the number of files)
+  i=0
+  while [ $i -lt $SAP_N ]; do
+    sap_get F_op_$i
+    if [ "$SAP_V" = update ]; then sap_get S_d_$i; sap_set RFD_$i "$SAP_V"; else sap_set RFD_$i ""; fi
+    i=$((i + 1))
+  done
+  sap_group r RFD_ $SAP_N
   sap_rf_d=0
   while [ $sap_rf_d -lt $SAP_DN ]; do
-    set --
-    i=0
-    while [ $i -lt $SAP_N ]; do
-      sap_get F_op_$i
-      if [ "$SAP_V" = update ]; then sap_get S_d_$i; [ "$SAP_V" = $sap_rf_d ] && set -- "$@" ./s$i; fi
-      i=$((i + 1))
-    done
+    sap_get GrH_$sap_rf_d
+    [ -n "$SAP_V" ] || { sap_rf_d=$((sap_rf_d + 1)); continue; }
+    sap_rf_l=$(sap_get GrH_$sap_rf_d; i=$SAP_V
+      while [ -n "$i" ]; do sap_out "./s$i"; sap_get GrX_$i; i=$SAP_V; done)
+    sap_rf_ifs=$IFS
+    IFS=$SAP_NL
+    set -- $sap_rf_l
+    IFS=$sap_rf_ifs
     if [ $# -gt 0 ]; then
       sap_pcd $sap_rf_d && { [ -d ./r ] || mkdir ./r 2>/dev/null; } || { SAP_STAGE_BAD=1; sap_commit_meta_verdict; }
       if [ -n "$SAP_LNM" ]; then $SAP_LNM "$@" ./r 2>/dev/null

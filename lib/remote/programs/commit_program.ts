@@ -138,6 +138,7 @@ sap_isnum "$SAP_WAIT_MS" && sap_isnum "$SAP_GATE" || sap_bad_input args
 case $SAP_OP in ''|*[!A-Za-z0-9_]*) sap_bad_input operation ;; esac
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 case $SAP_EXPECT_ROOT in -|*[0-9]:[0-9]*) ;; *) sap_bad_input root_id ;; esac
+case $9 in 1) SAP_TRUST_ANC=1 SAP_RPIN=1 ;; 0|'') ;; *) sap_bad_input ancestors ;; esac
 sap_probe sha stat date link mvt id
 # a dd that copies byte ranges itself needs neither head nor tail
 sap_dd_probe

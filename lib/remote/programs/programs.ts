@@ -149,9 +149,9 @@ function nonNegativeInteger(value: number, name: string): string {
  * const command = snapshotProgram("/srv/app", 1 << 20, "refuse");
  * ```
  */
-export function snapshotProgram(root: string, maxFileBytes: number, sharedDirectories: SharedDirectories = "refuse"): string {
+export function snapshotProgram(root: string, maxFileBytes: number, sharedDirectories: SharedDirectories = "refuse", trustRootAncestors = false): string {
   assertRoot(root);
-  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes"), policy(sharedDirectories)], SNAPSHOT_BODY);
+  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes"), policy(sharedDirectories), trustRootAncestors ? "1" : "0"], SNAPSHOT_BODY);
 }
 
 /**
@@ -177,6 +177,7 @@ export function commitProgram(
   largeContent = false,
   sharedDirectories: SharedDirectories = "refuse",
   expectRootId?: string,
+  trustRootAncestors = false,
 ): string {
   assertRoot(root);
   assertOperationId(operationId);
@@ -192,6 +193,7 @@ export function commitProgram(
     largeContent ? "1" : "0",
     policy(sharedDirectories),
     expectRootId ?? "-",
+    trustRootAncestors ? "1" : "0",
   ], COMMIT_BODY);
 }
 
@@ -208,6 +210,7 @@ export function reconcileProgram(
   operationId: string,
   lockWaitMs: number,
   sharedDirectories: SharedDirectories = "refuse",
+  trustRootAncestors = false,
 ): string {
   assertRoot(root);
   assertOperationId(operationId);
@@ -216,5 +219,6 @@ export function reconcileProgram(
     operationId,
     nonNegativeInteger(lockWaitMs, "lockWaitMs"),
     policy(sharedDirectories),
+    trustRootAncestors ? "1" : "0",
   ], RECONCILE_BODY);
 }

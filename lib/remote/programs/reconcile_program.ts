@@ -270,6 +270,7 @@ sap_rec_cleanup_locks() {
 }
 sap_out "SAP-BEGIN reconcile"
 SAP_ROOT_ARG=$1 SAP_OP=$2 SAP_WAIT_MS=$3 SAP_POLICY=$4
+case $5 in 1) SAP_TRUST_ANC=1 SAP_RPIN=1 ;; 0|'') ;; *) sap_bad_input ancestors ;; esac
 sap_isnum "$SAP_WAIT_MS" || sap_bad_input args
 case $SAP_OP in ''|*[!A-Za-z0-9_]*) sap_bad_input operation ;; esac
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac

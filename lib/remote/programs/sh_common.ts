@@ -313,7 +313,29 @@ sap_root() {
   SAP_R=$PWD
   case $SAP_R in /) SAP_B= ;; *) SAP_B=$SAP_R ;; esac
 }
-sap_cd() { cd -P "$1" 2>/dev/null && [ "$PWD" = "$1" ]; }
+sap_cd() {
+  cd -P "$1" 2>/dev/null && [ "$PWD" = "$1" ] || return 1
+  [ -z "$SAP_RPIN" ] || [ -z "$SAP_ROOT_ID" ] || sap_root_still "$1"
+}
+sap_root_still() {
+  # With trustRootAncestors (SAP_RPIN=1: someone else may rename the
+  # root): directory $1, just entered, is the root or inside the very root
+  # this program pinned (SAP_ROOT_ID, device:inode). Judged through ".."
+  # from where we are, which no rename can redirect; a root swapped for
+  # another directory at the same path is caught at the next entry.
+  case $1 in
+  "$SAP_R") sap_rs_up=. ;;
+  "$SAP_B"/*)
+    sap_rs_r=$\{1#"$SAP_B"/} sap_rs_up=..
+    while :; do case $sap_rs_r in */*) sap_rs_r=$\{sap_rs_r#*/} sap_rs_up=$sap_rs_up/.. ;; *) break ;; esac; done ;;
+  *) return 0 ;;
+  esac
+  case $SAP_STAT in
+  gnu) sap_rs=$(stat -c '%d:%i' "$sap_rs_up" 2>/dev/null) ;;
+  *) sap_rs=$(stat -f '%d:%i' "$sap_rs_up" 2>/dev/null) ;;
+  esac
+  [ "$sap_rs" = "$SAP_ROOT_ID" ] || { SAP_ROOT_MOVED=1; return 1; }
+}
 sap_octal() { SAP_OCT=$(( $1 >> 9 & 7 ))$(( $1 >> 6 & 7 ))$(( $1 >> 3 & 7 ))$(( $1 & 7 )); }
 sap_join() { case $1 in /) SAP_J1=/$2 ;; *) SAP_J1=$1/$2 ;; esac; }
 sap_resolve() {

@@ -42,29 +42,37 @@ sap_lock_prebuild() {
   # whatever is missing or failed here, sap_lock_acquire builds (or
   # reports) itself. Until renamed to their names they are temporaries in
   # the private directory, removed with it.
+  # (the paths of each directory from sap_group, the operands from one
+  # command substitution: both linear in the number of paths)
+  sap_group q PD_ $SAP_M
   sap_lq_d=0
   while [ $sap_lq_d -lt $SAP_DN ]; do
-    set --
-    sap_lq_ks= k=0
-    while [ $k -lt $SAP_M ]; do
-      sap_get PD_$k
-      if [ "$SAP_V" = $sap_lq_d ]; then
-        sap_get R_name_$k
-        sap_lq_n=$SAP_V
-        sap_get PH_$k
-        if sap_lock_pick "$sap_lq_n" "$SAP_V"; then
-          sap_set LN_$k "$SAP_LN"
-          set -- "$@" "./k/$SAP_LN" "./k/$SAP_LN/$SAP_REC"
-          sap_lq_ks="$sap_lq_ks $k"
-        fi
-      fi
-      k=$((k + 1))
+    sap_lq_any=
+    sap_get GqH_$sap_lq_d
+    k=$SAP_V
+    while [ -n "$k" ]; do
+      sap_get R_name_$k
+      sap_lq_n=$SAP_V
+      sap_get PH_$k
+      if sap_lock_pick "$sap_lq_n" "$SAP_V"; then sap_set LN_$k "$SAP_LN"; sap_lq_any=1; fi
+      sap_get GqX_$k
+      k=$SAP_V
     done
-    if [ $# -gt 0 ] && sap_pmake $sap_lq_d 2>/dev/null && sap_pcd $sap_lq_d; then
+    if [ -n "$sap_lq_any" ] && sap_pmake $sap_lq_d 2>/dev/null && sap_pcd $sap_lq_d; then
+      sap_lq_l=$(sap_get GqH_$sap_lq_d; k=$SAP_V
+        while [ -n "$k" ]; do sap_get LN_$k; [ -z "$SAP_V" ] || { sap_out "./k/$SAP_V"; sap_out "./k/$SAP_V/$SAP_REC"; }; sap_get GqX_$k; k=$SAP_V; done)
+      sap_lq_ifs=$IFS
+      IFS=$SAP_NL
+      set -- $sap_lq_l
+      IFS=$sap_lq_ifs
       mkdir ./k ./u ./r ./p "$@" 2>/dev/null
-      for k in $sap_lq_ks; do
+      sap_get GqH_$sap_lq_d
+      k=$SAP_V
+      while [ -n "$k" ]; do
         sap_get LN_$k
-        [ -d "./k/$SAP_V/$SAP_REC" ] && sap_set LB_$k 1 && { printf '%s\n' "$SAP_OWNER" > "./k/$SAP_V/$SAP_REC/info"; } 2>/dev/null
+        [ -n "$SAP_V" ] && [ -d "./k/$SAP_V/$SAP_REC" ] && sap_set LB_$k 1 && { printf '%s\n' "$SAP_OWNER" > "./k/$SAP_V/$SAP_REC/info"; } 2>/dev/null
+        sap_get GqX_$k
+        k=$SAP_V
       done
     fi
     sap_lq_d=$((sap_lq_d + 1))
@@ -141,15 +149,17 @@ sap_lock_release_all() {
   # Per private directory, one mv renames every lock held there into its
   # u/ (made here if sap_lock_prebuild did not); each is then checked
   # there. A name that is gone (broken by someone) is skipped.
+  sap_group h H_d_ $SAP_HN
   sap_rl_d=0
   while [ $sap_rl_d -lt $SAP_DN ]; do
-    set --
-    sap_rl_j=0
-    while [ $sap_rl_j -lt $SAP_HN ]; do
-      sap_get H_d_$sap_rl_j
-      [ "$SAP_V" = $sap_rl_d ] && { sap_get H_l_$sap_rl_j; set -- "$@" "../$SAP_V"; }
-      sap_rl_j=$((sap_rl_j + 1))
-    done
+    sap_get GhH_$sap_rl_d
+    [ -n "$SAP_V" ] || { sap_rl_d=$((sap_rl_d + 1)); continue; }
+    sap_rl_l=$(sap_get GhH_$sap_rl_d; sap_rl_j=$SAP_V
+      while [ -n "$sap_rl_j" ]; do sap_get H_l_$sap_rl_j; sap_out "../$SAP_V"; sap_get GhX_$sap_rl_j; sap_rl_j=$SAP_V; done)
+    sap_rl_ifs=$IFS
+    IFS=$SAP_NL
+    set -- $sap_rl_l
+    IFS=$sap_rl_ifs
     if [ $# -gt 0 ]; then
       if sap_pcd $sap_rl_d && { [ -d ./u ] || mkdir ./u 2>/dev/null; }; then
         $SAP_MVM "$@" ./u 2>/dev/null

@@ -62,26 +62,42 @@ import { sh } from "./sh_text.ts";
 
 /** Directory table, private directories, pins and batched tool runs. */
 export const SH_PRIVATE: string = sh`
-SAP_DN=0 SAP_SECRET= SAP_PDIRTY= SAP_BN=0 SAP_REAP=
+SAP_DN=0 SAP_SECRET= SAP_PDIRTY= SAP_BN=0 SAP_BT=1 SAP_BQP= SAP_REAP= SAP_PKEPT=
 sap_dir_index() {
-  # SAP_DI: the index of physical directory $1, added when new.
-  sap_dx_n=0
-  while [ $sap_dx_n -lt $SAP_DN ]; do
-    eval "[ \"\$DIR_$sap_dx_n\" = \"\$1\" ]" && { SAP_DI=$sap_dx_n; return 0; }
-    sap_dx_n=$((sap_dx_n + 1))
+  # SAP_DI: the index of physical directory $1, added when new. Linear
+  # whatever the table's size: the last directory seen at each depth is
+  # remembered (consecutive paths share their directories, and the snapshot
+  # sends its paths sorted, so a subtree's paths come together), and a miss
+  # scans only the directories whose path has the same length (DXL_<len>).
+  sap_dx_l=$\{#1}
+  sap_get DXC_$sap_dx_l
+  if [ -n "$SAP_V" ]; then
+    eval "[ \"\$DIR_$SAP_V\" = \"\$1\" ]" && { SAP_DI=$SAP_V; return 0; }
+  fi
+  sap_get DXL_$sap_dx_l
+  for sap_dx_n in $SAP_V; do
+    eval "[ \"\$DIR_$sap_dx_n\" = \"\$1\" ]" && { SAP_DI=$sap_dx_n; sap_set DXC_$sap_dx_l $sap_dx_n; return 0; }
   done
+  sap_set DXL_$sap_dx_l "$SAP_V $SAP_DN"
+  sap_set DXC_$sap_dx_l $SAP_DN
   sap_set DIR_$SAP_DN "$1"
   sap_set DP_$SAP_DN ""
   SAP_DI=$SAP_DN
   SAP_DN=$((SAP_DN + 1))
 }
 sap_dir_chain() {
-  # Register $1 and every directory above it up to the root; SAP_DI is $1's index.
-  sap_dc=$1 sap_dct=
+  # Register $1 and every directory above it up to the root; SAP_DI is
+  # $1's index, DPAR_n the index of directory n's parent (for the root: -).
+  # Stops at the first directory already known: its ancestors are.
+  sap_dc=$1 sap_dct= sap_dc_c=
   while :; do
+    sap_dc_o=$SAP_DN
     sap_dir_index "$sap_dc"
     [ -n "$sap_dct" ] || sap_dct=$SAP_DI
-    [ "$sap_dc" = "$SAP_R" ] && break
+    [ -z "$sap_dc_c" ] || sap_set DPAR_$sap_dc_c $SAP_DI
+    sap_dc_c=$SAP_DI
+    [ $SAP_DN != $sap_dc_o ] || break
+    if [ "$sap_dc" = "$SAP_R" ]; then sap_set DPAR_$SAP_DI -; break; fi
     sap_dc=$\{sap_dc%/*}
     [ -n "$sap_dc" ] || sap_dc=/
   done
@@ -105,9 +121,12 @@ sap_pmake() {
   sap_pm_pn=$\{sap_pm_pn##*/}
   case $sap_pm_pn in .sap-"$SAP_OP"-*) ;; *) return 1 ;; esac
   sap_join "$sap_pm_pd" "$sap_pm_pn"
-  sap_pm_pp=$SAP_J1
+  sap_pm_pp=$SAP_J1 sap_pm_ino=
+  # a read-only program notes its inode, to remove it even if it is
+  # renamed before it is proved ours (sap_pmade_drop)
+  if [ -n "$SAP_REAP" ]; then ST_INO=; sap_stat "./$sap_pm_pn" && sap_pm_ino=$ST_INO; fi
   sap_hook private_made $1
-  sap_cd "$sap_pm_pp" && [ -O . ] || { SAP_PSWAP=1; return 1; }
+  sap_cd "$sap_pm_pp" && [ -O . ] || { SAP_PSWAP=1; sap_pmade_drop "$sap_pm_pd" "$sap_pm_pn" "$sap_pm_ino" || SAP_PKEPT="$SAP_PKEPT $1"; return 1; }
   set -C
   if [ -z "$SAP_REAP" ]; then
     { printf '%s %s\n' "$SAP_OP" "$SAP_SECRET" > ./id; } 2>/dev/null
@@ -127,6 +146,7 @@ sap_pmake() {
       return 1
     fi
     SAP_PSWAP=1
+    sap_pmade_drop "$sap_pm_pd" "$sap_pm_pn" "$sap_pm_ino" || SAP_PKEPT="$SAP_PKEPT $1"
     return 1
   fi
   sap_set DP_$1 "$sap_pm_pn"
@@ -134,6 +154,17 @@ sap_pmake() {
   # remove what killed snapshots and searches left here (sh_reap.ts)
   [ -z "$SAP_REAP" ] || sap_reap $1
   return 0
+}
+sap_pmade_drop() {
+  # A private directory just made ($2 in directory $1) that could not be
+  # proved ours (renamed or replaced before its id was in): remove it if
+  # it is still there under its name and empty, else (a read-only
+  # program, which knows its inode $3) under the name it has now — rmdir
+  # removes no link to a directory and nothing that is not empty, so
+  # whatever stands there loses nothing.
+  # 1: not found (moved elsewhere; the caller reports it)
+  sap_cd "$1" || return 1
+  rmdir "./$2" 2>/dev/null || sap_prmdir_moved "$3"
 }
 sap_pcd() {
   # Enter directory $1's private directory, proving it is ours: physical
@@ -170,16 +201,78 @@ sap_pclean() {
       return 0
     fi
   fi
-  if ! sap_pcd $1; then SAP_CLEAN_FAIL=1; return 1; fi
+  if ! sap_pcd $1 && ! sap_pfind $1; then SAP_CLEAN_FAIL=1; SAP_PKEPT="$SAP_PKEPT $1"; return 1; fi
   set +f
   set -- ./*
   set -f
   [ "$1" = "./*" ] && [ ! -e "./*" ] && set --
   [ $# -eq 0 ] || rm -rf "$@" 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
   cd -P . 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
-  sap_pc_pn=$\{PWD##*/}
-  cd -P .. 2>/dev/null && rmdir "./$sap_pc_pn" 2>/dev/null || { SAP_CLEAN_FAIL=1; return 1; }
-  sap_set DP_$sap_pc_d ""
+  sap_pc_pn=$\{PWD##*/} sap_pc_ino=
+  # a read-only program (whose operation name all its runs share) notes
+  # its inode, to know it again if it is renamed before the rmdir
+  if [ -n "$SAP_REAP" ]; then ST_INO=; sap_stat . && sap_pc_ino=$ST_INO; fi
+  if cd -P .. 2>/dev/null && { rmdir "./$sap_pc_pn" 2>/dev/null || sap_prmdir_moved "$sap_pc_ino"; }; then
+    sap_set DP_$sap_pc_d ""
+    return 0
+  fi
+  SAP_CLEAN_FAIL=1 SAP_PKEPT="$SAP_PKEPT $sap_pc_d"
+  return 1
+}
+sap_prmdir_moved() {
+  # From the parent of our emptied private directory, renamed just before
+  # the rmdir: remove it under its new name, known by its inode ($1).
+  # rmdir removes only an empty directory and never follows a link.
+  [ -n "$1" ] || return 1
+  sap_pr_r=0
+  while [ $sap_pr_r -lt 20 ]; do
+    sap_pr_r=$((sap_pr_r + 1))
+    set +f
+    set -- "$1" ./* ./.[!.]* ./..?*
+    set -f
+    sap_pr_i=$1
+    shift
+    for sap_pr_e in "$@"; do
+      [ -d "$sap_pr_e" ] && [ ! -L "$sap_pr_e" ] && [ -O "$sap_pr_e" ] || continue
+      ST_INO=
+      sap_stat "$sap_pr_e" && [ "$ST_INO" = "$sap_pr_i" ] && rmdir "$sap_pr_e" 2>/dev/null && return 0
+    done
+    set -- "$sap_pr_i"
+  done
+  return 1
+}
+sap_pfind() {
+  # Directory $1's private directory is not at its name: whoever can write
+  # directory $1 renamed it, or put something else there, perhaps in a
+  # loop. Look for it among the entries of directory $1, several rounds
+  # (a rename may be under way), and enter it when found. Entering a
+  # name there may follow whatever it is by then; nothing is read but an
+  # ./id of ours, and the directory counts as ours only when that id holds
+  # this run's secret, which no one else can have written. 1: not found
+  # (moved elsewhere): the caller reports it.
+  sap_pf_r=0
+  while [ $sap_pf_r -lt 20 ]; do
+    sap_pf_r=$((sap_pf_r + 1))
+    sap_get DIR_$1
+    sap_pf_d=$SAP_V
+    sap_cd "$sap_pf_d" || return 1
+    set +f
+    set -- ./* ./.[!.]* ./..?*
+    set -f
+    sap_pf_n=0
+    for sap_pf_e in "$@"; do
+      sap_pf_n=$((sap_pf_n + 1))
+      [ $sap_pf_n -le 1000 ] || break
+      [ -d "$sap_pf_e" ] && [ ! -L "$sap_pf_e" ] && [ -O "$sap_pf_e" ] || continue
+      if cd -P "$sap_pf_e" 2>/dev/null && [ -O . ] && [ -f ./id ] && [ ! -L ./id ] && [ -O ./id ]; then
+        SAP_ID=
+        { IFS= read -r SAP_ID < ./id; } 2>/dev/null
+        [ "$SAP_ID" = "$SAP_OP $SAP_SECRET" ] && return 0
+      fi
+      sap_cd "$sap_pf_d" || return 1
+    done
+  done
+  return 1
 }
 sap_pclean_all() {
   sap_pa_n=0
@@ -224,69 +317,132 @@ sap_pin() {
   [ -f "./$3" ] && [ ! -L "./$3" ] && [ ! -L "../$2" ] && [ "../$2" -ef "./$3" ] && return 0
   return 2
 }
+sap_group() {
+  # Items 0..$3-1 by directory: G$1H_d the first item i whose $2$i is
+  # directory d, G$1X_i the next one (in index order, "" after the last).
+  # A loop over one directory's items then visits only those, instead of
+  # every item once per directory (the square of their numbers).
+  sap_gr_d=0
+  while [ $sap_gr_d -lt $SAP_DN ]; do unset G$1H_$sap_gr_d; sap_gr_d=$((sap_gr_d + 1)); done
+  sap_gr_i=$(($3 - 1))
+  while [ $sap_gr_i -ge 0 ]; do
+    eval "sap_gr_d=\$\{$2$sap_gr_i-}"
+    if [ -n "$sap_gr_d" ]; then
+      eval "G$1X_$sap_gr_i=\$\{G$1H_$sap_gr_d-}; G$1H_$sap_gr_d=$sap_gr_i"
+    fi
+    sap_gr_i=$((sap_gr_i - 1))
+  done
+}
 sap_batch_add() {
   # queue the entry $2 of directory $1's private directory ($3 = 1: $2 is
-  # an absolute path of a file in a trusted directory, not in a private one)
+  # an absolute path of a file in a trusted directory, not in a private one).
+  # Each part (a directory's private entries, or the absolute ones: abs)
+  # keeps its entries as a list in queue order (BQH_part, BX_j, BQT_part),
+  # so a run visits every entry once, whatever the number of directories.
+  [ $SAP_BN -gt 0 ] || { sap_batch_reset; SAP_BT=1; }
   sap_set BI_$SAP_BN "$1"
   sap_set BN_$SAP_BN "$2"
   sap_set BA_$SAP_BN "$3"
+  sap_set BX_$SAP_BN ""
+  if [ "$3" = 1 ]; then sap_bq=abs; else
+    sap_bq=$1
+    if [ "$SAP_BT" = 1 ]; then sap_get DCT_$1; [ "$SAP_V" = 1 ] || SAP_BT=0; fi
+  fi
+  sap_get BQT_$sap_bq
+  if [ -n "$SAP_V" ]; then sap_set BX_$SAP_V $SAP_BN; else sap_set BQH_$sap_bq $SAP_BN; SAP_BQP="$SAP_BQP $sap_bq"; fi
+  sap_set BQT_$sap_bq $SAP_BN
   SAP_BN=$((SAP_BN + 1))
+}
+sap_batch_reset() {
+  for sap_bq in $SAP_BQP; do unset BQH_$sap_bq BQT_$sap_bq; done
+  SAP_BQP=
 }
 sap_batch_run() {
   # Run "$1" (sha, stat, ls, acl or sync) over the queue: BS_j (sha) or BM_j BU_j BG_j
   # BL_j BZ_j BT_j BO_j BY_j (stat), j = 0..SAP_BN-1, or SAP_BFLAG=1 when
   # ls -ld or getfattr shows an ACL or extended attribute on any (ls), when
   # ls -ld shows an ACL on any (acl); then empty the queue, unless $2 is "keep".
-  sap_br_t=1 sap_br_j=0
-  while [ $sap_br_j -lt $SAP_BN ]; do
-    sap_get BA_$sap_br_j
-    if [ "$SAP_V" != 1 ]; then
-      sap_get BI_$sap_br_j
-      sap_get DCT_$SAP_V
-      [ "$SAP_V" = 1 ] || sap_br_t=0
-    fi
-    sap_br_j=$((sap_br_j + 1))
-  done
-  if [ $sap_br_t = 1 ]; then
+  # One run over absolute paths when every directory involved is trusted
+  # (SAP_BT), else one per private directory that has entries, from inside it.
+  [ $SAP_BN -gt 0 ] || return 0
+  if [ "$SAP_BT" = 1 ]; then
     sap_batch_part "$1" all
   else
-    sap_br_d=0
-    while [ $sap_br_d -lt $SAP_DN ]; do
-      sap_batch_part "$1" $sap_br_d
-      sap_br_d=$((sap_br_d + 1))
+    for sap_br_d in $SAP_BQP; do
+      [ $sap_br_d = abs ] || sap_batch_part "$1" $sap_br_d
     done
     sap_batch_part "$1" abs
   fi
-  [ "$2" = keep ] || SAP_BN=0
+  [ "$2" = keep ] || { SAP_BN=0; sap_batch_reset; }
+}
+sap_batch_next() {
+  # SAP_BJ: the next entry of part $1 after SAP_BJ ("" at the start), "" at the end
+  if [ "$1" = all ]; then
+    SAP_BJ=$(($\{SAP_BJ:--1} + 1))
+    [ $SAP_BJ -lt $SAP_BN ] || SAP_BJ=
+  elif [ -z "$SAP_BJ" ]; then sap_get BQH_$1; SAP_BJ=$SAP_V
+  else sap_get BX_$SAP_BJ; SAP_BJ=$SAP_V; fi
+}
+sap_batch_names() {
+  # the operands of part $1, one a line (run in a command substitution)
+  SAP_BJ=
+  while sap_batch_next $1; [ -n "$SAP_BJ" ]; do
+    sap_get BN_$SAP_BJ
+    case $1 in
+    abs) sap_out "$SAP_V" ;;
+    all)
+      sap_bn=$SAP_V
+      sap_get BA_$SAP_BJ
+      if [ "$SAP_V" = 1 ]; then sap_out "$sap_bn"
+      else sap_get BI_$SAP_BJ; sap_get DPP_$SAP_V; sap_out "$SAP_V/$sap_bn"; fi ;;
+    *) sap_out "./$SAP_V" ;;
+    esac
+  done
 }
 sap_batch_part() {
   # $2: all (absolute paths), abs (only the absolute entries) or a
   # directory index (that private directory's entries, from inside it)
-  sap_bw=$1 sap_bs=$2 sap_bm=
-  set --
-  sap_bp_j=0
-  while [ $sap_bp_j -lt $SAP_BN ]; do
-    sap_get BA_$sap_bp_j
-    sap_ba=$SAP_V
-    sap_get BI_$sap_bp_j
-    sap_bi=$SAP_V
-    sap_get BN_$sap_bp_j
-    sap_bn=$SAP_V
-    case $sap_bs in
-    all)
-      if [ "$sap_ba" = 1 ]; then set -- "$@" "$sap_bn"
-      else sap_get DPP_$sap_bi; set -- "$@" "$SAP_V/$sap_bn"; fi
-      sap_bm="$sap_bm $sap_bp_j" ;;
-    abs) [ "$sap_ba" = 1 ] && { set -- "$@" "$sap_bn"; sap_bm="$sap_bm $sap_bp_j"; } ;;
-    *) [ "$sap_ba" != 1 ] && [ "$sap_bi" = "$sap_bs" ] && { set -- "$@" "./$sap_bn"; sap_bm="$sap_bm $sap_bp_j"; } ;;
-    esac
-    sap_bp_j=$((sap_bp_j + 1))
-  done
-  [ $# -gt 0 ] || return 0
+  sap_bw=$1 sap_bs=$2
+  case $sap_bs in all) ;; *) sap_get BQH_$sap_bs; [ -n "$SAP_V" ] || return 0 ;; esac
+  # the operands: a short queue grows "$@" here (no fork); a long one
+  # comes from one command substitution (growing "$@" costs the square)
+  if [ $SAP_BN -le 128 ]; then
+    sap_bl= SAP_BJ=
+    set --
+    while sap_batch_next $sap_bs; [ -n "$SAP_BJ" ]; do
+      sap_get BN_$SAP_BJ
+      case $sap_bs in
+      abs) set -- "$@" "$SAP_V" ;;
+      all)
+        sap_bn=$SAP_V
+        sap_get BA_$SAP_BJ
+        if [ "$SAP_V" = 1 ]; then set -- "$@" "$sap_bn"
+        else sap_get BI_$SAP_BJ; sap_get DPP_$SAP_V; set -- "$@" "$SAP_V/$sap_bn"; fi ;;
+      *) set -- "$@" "./$SAP_V" ;;
+      esac
+    done
+    sap_bp_short=1
+  else
+    sap_bl=$(sap_batch_names $sap_bs)
+    sap_bp_short=
+  fi
   case $sap_bs in
   all|abs) ;;
-  *) sap_pcd $sap_bs || { [ "$sap_bw" = ls ] || for sap_bp_j in $sap_bm; do sap_batch_none $sap_bw $sap_bp_j; done; return 0; } ;;
+  *)
+    if ! sap_pcd $sap_bs; then
+      [ "$sap_bw" = ls ] && return 0
+      SAP_BJ=
+      while sap_batch_next $sap_bs; [ -n "$SAP_BJ" ]; do sap_batch_none $sap_bw $SAP_BJ; done
+      return 0
+    fi ;;
   esac
+  if [ -z "$sap_bp_short" ]; then
+    sap_bp_ifs=$IFS
+    IFS=$SAP_NL
+    set -- $sap_bl
+    IFS=$sap_bp_ifs
+  fi
+  [ $# -gt 0 ] || return 0
   case $sap_bw in
   sync)
     # fsync of each (GNU and BusyBox sync FILE; sh_durable.ts)
@@ -323,14 +479,14 @@ sap_batch_part() {
     return 0 ;;
   *) sap_stat_list "$@" || sap_stat_each "$@" ;;
   esac
-  sap_bk=0
-  for sap_bp_j in $sap_bm; do
+  sap_bk=0 SAP_BJ=
+  while sap_batch_next $sap_bs; [ -n "$SAP_BJ" ]; do
     sap_bk=$((sap_bk + 1))
     case $sap_bw in
-    sha) sap_get SHA_$sap_bk; sap_set BS_$sap_bp_j "$SAP_V" ;;
+    sha) sap_get SHA_$sap_bk; sap_set BS_$SAP_BJ "$SAP_V" ;;
     *)
       for sap_bp_f in M:STM U:STU G:STG L:STN Z:STS T:STT O:STI Y:STY; do
-        eval "sap_set B$\{sap_bp_f%%:*}_$sap_bp_j \"\$$\{sap_bp_f#*:}_$sap_bk\""
+        eval "sap_set B$\{sap_bp_f%%:*}_$SAP_BJ \"\$$\{sap_bp_f#*:}_$sap_bk\""
       done ;;
     esac
   done

@@ -51,7 +51,7 @@ import { sh } from "./sh_text.ts";
 
 /** sap_owner, sap_start_time, sap_reap (need SH_PRIVATE's sap_pmake to call sap_reap, and sap_stat). */
 export const SH_REAP: string = sh`
-SAP_REAP= SAP_OWNER= SAP_REAPED=0
+SAP_REAP= SAP_OWNER= SAP_REAPED=0 SAP_NOW=
 sap_start_time() {
   # SAP_ST: field 22 of the /proc/<pid>/stat line $1 (after the command
   # name in parentheses, which may hold spaces: cut at its last ") ")
@@ -104,6 +104,31 @@ sap_reap() {
     sap_cd "$sap_rp_d" || return 0
   done
 }
+sap_reap_empty() {
+  # From inside a private directory of a read program that has no id:
+  # one made and renamed by someone else before its id was in, or emptied
+  # and renamed just before its rmdir (sh_private.ts), by a program that
+  # then could not find it. Removed when it is empty, ours (checked by the
+  # caller), 0700 and untouched for 2 s or more — a program that is making
+  # one has it empty only for a moment. $1: the directory it is in.
+  set +f
+  set -- "$1" ./* ./.[!.]* ./..?*
+  set -f
+  sap_re_d=$1
+  shift
+  for sap_re_e in "$@"; do
+    case $sap_re_e in "./*"|"./.[!.]*"|"./..?*") [ ! -e "$sap_re_e" ] && [ ! -L "$sap_re_e" ] || return 1 ;; *) return 1 ;; esac
+  done
+  ST_MODE= ST_MTIME=
+  sap_stat . || return 1
+  [ -n "$ST_MODE" ] && [ $((ST_MODE & 63)) -eq 0 ] || return 1
+  [ -n "$SAP_NOW" ] || SAP_NOW=$(date +%s 2>/dev/null)
+  sap_isnum "$SAP_NOW" && [ $((SAP_NOW - ST_MTIME)) -ge 2 ] || return 1
+  sap_hook reap_remove "$\{PWD##*/}"
+  cd -P . 2>/dev/null || return 1
+  sap_re_n=$\{PWD##*/}
+  cd -P .. 2>/dev/null && [ "$PWD" = "$sap_re_d" ] && rmdir "./$sap_re_n" 2>/dev/null
+}
 sap_reap_one() {
   # $1 the directory (physical path), $2 ./<candidate>: 0 when it was ours,
   # its program gone, and it is removed (sh_reap.ts); anything else leaves
@@ -114,6 +139,7 @@ sap_reap_one() {
   sap_join "$sap_ro_d" "$sap_ro_n"
   [ "$PWD" = "$SAP_J1" ] && [ -O . ] || return 1
   case $sap_ro_n in .sap-snap.-*) sap_ro_op=snap. ;; .sap-srch.-*) sap_ro_op=srch. ;; *) return 1 ;; esac
+  if ! sap_exists ./id; then sap_reap_empty "$sap_ro_d"; return; fi
   [ -f ./id ] && [ ! -L ./id ] && [ -O ./id ] || return 1
   ST_MODE=
   sap_stat . || return 1

@@ -79,6 +79,8 @@ sap_search_unpin() {
   # $WD is done: remove its private directory and everything in it
   [ "$SAP_DN" = 0 ] && return 0
   sap_pclean 0
-  SAP_DN=0 SAP_PFAIL= SAP_PN=0
+  # one someone else moved out of reach (sh_private.ts, sap_pfind): told
+  [ -z "$SAP_PKEPT" ] || sap_rec "KEPT 1" "$WR"
+  SAP_DN=0 SAP_PFAIL= SAP_PN=0 SAP_PKEPT=
 }
 `;

@@ -79,9 +79,9 @@ sap_wire_read_local() {
   [ "$2" != "$SAP_EUID" ] || SAP_LOCAL=1
 }
 sap_wire_read_hint() {
-  # stdin: "<sha256|-> <size|->" for path $1
-  sap_read_line
-  set -- "$1" $SAP_L
+  # "<sha256|-> <size|->" ($2, a line of stdin) for path $1
+  sap_wh_l=$2
+  set -- "$1" $sap_wh_l
   [ $# -eq 3 ] || sap_bad_input hint
   case $2 in -) return 0 ;; esac
   case $2 in *[!0-9a-f]*) sap_bad_input hint ;; esac
@@ -93,8 +93,8 @@ sap_wire_hashes() {
   # HS_k for every file k that the client holds a content of its size for,
   # in one hash run per batch, on the entries the first stat measured.
   sap_wb=0 sap_wn=0
-  k=0
-  while [ $k -lt $SAP_M ]; do
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
     sap_get H_$k
     if [ -n "$SAP_V" ]; then
       sap_get RK_$k
@@ -123,8 +123,8 @@ sap_wire_hashes() {
   [ $sap_wb -lt 1048576 ] || sap_fast_sha
   sap_hook snapshot_hash
   sap_batch_run sha
-  k=0
-  while [ $k -lt $SAP_M ]; do
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
     sap_get HQ_$k
     if [ -n "$SAP_V" ]; then sap_get BS_$SAP_V; sap_set HS_$k "$SAP_V"; fi
     k=$((k + 1))
@@ -187,6 +187,19 @@ sap_wire_send() {
         return 0
       fi
     fi
+  fi
+  if [ "$3" -lt 65536 ]; then
+    # small: sent with the others of its part by sap_snap_group (one cat)
+    sap_get PD_$1
+    sap_ws_d=$SAP_V
+    sap_get PIN_$1
+    sap_set GK_$SAP_BN $1
+    sap_set GM_$SAP_BN "$4"
+    sap_set GZ_$SAP_BN $3
+    sap_set GF_$SAP_BN "$2"
+    sap_set GX_$SAP_BN ""
+    if [ -n "$SAP_V" ]; then sap_batch_add $sap_ws_d p$1 0; else sap_batch_add $sap_ws_d "$2" 1; fi
+    return 0
   fi
   sap_out "S $1 file $3 $4"
   sap_hook snapshot_read $1

@@ -57,7 +57,7 @@ import { sh } from "./sh_text.ts";
 
 /** sap_trust_root, sap_trust_check, sap_trust_report. Needs sap_probe id stat. */
 export const SH_TRUST: string = sh`
-SAP_AN=0 SAP_ANS= SAP_NSS= SAP_TNAMES= SAP_ROOT_ID=
+SAP_AN=0 SAP_ANS= SAP_NSS= SAP_TNAMES= SAP_ROOT_ID= SAP_DTC=0 SAP_DR0=- SAP_ANC0=- SAP_TRUST_ANC= SAP_RPIN=
 SAP_PASSWD_DB=/etc/passwd SAP_GROUP_DB=/etc/group SAP_NSSWITCH=/etc/nsswitch.conf
 sap_an_add() {
   case $SAP_ANS in *"$SAP_NL$1$SAP_NL"*) return 0 ;; esac
@@ -176,14 +176,23 @@ sap_verdict() {
   if sap_group_trusted "$3"; then SAP_VR=acl?; else SAP_VR=group; fi
 }
 sap_trust_check() {
-  # One stat of every ancestor (AN_*) and every directory of the table:
-  # AR_n / DR_n the reason a directory is not trusted ("" = trusted), with
-  # its mode, uid and gid; DCT_n; SAP_ROOT_ID (device:inode of the root).
-  set --
-  sap_tc_n=0
-  while [ $sap_tc_n -lt $SAP_AN ]; do sap_get AN_$sap_tc_n; set -- "$@" "$SAP_V"; sap_tc_n=$((sap_tc_n + 1)); done
-  sap_tc_n=0
-  while [ $sap_tc_n -lt $SAP_DN ]; do sap_get DIR_$sap_tc_n; set -- "$@" "$SAP_V"; sap_tc_n=$((sap_tc_n + 1)); done
+  # One stat of every ancestor (AN_*), the root and every directory of the
+  # table not checked yet (from SAP_DTC on: a program that reads its paths
+  # in parts calls this once per part): AR_n / DR_n the reason a directory
+  # is not trusted ("" = trusted), with its mode, uid and gid; DCT_n;
+  # SAP_ROOT_ID (device:inode of the root; 1 when it changed since the
+  # last call). The operand list comes from one command substitution
+  # (growing "$@" one operand at a time costs the square of their number).
+  sap_tc_list=$(sap_tc_n=0
+    while [ $sap_tc_n -lt $SAP_AN ]; do sap_get AN_$sap_tc_n; sap_out "$SAP_V"; sap_tc_n=$((sap_tc_n + 1)); done
+    sap_out "$DIR_0"
+    sap_tc_n=$SAP_DTC
+    [ $sap_tc_n -gt 0 ] || sap_tc_n=1
+    while [ $sap_tc_n -lt $SAP_DN ]; do sap_get DIR_$sap_tc_n; sap_out "$SAP_V"; sap_tc_n=$((sap_tc_n + 1)); done)
+  sap_tc_ifs=$IFS
+  IFS=$SAP_NL
+  set -- $sap_tc_list
+  IFS=$sap_tc_ifs
   sap_tc_nt=$#
   case $SAP_STAT in
   gnu) sap_tc_all=$(stat -c '%f %u %g %d %i' "$@" 2>/dev/null) ;;
@@ -194,12 +203,15 @@ sap_trust_check() {
   set -- $sap_tc_all
   IFS=$sap_tc_ifs
   [ $# -eq $sap_tc_nt ] || return 1
-  sap_tc_n=0 SAP_ACLQ=
+  sap_tc_n=0 SAP_ACLQ= sap_tc_d0=$SAP_DTC
+  [ $sap_tc_d0 -gt 0 ] || sap_tc_d0=1
   for sap_tc_l in "$@"; do
     set -- $sap_tc_l
     [ $# -eq 5 ] || return 1
     case $SAP_STAT in gnu) sap_tc_m=$(( 0x$1 )) ;; *) sap_tc_m=$(( 0$1 )) ;; esac
-    if [ $sap_tc_n -lt $SAP_AN ]; then sap_tc_x=A sap_tc_i=$sap_tc_n sap_tc_anc=1; else sap_tc_x=D sap_tc_i=$((sap_tc_n - SAP_AN)) sap_tc_anc=0; fi
+    if [ $sap_tc_n -lt $SAP_AN ]; then sap_tc_x=A sap_tc_i=$sap_tc_n sap_tc_anc=1
+    elif [ $sap_tc_n = $SAP_AN ]; then sap_tc_x=D sap_tc_i=0 sap_tc_anc=0
+    else sap_tc_x=D sap_tc_i=$((sap_tc_n - SAP_AN - 1 + sap_tc_d0)) sap_tc_anc=0; fi
     [ $(( sap_tc_m >> 12 & 15 )) = 4 ] || return 1
     sap_verdict $sap_tc_m "$2" "$3" $sap_tc_anc
     [ "$SAP_VR" = "acl?" ] && { SAP_ACLQ="$SAP_ACLQ $sap_tc_x$sap_tc_i"; SAP_VR=; }
@@ -207,7 +219,10 @@ sap_trust_check() {
     sap_set $\{sap_tc_x}M_$sap_tc_i $(( sap_tc_m & 4095 ))
     sap_set $\{sap_tc_x}U_$sap_tc_i "$2"
     sap_set $\{sap_tc_x}G_$sap_tc_i "$3"
-    [ $sap_tc_x$sap_tc_i = D0 ] && SAP_ROOT_ID=$4:$5
+    if [ $sap_tc_x$sap_tc_i = D0 ]; then
+      [ -z "$SAP_ROOT_ID" ] || [ "$SAP_ROOT_ID" = "$4:$5" ] || return 1
+      SAP_ROOT_ID=$4:$5
+    fi
     sap_tc_n=$((sap_tc_n + 1))
   done
   [ -z "$SAP_ACLQ" ] || sap_trust_acl
@@ -218,21 +233,49 @@ sap_trust_check() {
     [ -z "$SAP_V" ] || { SAP_ANC_OK=0; break; }
     sap_tc_n=$((sap_tc_n + 1))
   done
+  # the root's verdict may have changed: recompute every DCT only then
+  sap_tc_n=$SAP_DTC
+  [ "$DR_0" = "$SAP_DR0" ] && [ "$SAP_ANC_OK" = "$SAP_ANC0" ] || sap_tc_n=0
+  SAP_DR0=$DR_0 SAP_ANC0=$SAP_ANC_OK
+  [ $sap_tc_n -gt 0 ] || while [ $sap_tc_n -lt $SAP_DTC ]; do unset DCT_$sap_tc_n; sap_tc_n=$((sap_tc_n + 1)); done
   sap_tc_n=0
   while [ $sap_tc_n -lt $SAP_DN ]; do
-    sap_get DIR_$sap_tc_n
-    sap_tc_d=$SAP_V sap_tc_t=$SAP_ANC_OK
-    while [ $sap_tc_t = 1 ]; do
-      sap_dir_index "$sap_tc_d"
-      sap_get DR_$SAP_DI
-      [ -z "$SAP_V" ] || { sap_tc_t=0; break; }
-      [ "$sap_tc_d" = "$SAP_R" ] && break
-      sap_tc_d=$\{sap_tc_d%/*}
-      [ -n "$sap_tc_d" ] || sap_tc_d=/
-    done
-    sap_set DCT_$sap_tc_n $sap_tc_t
+    sap_trust_dct $sap_tc_n
     sap_tc_n=$((sap_tc_n + 1))
   done
+  SAP_DTC=$SAP_DN
+}
+sap_trust_dct() {
+  # DCT_$1: 1 when directory $1 and every directory above it up to / can
+  # be written only by the effective user and root. From its parent's
+  # (DPAR_n, computed first); a directory registered without its chain is
+  # walked up by path.
+  sap_get DCT_$1
+  [ -z "$SAP_V" ] || return 0
+  sap_get DR_$1
+  if [ "$SAP_ANC_OK" != 1 ] || [ -n "$SAP_V" ]; then sap_set DCT_$1 0; return 0; fi
+  if [ "$1" = 0 ]; then sap_set DCT_$1 1; return 0; fi
+  sap_get DPAR_$1
+  case $SAP_V in
+  ''|-)
+    sap_get DIR_$1
+    sap_td_d=$SAP_V sap_td_t=1
+    while :; do
+      sap_dir_index "$sap_td_d"
+      sap_get DR_$SAP_DI
+      [ -z "$SAP_V" ] || { sap_td_t=0; break; }
+      [ "$sap_td_d" = "$SAP_R" ] && break
+      sap_td_d=$\{sap_td_d%/*}
+      [ -n "$sap_td_d" ] || sap_td_d=/
+    done
+    sap_set DCT_$1 $sap_td_t ;;
+  *)
+    sap_trust_dct $SAP_V
+    # the call used the same globals: the parent is read again by $1
+    sap_get DPAR_$1
+    sap_get DCT_$SAP_V
+    sap_set DCT_$1 "$SAP_V" ;;
+  esac
 }
 sap_trust_acl() {
   # group-writable by a trusted group: refuse when ls shows an ACL. One ls
@@ -282,15 +325,22 @@ sap_unsafe_line() {
   sap_out "UNSAFE $1 $sap_ul_r $sap_ul_mo $sap_ul_u $sap_ul_g $SAP_HEX $sap_ul_on $sap_ul_gn $sap_ul_who"
 }
 sap_trust_report() {
-  # $1 policy, then per path index sap_tp_k (PD_k: its deepest existing directory):
+  # $1 policy, then per path index sap_tp_k (PD_k: its deepest existing directory)
+  # from $2 (default 0) to before $3 (default SAP_M):
   # UNSAFE or TRUST lines. 1 when the policy refuses something.
-  sap_tp_bad=0 sap_tp_k=0
-  while [ $sap_tp_k -lt $SAP_M ]; do
+  sap_tp_bad=0 sap_tp_k=$\{2:-0} sap_tp_e=$\{3:-$SAP_M} sap_tp_pol=$1
+  # A directory above the root that another user can write (no sticky
+  # bit to protect the root's name) lets that user put another directory
+  # at the root's path at any moment: refused in every policy, unless the
+  # caller accepted it (SAP_TRUST_ANC: then every directory is handled as
+  # shared, and sap_cd checks the root's identity at each entry).
+  [ "$SAP_ANC_OK" = 1 ] || [ "$SAP_TRUST_ANC" = 1 ] || sap_tp_pol=refuse
+  while [ $sap_tp_k -lt $sap_tp_e ]; do
     sap_get PD_$sap_tp_k
     if [ -n "$SAP_V" ]; then
       sap_get DCT_$SAP_V
       if [ "$SAP_V" != 1 ]; then
-        if [ "$1" = allow ]; then
+        if [ "$sap_tp_pol" = allow ]; then
           sap_out "TRUST $sap_tp_k shared"
         else
           sap_tp_bad=1
@@ -318,15 +368,14 @@ sap_trust_first() {
     sap_tf_n=$((sap_tf_n + 1))
   done
   sap_get PD_$1
-  sap_get DIR_$SAP_V
-  sap_tf_d=$SAP_V SAP_TX=D SAP_TI=0
+  sap_tf_i=$SAP_V SAP_TX=D SAP_TI=0
   while :; do
-    sap_dir_index "$sap_tf_d"
-    sap_get DR_$SAP_DI
-    [ -n "$SAP_V" ] && SAP_TI=$SAP_DI
-    [ "$sap_tf_d" = "$SAP_R" ] && break
-    sap_tf_d=$\{sap_tf_d%/*}
-    [ -n "$sap_tf_d" ] || sap_tf_d=/
+    sap_get DR_$sap_tf_i
+    [ -n "$SAP_V" ] && SAP_TI=$sap_tf_i
+    [ "$sap_tf_i" != 0 ] || break
+    sap_get DPAR_$sap_tf_i
+    case $SAP_V in ''|-) break ;; esac
+    sap_tf_i=$SAP_V
   done
 }
 `;

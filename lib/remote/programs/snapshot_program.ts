@@ -64,6 +64,17 @@ SAP_STATUS= SAP_OP=snap. SAP_HEAD= SAP_DD= SAP_REAP=1
 sap_snap_exit() {
   trap '' HUP INT TERM
   sap_pclean_all
+  # a private directory someone else moved out of reach (sh_private.ts,
+  # sap_pfind): told, with a path read through it (KEPT k)
+  for sap_se_n in $SAP_PKEPT; do
+    sap_get DPK_$sap_se_n
+    [ -n "$SAP_V" ] || continue
+    sap_get KP_$SAP_V
+    [ -n "$SAP_V" ] && continue
+    sap_get DPK_$sap_se_n
+    sap_set KP_$SAP_V 1
+    sap_out "KEPT $SAP_V"
+  done
   [ -n "$SAP_STATUS" ] || SAP_STATUS=interrupted
   sap_out "SAP-END $SAP_STATUS"
 }
@@ -109,6 +120,10 @@ sap_snap_prepare() {
     if [ "$sap_sk" = file ]; then
       sap_get N_$1
       sap_hook snapshot_pin $1
+      # a path read through this directory's private directory, to name if it is lost (KEPT)
+      sap_get DPK_$sap_sn
+      [ -n "$SAP_V" ] || sap_set DPK_$sap_sn $1
+      sap_get N_$1
       sap_pin $sap_sn "$SAP_V" p$1
       sap_sp_rc=$?
       # leftovers of killed snapshots and searches removed there (sh_reap.ts)
@@ -236,8 +251,8 @@ sap_snap_changed() {
   # C k for every file read whose size, mtime or inode moved meanwhile, or
   # whose name no longer is its pin
   sap_j=0
-  k=0
-  while [ $k -lt $SAP_M ]; do
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
     sap_get SQ_$k
     sap_cq=$SAP_V
     if [ -n "$sap_cq" ]; then
@@ -253,8 +268,8 @@ sap_snap_changed() {
   done
   [ $SAP_BN -gt 0 ] || return 0
   sap_batch_run stat
-  k=0
-  while [ $k -lt $SAP_M ]; do
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
     sap_get READ_$k
     if [ -n "$SAP_V" ]; then
       sap_get SQ2_$k
@@ -279,10 +294,113 @@ sap_snap_changed() {
     k=$((k + 1))
   done
 }
+sap_snap_group() {
+  # The files of this part that sap_wire_send queued (small, sent as they
+  # are): their SHA-256 in one run of the hash tool, then per batch part
+  # (the absolute paths, or one private directory's pins, from inside it)
+  # "G k <sha256>" and the S line of each, "GROUP <n>", the n files' bytes
+  # by one cat, and "\nE <nonce>": one fork per part instead of one per
+  # file. The client cuts the bytes by the sizes of the S lines and checks
+  # each piece against its hash, so a file that changed between the hash
+  # and the cat (or moved the pieces after it by changing size) is refused
+  # as changed, never taken for another's bytes.
+  [ $SAP_BN -gt 0 ] || return 0
+  [ -n "$SAP_SHA" ] || sap_probe sha
+  sap_batch_run sha keep
+  if [ "$SAP_BT" = 1 ]; then sap_sg_parts=all; else sap_sg_parts="$SAP_BQP abs"; fi
+  for sap_sg_p in $sap_sg_parts; do
+    case $sap_sg_p in all|abs) ;; *) sap_get BQH_$sap_sg_p; [ -n "$SAP_V" ] || continue ;; esac
+    sap_sg_n=0 SAP_BJ=
+    while sap_batch_next $sap_sg_p; [ -n "$SAP_BJ" ]; do
+      sap_get GK_$SAP_BJ
+      sap_sg_k=$SAP_V
+      sap_get GM_$SAP_BJ
+      sap_sg_m=$SAP_V
+      sap_get BS_$SAP_BJ
+      if [ -z "$SAP_V" ]; then
+        # not hashed: its private directory was swapped away, or it vanished
+        sap_get BZ_$SAP_BJ
+        sap_out "S $sap_sg_k file - $sap_sg_m"
+        sap_get PIN_$sap_sg_k
+        if [ -n "$SAP_V" ] && [ -n "$SAP_PSWAP" ]; then sap_out "R $sap_sg_k private 0"; else sap_out "R $sap_sg_k remote_error 0"; fi
+        sap_unset_read $sap_sg_k
+        sap_set GX_$SAP_BJ 1
+        continue
+      fi
+      sap_out "G $sap_sg_k $SAP_V"
+      sap_get GZ_$SAP_BJ
+      sap_out "S $sap_sg_k file $SAP_V $sap_sg_m"
+      sap_hook snapshot_read $sap_sg_k
+      sap_sg_n=$((sap_sg_n + 1))
+    done
+    [ $sap_sg_n -gt 0 ] || continue
+    sap_out "GROUP $sap_sg_n"
+    # (at most a part's files: "$@" grows here, no fork)
+    set --
+    SAP_BJ=
+    while sap_batch_next $sap_sg_p; [ -n "$SAP_BJ" ]; do
+      sap_get GX_$SAP_BJ
+      [ -z "$SAP_V" ] || continue
+      sap_get GF_$SAP_BJ
+      set -- "$@" "$SAP_V"
+    done
+    case $sap_sg_p in
+    all|abs) cat "$@" 2>/dev/null ;;
+    # a pin is read from inside its private directory; one swapped away
+    # meanwhile sends nothing: the pieces miss their hashes (refused)
+    *) if sap_pcd $sap_sg_p; then cat "$@" 2>/dev/null; fi ;;
+    esac
+    printf '\nE %s\n' "$SAP_NONCE"
+  done
+  SAP_BN=0
+  sap_batch_reset
+}
+sap_unset_read() { unset READ_$1; }
+sap_snap_part() {
+  # paths SAP_K0 .. SAP_K1-1: everything from the walk to the C lines
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
+    sap_snap_resolve $k
+    k=$((k + 1))
+  done
+  # (again only for a part that met directories not checked yet)
+  if [ $SAP_K0 = 0 ] || [ $SAP_DN -gt $SAP_DTC ]; then
+    sap_trust_check || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+  fi
+  [ $SAP_K0 != 0 ] || sap_out "ROOTID $SAP_ROOT_ID"
+  # an ancestor others can write refuses every path (sap_trust_report)
+  [ "$SAP_ANC_OK" = 1 ] || [ "$SAP_TRUST_ANC" = 1 ] || SAP_POLICY=refuse
+  sap_trust_report "$SAP_POLICY" $SAP_K0 $SAP_K1
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
+    sap_snap_prepare $k
+    k=$((k + 1))
+  done
+  [ $SAP_BN -eq 0 ] || sap_batch_run stat
+  sap_wire_hashes
+  SAP_BN=0
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
+    sap_snap_one $k
+    k=$((k + 1))
+  done
+  sap_snap_group
+  sap_snap_changed
+  # The part's variables go: dash and BusyBox sh keep all variables in
+  # one 39-bucket hash table, so every variable access costs time in
+  # proportion to how many there are; a program that kept every path's
+  # would be quadratic in the number of paths.
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
+    unset P_$k H_$k HZ_$k RK_$k RX_$k N_$k PD_$k RJ_$k RD_$k SQ_$k PIN_$k SR_$k F_$k READ_$k SQ2_$k HQ_$k HS_$k CZ_$k CT_$k CO_$k
+    k=$((k + 1))
+  done
+}
 sap_out "SAP-BEGIN snapshot"
 sap_probe stat id
 sap_wire_have
-SAP_MAX=$2 SAP_POLICY=$3
+SAP_MAX=$2 SAP_POLICY=$3 SAP_ROOTARG=$1
+case $4 in 1) SAP_TRUST_ANC=1 SAP_RPIN=1 ;; 0|'') ;; *) sap_bad_input ancestors ;; esac
 sap_isnum "$SAP_MAX" || sap_bad_input max
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
@@ -299,38 +417,40 @@ sap_wire_read_offer
 sap_wire_read_local
 sap_read_count
 SAP_M=$SAP_L
+# The rest of stdin (per path: its hint line and its path line) in one
+# read: the read builtin takes one byte per system call. The lines become
+# the positional parameters (none is empty), reached by index.
+sap_in=$(cat) || sap_bad_input eof
+sap_ifs=$IFS
+IFS=$SAP_NL
+set -- $sap_in
+IFS=$sap_ifs
+sap_in=
+[ $# -eq $((SAP_M * 2)) ] || sap_bad_input eof
 k=0
 while [ $k -lt $SAP_M ]; do
-  sap_wire_read_hint $k
-  sap_read_line
-  case $SAP_L in ''|/*) sap_bad_input path ;; esac
-  sap_set P_$k "$SAP_L"
+  eval "SAP_L=\$\{$((k * 2 + 2))}"
+  case $SAP_L in /*) sap_bad_input path ;; esac
   k=$((k + 1))
 done
 sap_hook start
-sap_trust_root "$1" || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
+sap_trust_root "$SAP_ROOTARG" || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
 sap_dir_index "$SAP_R"
-k=0
-while [ $k -lt $SAP_M ]; do
-  sap_snap_resolve $k
-  k=$((k + 1))
+# In parts of SAP_PART paths, each part's variables removed after it (64: measured
+# fastest here; 512 costs four times as much under dash).
+SAP_PART=64 SAP_K0=0
+while [ $SAP_K0 -lt $SAP_M ] || [ $SAP_M = 0 ]; do
+  SAP_K1=$((SAP_K0 + SAP_PART))
+  [ $SAP_K1 -le $SAP_M ] || SAP_K1=$SAP_M
+  k=$SAP_K0
+  while [ $k -lt $SAP_K1 ]; do
+    eval "sap_wire_read_hint $k \"\$\{$((k * 2 + 1))}\"; sap_set P_$k \"\$\{$((k * 2 + 2))}\""
+    k=$((k + 1))
+  done
+  sap_snap_part
+  SAP_K0=$SAP_K1
+  [ $SAP_M != 0 ] || break
 done
-sap_trust_check || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
-sap_out "ROOTID $SAP_ROOT_ID"
-sap_trust_report "$SAP_POLICY"
-k=0
-while [ $k -lt $SAP_M ]; do
-  sap_snap_prepare $k
-  k=$((k + 1))
-done
-[ $SAP_BN -eq 0 ] || sap_batch_run stat
-sap_wire_hashes
-k=0
-while [ $k -lt $SAP_M ]; do
-  sap_snap_one $k
-  k=$((k + 1))
-done
-sap_snap_changed
 SAP_STATUS=ok
 exit 0
 `;

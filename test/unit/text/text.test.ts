@@ -7,7 +7,7 @@ const dec = new TextDecoder();
 
 function decode(text: string | Uint8Array): TextFile {
   const r = decodeText(typeof text === "string" ? enc.encode(text) : text);
-  if (!r.ok) throw new Error(`unexpected invalid UTF-8 at ${r.byteOffset}`);
+  if (!r.ok) throw new Error(`unexpected decode failure ${JSON.stringify(r)}`);
   return r.file;
 }
 
@@ -120,7 +120,7 @@ describe("decodeText rejects invalid UTF-8 with line and byte offset", () => {
   for (const c of cases) {
     test(c.name, () => {
       const r = decodeText(new Uint8Array(c.bytes));
-      expect(r).toEqual({ ok: false, line: c.line, byteOffset: c.byteOffset });
+      expect(r).toEqual({ ok: false, reason: "invalid_utf8", line: c.line, byteOffset: c.byteOffset });
     });
   }
 });
