@@ -34,16 +34,38 @@ if (STRACE === null) throw new Error("strace is not installed (apt-get install -
  * fork again) in a strace -f log, whose lines begin with the pid.
  */
 function counts(log: string): { execs: number; forks: number } {
+  // The gate's and the upload's watchdogs (commit_gate.ts) keep time with
+  // `sleep 1`: how many of those run depends on how long the upload takes on
+  // a loaded machine, not on the number of files, so each watchdog subshell
+  // and everything it starts is left out (found as the parent of a sleep).
   const pids = new Set<string>();
   const execed = new Set<string>();
-  let execs = 0;
-  for (const line of readFileSync(log, "utf8").split("\n")) {
+  const parent = new Map<string, string>();
+  const sleeps = new Set<string>();
+  const lines = readFileSync(log, "utf8").split("\n");
+  for (const line of lines) {
     const pid = /^(\d+) /.exec(line)?.[1];
     if (pid === undefined) continue;
     pids.add(pid);
-    if (/execve(?:\(| resumed>).*\)\s+= 0$/.test(line)) { execs++; execed.add(pid); }
+    const child = /(?:clone3?|v?fork)(?:\(| resumed>).*\)\s+= (\d+)$/.exec(line)?.[1];
+    if (child !== undefined) parent.set(child, pid);
+    if (/execve(?:\(| resumed>).*\)\s+= 0$/.test(line)) execed.add(pid);
+    if (/execve\("[^"]*\/sleep"/.test(line)) sleeps.add(pid);
   }
-  return { execs, forks: pids.size - execed.size };
+  // (never the program's own shell, the first pid: a lock wait sleeps there)
+  const first = /^(\d+) /.exec(lines[0] ?? "")?.[1];
+  const watchdogs = new Set<string>();
+  for (const s of sleeps) { const p = parent.get(s); if (p !== undefined && p !== first) watchdogs.add(p); }
+  const timekeeping = (pid: string): boolean => watchdogs.has(pid) || watchdogs.has(parent.get(pid) ?? "");
+  let execs = 0;
+  for (const line of lines) {
+    const pid = /^(\d+) /.exec(line)?.[1];
+    if (pid === undefined || timekeeping(pid)) continue;
+    if (/execve(?:\(| resumed>).*\)\s+= 0$/.test(line)) execs++;
+  }
+  let forks = 0;
+  for (const pid of pids) if (!execed.has(pid) && !timekeeping(pid)) forks++;
+  return { execs, forks };
 }
 
 /** n files in 5 directories, `lines` lines each. */
