@@ -1,0 +1,268 @@
+/**
+ * The shapes of a fleet rollout: targets, options, the per-host results and
+ * the report. Every report value is plain JSON (`JSON.parse(JSON.stringify(
+ * report))` gives an equal value), so it can be logged, saved, shown to a
+ * model and handed back to {@linkcode reconcileFleet} later.
+ *
+ * @module
+ */
+import type { ApplyRequest } from "../apply.ts";
+import type { RemoteShell } from "../remote/shell.ts";
+import type { ReconcileOptions } from "../remote/reconcile.ts";
+import type { ApplyReport, CommitReport, FailureCode, PatchFailure, ReconcileTicket } from "../types.ts";
+
+/**
+ * One host of a fleet (or, for tests and benches, one root standing in for
+ * one): a unique `name`, the `root` the patch paths are relative to, and a
+ * shell — given open, or opened lazily.
+ *
+ * - `{ shell }`: the caller's shell. The fleet never closes it (several
+ *   targets may share one, e.g. several roots on one host).
+ * - `{ connect }`: the fleet calls `connect(signal)` when the host's turn
+ *   comes and closes the shell when the host is done (`release(shell)` when
+ *   given, else `shell.close()`), so at most `concurrency` connections are
+ *   open at a time however many targets there are. A rejected `connect`
+ *   (`connect_failed`, `auth_failed`, `host_key_*`, or any other error) is
+ *   that host's failure, never an exception out of the fleet.
+ *
+ * `expectedSha256` is this host's revision precondition (root-relative path
+ * → SHA-256 of the version planned on), merged over the request's own for
+ * every host: hosts whose files differ each get their own.
+ *
+ * @example
+ * ```ts
+ * const targets: FleetTarget[] = [
+ *   { name: "web1", root: "/srv/app", connect: () => connectSsh({ host: "web1" }) },
+ *   { name: "local", root: "/srv/app", shell: new LocalShell(), expectedSha256: { "app.conf": "9f86d0…" } },
+ * ];
+ * ```
+ */
+export type FleetTarget = FleetTargetCommon & ({ shell: RemoteShell; connect?: never } | { connect: (signal: AbortSignal) => Promise<RemoteShell>; shell?: never; release?: (shell: RemoteShell) => Promise<void> });
+
+/** What every {@linkcode FleetTarget} has. */
+export interface FleetTargetCommon {
+  /** Unique within the fleet; used in the report, in progress events and for `reconcileFleet`. */
+  name: string;
+  /** Absolute root directory on the host; chosen by configuration, never by a model. */
+  root: string;
+  /** This host's revision preconditions, merged over the request's `expectedSha256`. */
+  expectedSha256?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The patch and the per-host apply options: `applyPatch`'s request without
+ * what is per host or per rollout (`root`, `operationId`, `signal`,
+ * `onProgress`: see {@linkcode FleetOptions}). `expectedSha256` here holds
+ * for every host (per-host ones go on the targets).
+ */
+export type FleetRequest = Omit<ApplyRequest, "root" | "operationId" | "signal" | "onProgress">;
+
+/** How a rollout proceeds: canary, concurrency, when to stop. */
+export interface FleetOptions {
+  /**
+   * Hosts done first, one at a time, before any other starts: a number (the
+   * first N targets, default 1; 0: no canary) or the names of the canary
+   * hosts. Any canary that does not end applied (or skipped: already
+   * applied) stops the rollout, whatever `maxFailures` says: a canary is
+   * there to prove the patch on a real host before it goes wide, so its
+   * failure means the patch or its assumptions are wrong. `maxFailures`
+   * counts only the failures after the canaries.
+   */
+  canary?: number | readonly string[];
+  /** Most hosts in flight at once — connections open and programs running (default 8). */
+  concurrency?: number;
+  /**
+   * How many failed hosts are tolerated (default 0): once more than this many
+   * have failed, no new host starts; the running ones finish; the rest are
+   * `not_started`. A host whose outcome is unknown counts as failed here (it
+   * may be half-way, and the same cause may be hitting the others).
+   */
+  maxFailures?: number;
+  /**
+   * Plan every host and write nothing: every host is planned (the canary
+   * and `maxFailures` do not stop a dry run: its point is to find every host
+   * the patch would fail on), each host ends `planned`, `skipped` or
+   * `failed`.
+   */
+  dryRun?: boolean;
+  /**
+   * Abort: no new host starts, and the running ones get the signal —
+   * `applyPatch`'s cancel semantics: a host not yet committing stops with
+   * nothing changed (`cancelled`); a commit the signal cuts is
+   * `outcome_unknown`.
+   */
+  signal?: AbortSignal;
+  /**
+   * Stop gently: no new host starts, the running ones finish (a commit is
+   * never cut). What a first Ctrl-C should do.
+   */
+  stopSignal?: AbortSignal;
+  /**
+   * Called as hosts start and finish, and when the rollout stops. An
+   * exception thrown here is ignored: a display bug must not abandon
+   * hosts half-way.
+   */
+  onProgress?: (event: FleetProgress) => void;
+  /** The words of the report's summary (default: the library's, naming `applyFleet` and `reconcileFleet`). */
+  words?: FleetWords;
+}
+
+/** A progress event of {@linkcode applyFleet}. */
+export type FleetProgress =
+  | { type: "host_started"; name: string; phase: FleetPhase; running: number; done: number; total: number }
+  | { type: "host_finished"; name: string; phase: FleetPhase; host: FleetHost; running: number; done: number; total: number }
+  | { type: "stopped"; stopped: FleetStopped; running: number; done: number; total: number };
+
+/** Whether a host ran as a canary (alone, first) or in the wide rollout. */
+export type FleetPhase = "canary" | "rollout";
+
+/**
+ * What happened on one host:
+ * - `applied`: the patch is committed there;
+ * - `planned`: dry run: it would apply, nothing was written;
+ * - `skipped`: the host already holds the patch's result (every file section
+ *   is reported already applied: usually an earlier run of the same rollout),
+ *   so nothing was written and it is not a failure — re-running a partly
+ *   applied rollout on every host is safe;
+ * - `failed`: refused or failed and nothing changed (the patch does not fit,
+ *   a precondition, a lock, the connection, the host key, a timeout before
+ *   the commit);
+ * - `outcome_unknown`: files may have changed (the commit was cut, or failed
+ *   part-way and could not restore): settle it with `reconcileFleet`;
+ * - `cancelled`: the abort signal stopped it before its commit: nothing changed;
+ * - `not_started`: the rollout stopped before its turn: nothing was done.
+ */
+export type FleetHostState = "applied" | "planned" | "skipped" | "failed" | "outcome_unknown" | "cancelled" | "not_started";
+
+/**
+ * Every state, in the order summaries count them.
+ *
+ * @example
+ * ```ts
+ * FLEET_HOST_STATES.filter((s) => report.summary.counts[s] > 0);
+ * ```
+ */
+export const FLEET_HOST_STATES: readonly FleetHostState[] = ["applied", "planned", "skipped", "failed", "outcome_unknown", "cancelled", "not_started"];
+
+/** What every host that started has. */
+export interface FleetHostRun {
+  name: string;
+  phase: FleetPhase;
+  /** Wall time of this host: connect, read, plan, commit, close. */
+  ms: number;
+  /** 1 for the first host to finish, 2 for the next, …: the order things happened in. */
+  order: number;
+  /** The host's `applyPatch` report (for a host whose connection failed: a report with that failure and no files). */
+  report: ApplyReport;
+}
+
+/** One host's result: a union on `state` (see {@linkcode FleetHostState}). */
+export type FleetHost =
+  | (FleetHostRun & { state: "applied"; reconciled?: FleetReconciledHost })
+  | (FleetHostRun & { state: "planned" | "cancelled" })
+  | (FleetHostRun & { state: "skipped"; reason: "already_applied" })
+  | (FleetHostRun & { state: "failed"; error: PatchFailure; reconciled?: FleetReconciledHost })
+  | (FleetHostRun & { state: "outcome_unknown"; error: PatchFailure; operationId: string; reconcile: ReconcileTicket; reconciled?: FleetReconciledHost })
+  | { name: string; state: "not_started" };
+
+/** Why a rollout stopped before every host had its turn. */
+export interface FleetStopped {
+  /**
+   * `canary_failed`: a canary did not apply; `max_failures`: more than
+   * `maxFailures` hosts failed; `cancelled`: the abort signal;
+   * `stopped`: the stop signal.
+   */
+  reason: "canary_failed" | "max_failures" | "cancelled" | "stopped";
+  /** The host whose result stopped it; for a signal, the last host started before it (`null`: none). */
+  after: string | null;
+  /** Hosts failed (or of unknown outcome) when it stopped. */
+  failures: number;
+}
+
+/** The result of {@linkcode applyFleet}. */
+export interface FleetReport {
+  /** Every host `applied` or `skipped` (dry run: `planned` or `skipped`). */
+  ok: boolean;
+  dryRun: boolean;
+  /** One entry per target, in the targets' order. */
+  hosts: FleetHost[];
+  stopped?: FleetStopped;
+  summary: FleetSummary;
+}
+
+/**
+ * What a model (or a person) needs to act in one step.
+ */
+export interface FleetSummary {
+  total: number;
+  /** Hosts per state (every state present, 0 included). */
+  counts: Record<FleetHostState, number>;
+  /** The first failure to happen (by time), its message verbatim. */
+  firstFailure: { host: string; code: FailureCode; message: string } | null;
+  /** Hosts whose files may have changed: reconcile them before anything else. */
+  reconcile: { host: string; operationId: string }[];
+  /**
+   * Hosts to send the patch to again once the first failure's cause is
+   * fixed: `failed`, `cancelled` and `not_started`, in target order (hosts
+   * that already hold the change would be skipped anyway).
+   */
+  rerun: string[];
+  /** The next step, in the words of the front end that made the summary. */
+  nextStep: string;
+  /** Counts, why it stopped, the first failure and the next step, as one paragraph. */
+  text: string;
+}
+
+/** How one host of a `reconcileFleet` settled. */
+export interface FleetReconciledHost {
+  name: string;
+  operationId: string;
+  /**
+   * `applied`: every file holds the patch's result; `not_applied`: every file
+   * is as it was (nothing changed: the patch may be sent again);
+   * `diverged`: mixed, or changed by someone else — look before acting;
+   * `unsettled`: reconcile could not finish (unreachable, still locked):
+   * run it again later.
+   */
+  state: "applied" | "not_applied" | "diverged" | "unsettled";
+  /** The reconcile report (per file `state`), or the failure that stopped it. */
+  report: CommitReport;
+}
+
+/** Options of {@linkcode reconcileFleet}. */
+export interface ReconcileFleetOptions extends Omit<ReconcileOptions, "signal"> {
+  /** Most hosts reconciled at once (default 8). */
+  concurrency?: number;
+  signal?: AbortSignal;
+  /** The words of the summary of the updated report (see {@linkcode FleetWords}). */
+  words?: FleetWords;
+}
+
+/** The result of {@linkcode reconcileFleet}. */
+export interface FleetReconcileReport {
+  /** Every host settled (`applied` or `not_applied`). */
+  ok: boolean;
+  /** One entry per host that was `outcome_unknown`, in target order. */
+  hosts: FleetReconciledHost[];
+  /**
+   * The fleet report with those hosts' states updated: `applied` → applied;
+   * `not_applied` and `diverged` → failed (nothing of the patch there, or not
+   * cleanly: the `reconciled` field says which); `unsettled` stays
+   * `outcome_unknown`. Its summary is made again.
+   */
+  fleet: FleetReport;
+}
+
+/**
+ * A front end's words for the next steps of a summary: how to send the
+ * patch again to some hosts, how to settle unknown outcomes, and how to go
+ * from a dry run to the real run. The library's own words name its functions.
+ */
+export interface FleetWords {
+  /** Send the patch again to `hosts` (all names, in order). */
+  rerun(hosts: readonly string[]): string;
+  /** Settle the unknown outcomes of `hosts`. */
+  reconcile(hosts: readonly { host: string; operationId: string }[]): string;
+  /** After a dry run that planned every host: how to apply it. */
+  applyForReal(): string;
+}
