@@ -21,7 +21,7 @@ export const AFTER = "listen 80\nworkers 8\nlog /var/log/app.log\n";
 export const DRIFTED = "listen 80\nworkers 3\nlog /var/log/app.log\n";
 
 /** The patch: one changed line in app.conf. */
-export const PATCH = ["*** Begin Patch", "*** Update File: app.conf", "@@", " listen 80", "-workers 2", "+workers 8", "*** End Patch"].join("\n");
+export const PATCH: string = ["*** Begin Patch", "*** Update File: app.conf", "@@", " listen 80", "-workers 2", "+workers 8", "*** End Patch"].join("\n");
 
 /** SHA-256 of a string's UTF-8. */
 export function sha(text: string): string {
