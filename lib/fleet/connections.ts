@@ -12,6 +12,9 @@ import type { RemoteShell } from "../remote/shell.ts";
 import type { PatchFailure } from "../types.ts";
 import type { FleetTarget } from "./types.ts";
 
+/** Longest wait for a target's `connect` by default (FleetOptions.connectTimeoutMs). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
+
 /** Longest wait for a shell to close: a hung close must not hold a host's slot for ever. */
 const CLOSE_WAIT_MS = 10_000;
 
@@ -35,16 +38,27 @@ export interface HeldShell {
  * try { await applyPatch(held.shell, request); } finally { await held.release(); }
  * ```
  */
-export async function holdShell(target: FleetTarget, signal: AbortSignal): Promise<HeldShell | PatchFailure> {
+export async function holdShell(target: FleetTarget, signal: AbortSignal, connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS): Promise<HeldShell | PatchFailure> {
   if (target.shell !== undefined) return { shell: target.shell, release: () => Promise.resolve() };
   let shell: RemoteShell;
+  const connecting = Promise.resolve().then(() => target.connect(signal));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), connectTimeoutMs)));
   try {
-    shell = await target.connect(signal);
+    const first = await Promise.race([connecting, timedOut]);
+    if (first === "timeout") {
+      // A shell that arrives after all is closed at once: nobody will use it.
+      connecting.then((late) => closeOpened(target, late), () => {});
+      return failure("timeout", `connecting to ${target.name} took longer than ${connectTimeoutMs} ms; nothing was changed there. Check that the host is up and reachable, then send the patch to it again.`);
+    }
+    shell = first;
   } catch (error) {
     if (signal.aborted) return failure("cancelled", `the rollout was cancelled while connecting to ${target.name}; nothing was changed there.`);
     if (error instanceof RemoteShellError) return error.failure;
     const what = error instanceof Error ? error.message : String(error);
     return failure("connect_failed", `could not open a shell on ${target.name}: ${what}. Check the host and its connection settings, then send the patch to it again.`);
+  } finally {
+    clearTimeout(timer);
   }
   if (!shell || typeof shell.exec !== "function") {
     throw new TypeError(`applyFleet: the connect() of target ${JSON.stringify(target.name)} did not resolve with a RemoteShell`);

@@ -113,7 +113,7 @@ export async function applyFleet(targets: readonly FleetTarget[], request: Fleet
     progress({ type: "host_started", name: target.name, phase, running, done, total: targets.length });
     const started = performance.now();
     const operationId = newOperationId();
-    const report = await hostReport(target, request, { dryRun, signal, operationId });
+    const report = await hostReport(target, request, { dryRun, signal, operationId, connectTimeoutMs: options.connectTimeoutMs });
     running--;
     done++;
     const host = hostResult({ name: target.name, phase, ms: Math.round(performance.now() - started), order: ++finished, report }, patch);
@@ -150,10 +150,10 @@ export async function applyFleet(targets: readonly FleetTarget[], request: Fleet
 async function hostReport(
   target: FleetTarget,
   request: FleetRequest,
-  run: { dryRun: boolean; signal: AbortSignal; operationId: string },
+  run: { dryRun: boolean; signal: AbortSignal; operationId: string; connectTimeoutMs: number | undefined },
 ): Promise<ApplyReport> {
   const notRun = (cause: PatchFailure): ApplyReport => notRunReport(cause, run.operationId, run.dryRun);
-  const held = await holdShell(target, run.signal);
+  const held = await holdShell(target, run.signal, run.connectTimeoutMs);
   if ("code" in held) return notRun(held);
   try {
     if (run.signal.aborted) return notRun(failure("cancelled", `the rollout was cancelled before ${target.name} started; nothing was changed there.`));
@@ -201,7 +201,8 @@ function checkArguments(targets: readonly FleetTarget[], request: FleetRequest, 
   }
   if (!request || typeof request.patch !== "string") throw new TypeError("applyFleet: request needs a string patch");
   if ("root" in request) throw new TypeError("applyFleet: the request has no root: each target names its own");
-  const { concurrency, maxFailures, canary } = options;
+  const { concurrency, maxFailures, canary, connectTimeoutMs } = options;
+  if (connectTimeoutMs !== undefined && !(connectTimeoutMs > 0)) throw new TypeError("applyFleet: connectTimeoutMs must be a positive number of milliseconds");
   if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) throw new TypeError("applyFleet: concurrency must be a whole number ≥ 1");
   if (maxFailures !== undefined && !((Number.isInteger(maxFailures) || maxFailures === Infinity) && maxFailures >= 0)) {
     throw new TypeError("applyFleet: maxFailures must be a whole number ≥ 0 (or Infinity)");

@@ -86,7 +86,7 @@ async function settleHost(host: UnknownHost, target: FleetTarget | undefined, op
   if (target === undefined) {
     return unsettled(notReconciledReport(failure("invalid_argument", `no target is named ${JSON.stringify(host.name)}: pass the same targets as to applyFleet (each reconcile runs on its own host and root).`), operationId));
   }
-  const held = await holdShell(target, options.signal);
+  const held = await holdShell(target, options.signal, options.connectTimeoutMs);
   if ("code" in held) return unsettled(notReconciledReport(held, operationId));
   try {
     const { signal, lockWaitMs, staleLockMs, timeoutMs, sharedDirectories, compress } = options;

@@ -72,6 +72,12 @@ export interface FleetOptions {
   /** Most hosts in flight at once — connections open and programs running (default 8). */
   concurrency?: number;
   /**
+   * Longest wait for a target's `connect` (default 60 s): past it the host
+   * fails `timeout` (nothing was done there) and a shell that arrives later
+   * is closed at once. Each program's own limit is the request's `timeoutMs`.
+   */
+  connectTimeoutMs?: number;
+  /**
    * How many failed hosts are tolerated (default 0): once more than this many
    * have failed, no new host starts; the running ones finish; the rest are
    * `not_started`. A host whose outcome is unknown counts as failed here (it
@@ -233,6 +239,8 @@ export interface FleetReconciledHost {
 export interface ReconcileFleetOptions extends Omit<ReconcileOptions, "signal"> {
   /** Most hosts reconciled at once (default 8). */
   concurrency?: number;
+  /** As for {@linkcode FleetOptions.connectTimeoutMs}. */
+  connectTimeoutMs?: number;
   signal?: AbortSignal;
   /** The words of the summary of the updated report (see {@linkcode FleetWords}). */
   words?: FleetWords;

@@ -246,6 +246,38 @@ describe("applyFleet over LocalShell roots", () => {
     expect(report.stopped).toEqual({ reason: "max_failures", after: "h04", failures: 2 });
   });
 
+  test("timeouts are host failures: a program past the request's timeoutMs, a connect past connectTimeoutMs (its late shell closed)", async () => {
+    const h = hosts(4);
+    const meter = new FleetMeter();
+    let lateClosed = false;
+    const targets = lazyTargets(h, meter, (name, shell) =>
+      name === "h02"
+        ? { label: shell.label, exec: (command, options) => shell.exec(`sleep 5\n${command}`, options), close: () => shell.close?.() ?? Promise.resolve() }
+        : shell
+    ).map((t): FleetTarget =>
+      t.name === "h03"
+        ? {
+          ...t,
+          shell: undefined,
+          connect: () =>
+            new Promise((resolve) =>
+              setTimeout(() => resolve({ exec: () => Promise.reject(new Error("unused")), close: () => ((lateClosed = true), Promise.resolve()) }), 400)
+            ),
+        }
+        : t
+    );
+    const report = await applyFleet(targets, { patch: PATCH, timeoutMs: 300 }, { canary: 0, concurrency: 1, maxFailures: 3, connectTimeoutMs: 150 });
+    expect(states(report)).toEqual({ h01: "applied", h02: "failed", h03: "failed", h04: "applied" });
+    const codes = ["h02", "h03"].map((name) => {
+      const host = byName(report, name);
+      return host.state === "failed" ? host.error.code : host.state;
+    });
+    expect(codes).toEqual(["timeout", "timeout"]);
+    expect(h.read("h02")).toBe(BEFORE);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(lateClosed).toBe(true);
+  });
+
   test("abort: no host starts after it; the running host stops before its commit with nothing changed (cancelled)", async () => {
     const h = hosts(6);
     const controller = new AbortController();

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HOOK_DEFINITION } from "../../lib/remote/programs/programs.ts";
@@ -44,6 +44,8 @@ export interface Hosts {
  */
 export function makeHosts(n: number, content: (name: string, i: number) => string = () => BEFORE, owner?: { uid: number; gid: number }): Hosts {
   const base = mkdtempSync(join(tmpdir(), "sap-fleet-"));
+  // A login user other than us must be able to reach its roots.
+  if (owner !== undefined) chmodSync(base, 0o755);
   const names = Array.from({ length: n }, (_, i) => `h${String(i + 1).padStart(2, "0")}`);
   const roots = new Map<string, string>();
   const file = (name: string): string => join(roots.get(name)!, "app.conf");
