@@ -74,15 +74,18 @@ export function summarizeFleet(report: Pick<FleetReport, "hosts" | "stopped" | "
   else if (report.dryRun) nextStep = capital(`${words.applyForReal()}.`);
   else nextStep = "Nothing to do: every host holds the change.";
 
-  const parts = [countsSentence(hosts.length, counts, report.dryRun)];
-  if (stopped !== undefined) parts.push(stoppedSentence(stopped));
+  const head = [countsSentence(hosts.length, counts, report.dryRun)];
+  if (stopped !== undefined) head.push(stoppedSentence(stopped));
+  if (reconcile.length > 0) head.push(`Files may have changed on ${listHosts(reconcile.map((h) => h.host))}.`);
+  const headline = head.join(" ");
+  // The fleet's next step comes before the failure's own message, which
+  // ends with that host's next step: read in this order, each says whose it is.
+  let text = `${headline} Next step: ${nextStep}`;
   if (first !== null) {
     const since = first.state === "failed" && first.reconciled !== undefined ? ` (Reconciled since: ${first.reconciled.state}${first.reconciled.state === "not_applied" ? ", nothing of the patch is there" : ""}.)` : "";
-    parts.push(`First failure (${first.name}): ${first.error.message}${since}`);
+    text += ` The first failure (on ${first.name})${since}, verbatim:\n${first.error.message}`;
   }
-  if (reconcile.length > 0) parts.push(`Files may have changed on ${listHosts(reconcile.map((h) => h.host))}.`);
-  parts.push(`Next step: ${nextStep}`);
-  return { total: hosts.length, counts, firstFailure: firstFailureOut, reconcile, rerun, nextStep, text: parts.join(" ") };
+  return { total: hosts.length, counts, firstFailure: firstFailureOut, reconcile, rerun, nextStep, headline, text };
 }
 
 type FailedHost = Extract<FleetHost, { state: "failed" | "outcome_unknown" }>;

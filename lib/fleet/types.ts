@@ -215,7 +215,9 @@ export interface FleetSummary {
   rerun: string[];
   /** The next step, in the words of the front end that made the summary. */
   nextStep: string;
-  /** Counts, why it stopped, the first failure and the next step, as one paragraph. */
+  /** Hosts per state and why the rollout stopped, in a sentence or two. */
+  headline: string;
+  /** The headline, the next step, then the first failure's message verbatim. */
   text: string;
 }
 
