@@ -76,6 +76,7 @@ export { alreadyApplied } from "./lib/fleet/host_state.ts";
 export { FLEET_HOST_STATES } from "./lib/fleet/types.ts";
 export type {
   FleetHost,
+  FleetHostOptions,
   FleetHostRun,
   FleetHostState,
   FleetOptions,

@@ -162,6 +162,7 @@ async function hostReport(
       : { ...request.expectedSha256, ...target.expectedSha256 };
     return await applyPatch(held.shell, {
       ...request,
+      ...target.options,
       root: target.root,
       dryRun: run.dryRun,
       operationId: run.operationId,
@@ -198,6 +199,9 @@ function checkArguments(targets: readonly FleetTarget[], request: FleetRequest, 
     if (hasShell === hasConnect) throw new TypeError(`applyFleet: target ${JSON.stringify(t.name)} needs exactly one of shell and connect`);
     if (hasShell && typeof t.shell.exec !== "function") throw new TypeError(`applyFleet: target ${JSON.stringify(t.name)}: shell must be a RemoteShell`);
     if (hasConnect && typeof t.connect !== "function") throw new TypeError(`applyFleet: target ${JSON.stringify(t.name)}: connect must be a function`);
+    if (t.options !== undefined && (typeof t.options !== "object" || "patch" in t.options || "root" in t.options)) {
+      throw new TypeError(`applyFleet: target ${JSON.stringify(t.name)}: options are apply options (no patch, no root)`);
+    }
   }
   if (!request || typeof request.patch !== "string") throw new TypeError("applyFleet: request needs a string patch");
   if ("root" in request) throw new TypeError("applyFleet: the request has no root: each target names its own");

@@ -27,7 +27,9 @@ import type { ApplyReport, CommitReport, FailureCode, PatchFailure, ReconcileTic
  *
  * `expectedSha256` is this host's revision precondition (root-relative path
  * → SHA-256 of the version planned on), merged over the request's own for
- * every host: hosts whose files differ each get their own.
+ * every host: hosts whose files differ each get their own. `options` are
+ * this host's apply options over the request's (e.g. a slower host's
+ * `timeoutMs`).
  *
  * @example
  * ```ts
@@ -47,7 +49,12 @@ export interface FleetTargetCommon {
   root: string;
   /** This host's revision preconditions, merged over the request's `expectedSha256`. */
   expectedSha256?: Readonly<Record<string, string>>;
+  /** This host's apply options over the request's (its own timeout, matching, shared-directory policy, limits, …). */
+  options?: FleetHostOptions;
 }
+
+/** The apply options a target may set for its host alone. */
+export type FleetHostOptions = Omit<FleetRequest, "patch" | "dryRun" | "expectedSha256">;
 
 /**
  * The patch and the per-host apply options: `applyPatch`'s request without
