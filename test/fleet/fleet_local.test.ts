@@ -229,6 +229,16 @@ describe("applyFleet over LocalShell roots", () => {
     expect(h03.state === "failed" && h03.error.expected_sha256).toBe(sha("something else\n"));
   });
 
+  test("per-host options: a target's own apply options win over the request's for that host alone", async () => {
+    // Trailing spaces everywhere: the default (lenient) matching accepts them, exact does not.
+    const h = hosts(3, () => BEFORE.replace("workers 2", "workers 2  "));
+    const targets = lazyTargets(h, new FleetMeter()).map((t) => (t.name === "h02" ? { ...t, options: { matching: "exact" as const } } : t));
+    const report = await applyFleet(targets, { patch: PATCH }, { canary: 0, maxFailures: 5 });
+    expect(states(report)).toEqual({ h01: "applied", h02: "failed", h03: "applied" });
+    const h01 = byName(report, "h01");
+    expect(h01.state === "applied" && h01.report.files[0]!.warnings.map((w) => w.code)).toContain("fuzzy_match");
+  });
+
   test("connection failures are host failures that count toward maxFailures: a typed one from the adapter, any other error as connect_failed", async () => {
     const h = hosts(5);
     const targets = lazyTargets(h, new FleetMeter()).map((t): FleetTarget => {
