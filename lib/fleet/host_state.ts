@@ -15,7 +15,7 @@
  */
 import { reconcileTicketOf } from "../remote/plan_shas.ts";
 import type { Patch, PatchFailure } from "../types.ts";
-import { errorsOf, MAY_HAVE_CHANGED, operationIdOf, saysAlreadyApplied, whereOf } from "./report_fields.ts";
+import { errorsOf, isDryRun, MAY_HAVE_CHANGED, operationIdOf, saysAlreadyApplied, whereOf } from "./report_fields.ts";
 import type { FleetHost, FleetHostRun } from "./types.ts";
 
 /**
@@ -29,7 +29,7 @@ import type { FleetHost, FleetHostRun } from "./types.ts";
  */
 export function hostResult(run: FleetHostRun, patch: Patch | null): FleetHost {
   const { report } = run;
-  if (report.ok) return { ...run, state: report.dry_run ? "planned" : "applied" };
+  if (report.ok) return { ...run, state: isDryRun(report) ? "planned" : "applied" };
   const errors = errorsOf(report);
   const error = errors[0] ?? { code: "remote_error", message: "remote_error: the report failed without saying why", retryable: false };
   if (errors.some((e) => MAY_HAVE_CHANGED.has(e.code))) {

@@ -22,6 +22,18 @@ export function operationIdOf(report: ApplyReport | CommitReport): string {
 }
 
 /**
+ * Whether a report is a dry run's.
+ *
+ * @example
+ * ```ts
+ * isDryRun(report); // true: planned, nothing written
+ * ```
+ */
+export function isDryRun(report: ApplyReport): boolean {
+  return report.dry_run;
+}
+
+/**
  * The failures of a report (none when it is ok).
  *
  * @example

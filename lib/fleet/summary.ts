@@ -37,7 +37,7 @@ export const LIBRARY_FLEET_WORDS: FleetWords = {
   reconcile: (hosts) =>
     `call reconcileFleet with this report to settle ${listHosts(hosts.map((h) => `${h.host} (operation ${h.operationId})`))}`,
   applyForReal: () =>
-    "call applyFleet again without dryRun to apply it; to make sure nothing changed in between, pass each host's planned-on SHA-256s (previous_sha256 of its report's files) as that target's expectedSha256",
+    "call applyFleet again without dryRun to apply it; to make sure nothing changed in between, pass as each target's expectedSha256 the SHA-256s its files were planned on (in that host's report)",
 };
 
 /**
