@@ -9,12 +9,16 @@
  *   with the default canary of 1 it is shown for reference);
  * - the peer, as `parallel-ssh` / `pssh -p 8` does it: 50 `ssh host sed -i …`
  *   processes, at most 8 at once (a fresh OpenSSH client each, the same
- *   line changed by number).
+ *   line changed by number) — with OpenSSH's default key exchange (on
+ *   OpenSSH 9 a post-quantum hybrid, measured here at ~250 ms more per
+ *   connection than curve25519), and with `KexAlgorithms=curve25519-sha256`,
+ *   the key exchange ssh2 uses for ours.
  *
  * Rounds interleave the contenders (rotated order, files restored before
  * each run, untimed) so both see the same background load; medians and the
  * ratio come from one run. Each run is checked: every host's file must hold
- * exactly the new content. Target (required): ours ÷ the fan-out ≤ 2.0× —
+ * exactly the new content. Target (required): ours ÷ the fan-out at its best
+ * (the faster of its two key exchanges) ≤ 2.0× —
  * as for SPEC §11.1's 50-file commit, the price of reading every host's file,
  * planning on it and committing it atomically against one blind `sed -i`
  * may be at most one more of the same. Needs sshd and ssh (openssh-server,
@@ -103,7 +107,7 @@ function median(values: readonly number[]): number {
 export async function runFleetBench(options: { rounds?: number; hosts?: number } = {}): Promise<FleetBenchReport> {
   const rounds = options.rounds ?? 5;
   const count = options.hosts ?? 50;
-  const label = `${count} hosts × 1-line change, concurrency ${FLEET_CONCURRENCY}: ours ÷ ssh host sed -i fan-out ≤ ${FLEET_TARGET.toFixed(1)}×`;
+  const label = `${count} hosts × 1-line change, concurrency ${FLEET_CONCURRENCY}: ours ÷ ssh host sed -i fan-out (at its best) ≤ ${FLEET_TARGET.toFixed(1)}×`;
   const missing = spawnSync("sh", ["-c", "command -v ssh"], { stdio: "ignore" }).status !== 0;
   if (!sshdAvailable() || missing) {
     const why = missing ? "no ssh client (install openssh-client)" : "no runnable /usr/sbin/sshd (install openssh-server)";
@@ -143,9 +147,9 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
       return allNew();
     };
     const dest = `${sshd.user}@127.0.0.1`;
-    const fanOut = async (): Promise<true | string> => {
+    const fanOut = (kex: string[]) => async (): Promise<true | string> => {
       const jobs = roots.map((root) => async (): Promise<true | string> => {
-        const result = await runProcess(["ssh", ...sshArgs(sshd, knownHosts), dest, sedCommand(file, join(root, file.path))]);
+        const result = await runProcess(["ssh", ...sshArgs(sshd, knownHosts), ...kex, dest, sedCommand(file, join(root, file.path))]);
         return result.status === 0 ? true : `ssh exited ${result.status}: ${result.stderr.slice(0, 200)}`;
       });
       const verdict = await pool(jobs, FLEET_CONCURRENCY);
@@ -153,7 +157,8 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
     };
     const contenders = [
       { name: `applyFleet (canary 0), a connection per host`, reference: false, run: ours(0) },
-      { name: `ssh host sed -i × ${count}, ${FLEET_CONCURRENCY} at once (pssh -p ${FLEET_CONCURRENCY})`, reference: false, run: fanOut },
+      { name: `ssh host sed -i × ${count}, ${FLEET_CONCURRENCY} at once (pssh -p ${FLEET_CONCURRENCY}), OpenSSH's default key exchange`, reference: false, run: fanOut([]) },
+      { name: `the same fan-out with KexAlgorithms=curve25519-sha256 (ours' key exchange)`, reference: false, run: fanOut(["-o", "KexAlgorithms=curve25519-sha256"]) },
       { name: `applyFleet (default canary 1: the first host alone first)`, reference: true, run: ours(1) },
     ];
     const rows = contenders.map((c) => ({ name: c.name, reference: c.reference, ms: [] as number[], ok: true, note: undefined as string | undefined }));
@@ -176,13 +181,14 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
       }
     }
     const oursMs = median(rows[0]!.ms);
-    const peerMs = median(rows[1]!.ms);
-    const ratio = rows[0]!.ok && rows[1]!.ok ? oursMs / peerMs : null;
+    // The peer at its best: the faster of its two key exchanges.
+    const peerMs = Math.min(median(rows[1]!.ms), median(rows[2]!.ms));
+    const ratio = rows[0]!.ok && rows[1]!.ok && rows[2]!.ok ? oursMs / peerMs : null;
     const targets = [{ label: `${label} (${ratio === null ? "not measured: a contender was wrong" : `${ratio.toFixed(2)}×`})`, pass: ratio !== null && ratio <= FLEET_TARGET }];
     const md = [
       `**${count} hosts** (separate roots behind one sshd on 127.0.0.1, a fresh SSH connection per host), 1-line change to a ${file.bytes.length}-byte file, concurrency ${FLEET_CONCURRENCY}, median of ${rounds} interleaved rounds`,
       "",
-      "| contender | ms (median) | ms per host | ÷ fan-out | |",
+      "| contender | ms (median) | ms per host | ÷ fan-out at its best | |",
       "|---|---:|---:|---:|---|",
       ...rows.map((r) => {
         const ms = median(r.ms);
