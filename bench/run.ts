@@ -192,7 +192,7 @@ if (!process.argv.includes("--no-fleet")) {
     console.error("fleet bench: 50 hosts over one sshd …");
     const fleet = await runFleetBench({ ...(quick ? { hosts: 10, rounds: 3 } : {}) });
     fleetMarkdown = `## Many hosts: applyFleet against a parallel-ssh style fan-out\n\n${fleet.markdown}`;
-    fleetTargets.push(...fleet.targets.map((t) => ({ ...t, kind: "required" as const })));
+    fleetTargets.push(...fleet.targets);
   } catch (error) {
     fleetMarkdown = `## Many hosts\n\nnot measured: ${(error as Error).message}`;
   }
