@@ -202,7 +202,7 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
       `**${count} hosts** (separate roots behind one sshd on 127.0.0.1, a fresh SSH connection per host), 1-line change to a ${file.bytes.length}-byte file, concurrency ${FLEET_CONCURRENCY}, median of ${rounds} interleaved rounds`,
       "",
       "| contender | ms (median) | ms per host | ÷ fan-out | ÷ same-kex fan-out | |",
-      "|---|---:|---:|---:|---|",
+      "|---|---:|---:|---:|---:|---|",
       ...rows.map((r) => {
         const ms = median(r.ms);
         return `| ${r.name} | ${ms.toFixed(0)} | ${(ms / count).toFixed(1)} | ${(ms / peerMs).toFixed(2)}× | ${(ms / sameKexMs).toFixed(2)}× | ${r.ok ? "" : `WRONG: ${r.note}`}${r.reference ? " (reference)" : ""} |`;
