@@ -81,8 +81,14 @@ export async function reconcileFleet(report: FleetReport, targets: readonly Flee
 /** Reconcile one host; every way it can fail is an `unsettled` result. */
 async function settleHost(host: UnknownHost, target: FleetTarget | undefined, options: ReconcileFleetOptions & { signal: AbortSignal }): Promise<FleetReconciledHost> {
   const ticket = host.reconcile;
-  const operationId = ticket && typeof ticket === "object" && typeof ticketOperation(ticket) === "string" ? ticketOperation(ticket) : host.operationId;
+  // The report may have travelled through a file or a model: a host without
+  // a ticket is a typed failure, found before anything is contacted.
+  const hasTicket = ticket !== null && typeof ticket === "object" && typeof ticketOperation(ticket) === "string";
+  const operationId = hasTicket ? ticketOperation(ticket) : String(host.operationId ?? "");
   const unsettled = (report: CommitReport): FleetReconciledHost => ({ name: host.name, operationId, state: "unsettled", report });
+  if (!hasTicket) {
+    return unsettled(notReconciledReport(failure("invalid_argument", `host ${JSON.stringify(host.name)} is outcome_unknown but carries no reconcile ticket: pass the report applyFleet returned (or its JSON) unchanged.`), operationId));
+  }
   if (target === undefined) {
     return unsettled(notReconciledReport(failure("invalid_argument", `no target is named ${JSON.stringify(host.name)}: pass the same targets as to applyFleet (each reconcile runs on its own host and root).`), operationId));
   }

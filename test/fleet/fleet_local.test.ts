@@ -389,6 +389,15 @@ describe("applyFleet over LocalShell roots", () => {
     expect(done.hosts.map((s) => s.state)).toEqual(["applied"]);
   });
 
+  test("reconcileFleet with a host that lost its ticket (an edited report): unsettled, invalid_argument, the host never contacted", async () => {
+    let connects = 0;
+    const targets: FleetTarget[] = [{ name: "h01", root: "/nonexistent", connect: () => (connects++, Promise.resolve(new LocalShell())) }];
+    const edited = JSON.parse(JSON.stringify({ ok: false, dryRun: false, hosts: [{ name: "h01", state: "outcome_unknown", operationId: "0123456789abcdef" }], summary: {} })) as FleetReport;
+    const settled = await reconcileFleet(edited, targets);
+    expect(settled.hosts.map((h) => [h.state, h.report.errors![0]!.code])).toEqual([["unsettled", "invalid_argument"]]);
+    expect(connects).toBe(0);
+  });
+
   test("the report is plain JSON", async () => {
     const h = hosts(4, (name) => (name === "h03" ? DRIFTED : BEFORE));
     const report = await applyFleet(lazyTargets(h, new FleetMeter()), { patch: PATCH }, { concurrency: 1 });
