@@ -54,7 +54,9 @@ export function summarizeFleet(report: Pick<FleetReport, "hosts" | "stopped" | "
   const counts = Object.fromEntries(FLEET_HOST_STATES.map((s) => [s, 0])) as Record<FleetHostState, number>;
   for (const host of hosts) counts[host.state]++;
   const first = firstFailure(hosts);
-  const firstFailureOut = first === null ? null : { host: first.name, code: first.error.code, message: first.error.message };
+  // A report that came back from a file or a model may have lost a host's error: say so rather than fail.
+  const firstError = first === null ? null : first.error ?? { code: first.state === "failed" ? "remote_error" as const : "outcome_unknown" as const, message: "(the report holds no failure for this host)" };
+  const firstFailureOut = first === null ? null : { host: first.name, code: firstError!.code, message: firstError!.message };
   const reconcile = hosts.flatMap((h) => (h.state === "outcome_unknown" ? [{ host: h.name, operationId: h.operationId }] : []));
   // A host reconcile found diverged holds neither the old nor the new files:
   // sending the patch again there would be planned on a state nobody chose.
@@ -83,7 +85,7 @@ export function summarizeFleet(report: Pick<FleetReport, "hosts" | "stopped" | "
   let text = `${headline} Next step: ${nextStep}`;
   if (first !== null) {
     const since = first.state === "failed" && first.reconciled !== undefined ? ` (Reconciled since: ${first.reconciled.state}${first.reconciled.state === "not_applied" ? ", nothing of the patch is there" : ""}.)` : "";
-    text += ` The first failure (on ${first.name})${since}, verbatim:\n${first.error.message}`;
+    text += ` The first failure (on ${first.name})${since}, verbatim:\n${firstError!.message}`;
   }
   return { total: hosts.length, counts, firstFailure: firstFailureOut, reconcile, rerun, nextStep, headline, text };
 }
@@ -95,7 +97,7 @@ function firstFailure(hosts: readonly FleetHost[]): FailedHost | null {
   let first: FailedHost | null = null;
   for (const host of hosts) {
     if (host.state !== "failed" && host.state !== "outcome_unknown") continue;
-    if (first === null || host.order < first.order) first = host;
+    if (first === null || (host.order ?? Infinity) < (first.order ?? Infinity)) first = host;
   }
   return first;
 }
