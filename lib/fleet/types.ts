@@ -41,7 +41,14 @@ import type { ApplyReport, CommitReport, FailureCode, PatchFailure, ReconcileTic
  */
 export type FleetTarget = FleetTargetCommon & ({ shell: RemoteShell; connect?: never } | { connect: (signal: AbortSignal) => Promise<RemoteShell>; shell?: never; release?: (shell: RemoteShell) => Promise<void> });
 
-/** What every {@linkcode FleetTarget} has. */
+/**
+ * What every {@linkcode FleetTarget} has, however its shell comes.
+ *
+ * @example
+ * ```ts
+ * const common: FleetTargetCommon = { name: "web1", root: "/etc/nginx", options: { timeoutMs: 60_000 } };
+ * ```
+ */
 export interface FleetTargetCommon {
   /** Unique within the fleet; used in the report, in progress events and for `reconcileFleet`. */
   name: string;
@@ -53,7 +60,14 @@ export interface FleetTargetCommon {
   options?: FleetHostOptions;
 }
 
-/** The apply options a target may set for its host alone. */
+/**
+ * The apply options a target may set for its host alone.
+ *
+ * @example
+ * ```ts
+ * const slowHost: FleetHostOptions = { timeoutMs: 120_000, sharedDirectories: "allow" };
+ * ```
+ */
 export type FleetHostOptions = Omit<FleetRequest, "patch" | "dryRun" | "expectedSha256">;
 
 /**
@@ -61,10 +75,22 @@ export type FleetHostOptions = Omit<FleetRequest, "patch" | "dryRun" | "expected
  * what is per host or per rollout (`root`, `operationId`, `signal`,
  * `onProgress`: see {@linkcode FleetOptions}). `expectedSha256` here holds
  * for every host (per-host ones go on the targets).
+ *
+ * @example
+ * ```ts
+ * const request: FleetRequest = { patch, matching: "exact", expectedSha256: { "nginx.conf": "9f86d0…" } };
+ * ```
  */
 export type FleetRequest = Omit<ApplyRequest, "root" | "operationId" | "signal" | "onProgress">;
 
-/** How a rollout proceeds: canary, concurrency, when to stop. */
+/**
+ * How a rollout proceeds: canary, concurrency, when to stop.
+ *
+ * @example
+ * ```ts
+ * const options: FleetOptions = { canary: ["web1"], concurrency: 16, maxFailures: 2, onProgress: (e) => console.error(e.type) };
+ * ```
+ */
 export interface FleetOptions {
   /**
    * Hosts done first, one at a time, before any other starts: a number (the
@@ -120,13 +146,31 @@ export interface FleetOptions {
   words?: FleetWords;
 }
 
-/** A progress event of {@linkcode applyFleet}. */
+/**
+ * A progress event of `applyFleet`: a host started, a host finished (with
+ * its result), or the rollout stopped starting hosts. Each carries the
+ * hosts running now, done so far, and in all.
+ *
+ * @example
+ * ```ts
+ * const onProgress = (e: FleetProgress): void => {
+ *   if (e.type === "host_finished") console.error(`[${e.done}/${e.total}] ${e.name} ${e.host.state}`);
+ * };
+ * ```
+ */
 export type FleetProgress =
   | { type: "host_started"; name: string; phase: FleetPhase; running: number; done: number; total: number }
   | { type: "host_finished"; name: string; phase: FleetPhase; host: FleetHost; running: number; done: number; total: number }
   | { type: "stopped"; stopped: FleetStopped; running: number; done: number; total: number };
 
-/** Whether a host ran as a canary (alone, first) or in the wide rollout. */
+/**
+ * Whether a host ran as a canary (alone, first) or in the wide rollout.
+ *
+ * @example
+ * ```ts
+ * const phase: FleetPhase = "canary";
+ * ```
+ */
 export type FleetPhase = "canary" | "rollout";
 
 /**
@@ -144,6 +188,11 @@ export type FleetPhase = "canary" | "rollout";
  *   part-way and could not restore): settle it with `reconcileFleet`;
  * - `cancelled`: the abort signal stopped it before its commit: nothing changed;
  * - `not_started`: the rollout stopped before its turn: nothing was done.
+ *
+ * @example
+ * ```ts
+ * const again = report.hosts.filter((h) => (["failed", "cancelled", "not_started"] as FleetHostState[]).includes(h.state));
+ * ```
  */
 export type FleetHostState = "applied" | "planned" | "skipped" | "failed" | "outcome_unknown" | "cancelled" | "not_started";
 
@@ -157,9 +206,18 @@ export type FleetHostState = "applied" | "planned" | "skipped" | "failed" | "out
  */
 export const FLEET_HOST_STATES: readonly FleetHostState[] = ["applied", "planned", "skipped", "failed", "outcome_unknown", "cancelled", "not_started"];
 
-/** What every host that started has. */
+/**
+ * What every host that started has.
+ *
+ * @example
+ * ```ts
+ * const run: FleetHostRun = { name: "web1", phase: "canary", ms: 180, order: 1, report };
+ * ```
+ */
 export interface FleetHostRun {
+  /** The target's name. */
   name: string;
+  /** Canary or rollout. */
   phase: FleetPhase;
   /** Wall time of this host: connect, read, plan, commit, close. */
   ms: number;
@@ -169,7 +227,21 @@ export interface FleetHostRun {
   report: ApplyReport;
 }
 
-/** One host's result: a union on `state` (see {@linkcode FleetHostState}). */
+/**
+ * One host's result: a union on `state` (see {@linkcode FleetHostState}).
+ * `failed` and `outcome_unknown` carry the `error` that decided it (the
+ * report's first failure, or its unknown outcome); `outcome_unknown` also
+ * its operation id and reconcile ticket; after `reconcileFleet`, a host
+ * that was unknown carries `reconciled`.
+ *
+ * @example
+ * ```ts
+ * for (const h of report.hosts) {
+ *   if (h.state === "failed") console.error(h.name, h.error.message);
+ *   if (h.state === "outcome_unknown") console.error(h.name, "reconcile operation", h.operationId);
+ * }
+ * ```
+ */
 export type FleetHost =
   | (FleetHostRun & { state: "applied"; reconciled?: FleetReconciledHost })
   | (FleetHostRun & { state: "planned" | "cancelled" })
@@ -178,7 +250,14 @@ export type FleetHost =
   | (FleetHostRun & { state: "outcome_unknown"; error: PatchFailure; operationId: string; reconcile: ReconcileTicket; reconciled?: FleetReconciledHost })
   | { name: string; state: "not_started" };
 
-/** Why a rollout stopped before every host had its turn. */
+/**
+ * Why a rollout stopped before every host had its turn.
+ *
+ * @example
+ * ```ts
+ * const stopped: FleetStopped = { reason: "max_failures", after: "web4", failures: 1 };
+ * ```
+ */
 export interface FleetStopped {
   /**
    * `canary_failed`: a canary did not apply; `max_failures`: more than
@@ -192,21 +271,40 @@ export interface FleetStopped {
   failures: number;
 }
 
-/** The result of {@linkcode applyFleet}. */
+/**
+ * The result of `applyFleet`: plain JSON.
+ *
+ * @example
+ * ```ts
+ * const report: FleetReport = await applyFleet(targets, { patch });
+ * if (!report.ok) console.error(report.summary.text);
+ * ```
+ */
 export interface FleetReport {
   /** Every host `applied` or `skipped` (dry run: `planned` or `skipped`). */
   ok: boolean;
+  /** Every host was only planned; nothing was written. */
   dryRun: boolean;
   /** One entry per target, in the targets' order. */
   hosts: FleetHost[];
+  /** Present when the rollout stopped before every host had its turn. */
   stopped?: FleetStopped;
+  /** What to do next, for a model or a person. */
   summary: FleetSummary;
 }
 
 /**
  * What a model (or a person) needs to act in one step.
+ *
+ * @example
+ * ```ts
+ * report.summary.counts.failed; // 1
+ * report.summary.rerun; // ["web4", "web5"]
+ * report.summary.nextStep; // "Fix the cause of the first failure (on web4), then call applyFleet again with only the targets web4, web5."
+ * ```
  */
 export interface FleetSummary {
+  /** Hosts in the report. */
   total: number;
   /** Hosts per state (every state present, 0 included). */
   counts: Record<FleetHostState, number>;
@@ -228,9 +326,18 @@ export interface FleetSummary {
   text: string;
 }
 
-/** How one host of a `reconcileFleet` settled. */
+/**
+ * How one host of a `reconcileFleet` settled.
+ *
+ * @example
+ * ```ts
+ * const settled: FleetReconciledHost = { name: "web5", operationId: "3f2a9c01d4e5b6a7", state: "applied", report };
+ * ```
+ */
 export interface FleetReconciledHost {
+  /** The target's name. */
   name: string;
+  /** The operation reconciled. */
   operationId: string;
   /**
    * `applied`: every file holds the patch's result; `not_applied`: every file
@@ -244,18 +351,35 @@ export interface FleetReconciledHost {
   report: CommitReport;
 }
 
-/** Options of {@linkcode reconcileFleet}. */
+/**
+ * Options of `reconcileFleet`: reconcile's own (lock wait, timeouts, shared
+ * directories) for every host, and how many hosts at once.
+ *
+ * @example
+ * ```ts
+ * await reconcileFleet(report, targets, { concurrency: 4, lockWaitMs: 30_000 });
+ * ```
+ */
 export interface ReconcileFleetOptions extends Omit<ReconcileOptions, "signal"> {
   /** Most hosts reconciled at once (default 8). */
   concurrency?: number;
   /** As for {@linkcode FleetOptions.connectTimeoutMs}. */
   connectTimeoutMs?: number;
+  /** Abort: no new host starts; running reconciles get the signal (reconcile may be run again). */
   signal?: AbortSignal;
   /** The words of the summary of the updated report (see {@linkcode FleetWords}). */
   words?: FleetWords;
 }
 
-/** The result of {@linkcode reconcileFleet}. */
+/**
+ * The result of `reconcileFleet`.
+ *
+ * @example
+ * ```ts
+ * const settled: FleetReconcileReport = await reconcileFleet(report, targets);
+ * console.log(settled.fleet.summary.text);
+ * ```
+ */
 export interface FleetReconcileReport {
   /** Every host settled (`applied` or `not_applied`). */
   ok: boolean;
@@ -274,6 +398,15 @@ export interface FleetReconcileReport {
  * A front end's words for the next steps of a summary: how to send the
  * patch again to some hosts, how to settle unknown outcomes, and how to go
  * from a dry run to the real run. The library's own words name its functions.
+ *
+ * @example
+ * ```ts
+ * const cli: FleetWords = {
+ *   rerun: (hosts) => `run it again with --hosts ${hosts.join(",")}`,
+ *   reconcile: (hosts) => `run --reconcile for ${hosts.map((h) => h.host).join(", ")}`,
+ *   applyForReal: () => "run it again without --dry-run",
+ * };
+ * ```
  */
 export interface FleetWords {
   /** Send the patch again to `hosts` (all names, in order). */
