@@ -27,18 +27,20 @@
  *   `sed`) to compare; printed, not failed, when missed. Needs sshd and ssh (openssh-server,
  * openssh-client); prints why and fails the target when they are absent.
  *
- * Usage: `bun bench/fleet.ts [--rounds=N] [--hosts=N]` (also run by `bun bench/run.ts`).
+ * Usage: `bun bench/fleet.ts [--rounds=N] [--hosts=N] [--write-docs]` (also run by `bun bench/run.ts`);
+ * `--write-docs` writes this run into the `fleet` section of docs/performance.md alone.
  *
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { applyFleet } from "../lib/fleet/fleet.ts";
 import type { FleetTarget } from "../lib/fleet/types.ts";
 import { connectSsh } from "../lib/ssh/shell.ts";
 import { type Sshd, sshdAvailable, startSshd, writeKnownHosts } from "../test/support/sshd.ts";
+import { BENCH_DOC_PATH, replaceMarkedSections } from "./docs_markers.ts";
 import { sha256Hex } from "./fixtures.ts";
 import { scenarioOf, sedCommand } from "./wire.ts";
 
@@ -222,10 +224,28 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
 if (import.meta.main) {
   const roundsArg = process.argv.find((a) => a.startsWith("--rounds="));
   const hostsArg = process.argv.find((a) => a.startsWith("--hosts="));
+  const writeDocs = process.argv.includes("--write-docs");
+  if (writeDocs && (roundsArg || hostsArg)) {
+    console.error("--write-docs takes the bench as it is (50 hosts, 5 rounds): drop --rounds and --hosts");
+    process.exit(2);
+  }
+  const started = performance.now();
   const report = await runFleetBench({
     ...(roundsArg ? { rounds: Number(roundsArg.slice(9)) } : {}),
     ...(hostsArg ? { hosts: Number(hostsArg.slice(8)) } : {}),
   });
   console.log(report.markdown);
+  if (writeDocs) {
+    // Only this part's section: the rest of the doc belongs to the full run (bench/run.ts --write-docs).
+    const repo = join(import.meta.dir, "..");
+    const git = (...args: string[]) => spawnSync("git", args, { cwd: repo, encoding: "utf8" }).stdout.trim();
+    const commit = git("rev-parse", "--short", "HEAD") || "an unknown commit";
+    const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
+    const machine = `${cpus()[0]?.model.trim() ?? "unknown cpu"}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, bun ${Bun.version}, load average ${loadavg()[0]!.toFixed(1)}`;
+    const header = `A standalone run of this part: \`npx bun bench/fleet.ts --write-docs\` at \`${commit}\`${dirty ? " (+ local changes)" : ""}, finished ${new Date().toISOString().replace(/\.\d+Z$/, "Z")} after ${((performance.now() - started) / 60_000).toFixed(1)} min, on ${machine}.`;
+    const doc = join(repo, BENCH_DOC_PATH);
+    writeFileSync(doc, replaceMarkedSections(readFileSync(doc, "utf8"), { fleet: `${header}\n\n${report.markdown}` }));
+    console.log(`wrote the fleet section of ${BENCH_DOC_PATH}`);
+  }
   process.exit(report.targets.every((t) => t.pass || t.kind === "goal") ? 0 : 1);
 }

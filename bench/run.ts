@@ -184,7 +184,7 @@ if (wireTargets.length === 0) {
   wireTargets.push({ label: "wire: cached 1-line change ≤ 64 KiB each way and ≤ 1.5× ssh sed -i (not measured)", kind: "required", pass: false });
 }
 
-let fleetMarkdown = "## Many hosts\n\nskipped (--no-fleet)";
+let fleetMarkdown = "## Many hosts\n\nnot measured in this run (--no-fleet)";
 const fleetTargets: TargetResult[] = [];
 if (!process.argv.includes("--no-fleet")) {
   try {
@@ -269,6 +269,7 @@ if (writeDocs) {
     process: processMarkdown,
     remote: remoteMarkdown,
     wire: wireMarkdown,
+    fleet: fleetMarkdown,
   });
   writeFileSync(doc, replaceMarkedSections(readFileSync(doc, "utf8"), sections));
   console.log(`wrote ${Object.keys(sections).length} sections into ${BENCH_DOC_PATH}`);
