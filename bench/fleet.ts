@@ -212,7 +212,7 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
       "",
       "| fleet target | verdict |",
       "|---|---|",
-      ...targets.map((t) => `| ${t.label}${t.kind === "goal" ? " (goal)" : ""} | ${t.pass ? "PASS" : "FAIL"} |`),
+      ...targets.map((t) => `| ${t.label}${t.kind === "goal" ? " (goal)" : ""} | ${t.pass ? "PASS" : t.kind === "goal" ? "goal missed" : "FAIL"} |`),
     ].join("\n");
     return { rows, ratio, sameKexRatio, targets, markdown: md };
   } finally {
