@@ -53,7 +53,7 @@ describe("apply_patch_fleet", () => {
     expect(tool.description).toContain("web (w1, w2, w3, w4)");
     const misspelt = await call(session, "apply_patch_fleet", { group: "web", patch: PATCH, max_failure: 3 });
     expect(misspelt.isError).toBe(true);
-    expect(textOf(misspelt)).toContain("max_failure");
+    expect(textOf(misspelt)).toContain("unknown argument `max_failure`: did you mean `max_failures`? nothing was applied on any host");
     expect(w.read("w1")).toBe(BEFORE); // refused before anything ran
   });
 
