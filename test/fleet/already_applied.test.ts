@@ -3,12 +3,15 @@
  * the patch" (a re-run's skipped host), judged on the real failures of a
  * patch sent a second time through LocalShell.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { applyPatch } from "../../lib/apply.ts";
 import { alreadyApplied } from "../../lib/fleet/host_state.ts";
 import { parsePatch } from "../../lib/patch/parse.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { cleanupTemps, makeTree } from "../support/local_trees.ts";
+
+// Real programs on a shared machine: a test that takes 1 s on an idle one may take ten times that.
+setDefaultTimeout(30_000);
 
 afterAll(cleanupTemps);
 

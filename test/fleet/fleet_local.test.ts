@@ -3,7 +3,7 @@
  * for hosts (each target its own root, some through a lazy `connect`, some
  * with a shell of the caller's), real files, the real programs.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { applyFleet } from "../../lib/fleet/fleet.ts";
 import { reconcileFleet } from "../../lib/fleet/reconcile_fleet.ts";
 import type { FleetHost, FleetOptions, FleetProgress, FleetReport, FleetTarget } from "../../lib/fleet/types.ts";
@@ -13,6 +13,9 @@ import { RemoteShellError } from "../../lib/remote/shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
 import { AFTER, BEFORE, CommitKiller, DRIFTED, FleetMeter, makeHosts, PATCH, sha } from "./helpers.ts";
 import type { Hosts } from "./helpers.ts";
+
+// Real programs on a shared machine: a test that takes 1 s on an idle one may take ten times that.
+setDefaultTimeout(30_000);
 
 const made: Hosts[] = [];
 afterEach(() => {

@@ -4,7 +4,7 @@
  * host, the rollout's stops, a re-run of the hosts the summary names, and
  * an unknown outcome reconciled by the server at once.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -17,6 +17,9 @@ import type { RemoteShell } from "../../lib/remote/shell.ts";
 import { AFTER, BEFORE, CommitKiller, DRIFTED, PATCH, sha } from "../fleet/helpers.ts";
 import { call, connect, localRoots, makeTree, textOf } from "./helpers.ts";
 import type { Session } from "./helpers.ts";
+
+// Real programs on a shared machine: a test that takes 1 s on an idle one may take ten times that.
+setDefaultTimeout(30_000);
 
 let session: Session | undefined;
 afterEach(async () => {
