@@ -21,11 +21,11 @@
  */
 import { applyFleet, LocalShell, reconcileFleet, summarizeFleet } from "../../mod.ts";
 import type { FleetHost, FleetReconcileReport, FleetReport, FleetRequest, FleetTarget, SnapshotCache } from "../../mod.ts";
-import { fleetWire } from "../fleet_wire.ts";
+import { fleetReportFromWire, wireFleetReconciled, wireFleetReport } from "../wire/fleet.ts";
 import type { ApplyCliOptions, FleetCliOptions } from "./args.ts";
 import { FleetProgressView, cliFleetWords, fleetExitCode, formatFleetReport } from "./fleet_text.ts";
 import { cliFailure, cliReport } from "./hint_words.ts";
-import { formatReconcile, readReconcileTicket } from "./reconcile_text.ts";
+import { formatReconcile } from "./reconcile_text.ts";
 import { connectWithNotes } from "./ssh_options.ts";
 
 /**
@@ -97,7 +97,7 @@ export async function reconcileFleetCli(options: ApplyCliOptions & { fleet: Flee
   const settled = await reconcileFleet(saved, fleetTargets(options), reconcileOptions(options));
   const summary = summarizeFleet(settled.fleet, cliFleetWords(options.fleet.hosts));
   if (options.json) {
-    process.stdout.write(JSON.stringify(fleetWire({ ...settled.fleet, summary, reconciled: settled.hosts }), null, 2) + "\n");
+    process.stdout.write(JSON.stringify({ ...wireFleetReport({ ...settled.fleet, summary }), reconciled: wireFleetReconciled(settled.hosts) }, null, 2) + "\n");
   } else {
     const roots = new Map(options.fleet.hosts.map((h) => [h.name, h.root]));
     if (settled.hosts.length === 0) process.stdout.write("No host of that report has an unknown outcome: nothing to reconcile.\n");
@@ -132,8 +132,8 @@ function reconcileOptions(options: ApplyCliOptions & { fleet: FleetCliOptions })
 function printFleet(report: FleetReport, options: ApplyCliOptions & { fleet: FleetCliOptions }, reconciled?: FleetReconcileReport): number {
   const shown = inCliWords(report, options.fleet);
   if (options.json) {
-    const out = reconciled === undefined ? shown : { ...shown, reconciled: reconciled.hosts };
-    process.stdout.write(JSON.stringify(fleetWire(out), null, 2) + "\n");
+    const out = reconciled === undefined ? wireFleetReport(shown) : { ...wireFleetReport(shown), reconciled: wireFleetReconciled(reconciled.hosts) };
+    process.stdout.write(JSON.stringify(out, null, 2) + "\n");
   } else {
     process.stdout.write(formatFleetReport(shown));
   }
@@ -154,10 +154,10 @@ function inCliWords(report: FleetReport, fleet: FleetCliOptions): FleetReport {
 }
 
 /**
- * The fleet report of a saved `--json` output, as reconcileFleet reads it,
- * or why there is none. Only the hosts of unknown outcome are read back
- * into the library's form — the ticket through readReconcileTicket, the
- * single-host reader of saved reports — the others pass through as saved.
+ * The fleet report of a saved `--json` output, in the library's spelling
+ * (examples/wire/fleet.ts), or why there is none. Its contents are not
+ * trusted here or later: reconcileFleet checks each ticket, and the roots
+ * and shells come from this command line.
  */
 function savedFleet(text: string): FleetReport | string {
   let data: unknown;
@@ -170,19 +170,8 @@ function savedFleet(text: string): FleetReport | string {
   if (!Array.isArray(hosts) || !hosts.every((h) => typeof h?.name === "string" && typeof h?.state === "string")) {
     return "no fleet report in it (a hosts list of {name, state}); give the --json output of a --hosts run";
   }
-  const back: FleetHost[] = [];
-  for (const h of hosts as Record<string, unknown>[]) {
-    if (h.state !== "outcome_unknown") {
-      back.push(h as unknown as FleetHost);
-      continue;
-    }
-    const ticket = readReconcileTicket(JSON.stringify(h.report ?? {}));
-    if (typeof ticket === "string") return `host ${JSON.stringify(h.name)}: its report has no reconcile ticket (${ticket})`;
-    const { operation_id: _wire, ...rest } = h;
-    back.push({ ...(rest as unknown as FleetHost & { state: "outcome_unknown" }), operationId: ticket.operation_id, reconcile: ticket });
-  }
-  const dryRun = (data as { dry_run?: unknown }).dry_run === true;
-  return { ok: false, dryRun, hosts: back, summary: summarizeFleet({ dryRun, hosts: back }) };
+  const report = fleetReportFromWire(data);
+  return { ...report, dryRun: report.dryRun === true };
 }
 
 /** Ctrl-C: once stop (running hosts finish), twice cancel them, three times quit. */

@@ -149,7 +149,7 @@ export function formatFleetReport(report: FleetReport): string {
   }
   if (report.dryRun) {
     const flags = report.hosts.flatMap((h) =>
-      h.state === "planned" ? h.report.files.flatMap((f) => (f.previous_sha256 === null ? [] : [`--host-expect ${quoteWord(`${h.name}=${f.path}=${f.previous_sha256}`)}`])) : []
+      h.state === "planned" ? h.report.files.flatMap((f) => (f.previousSha256 === null ? [] : [`--host-expect ${quoteWord(`${h.name}=${f.path}=${f.previousSha256}`)}`])) : []
     );
     if (flags.length > 0) out.push("", "To apply exactly these versions (a host whose file changed first is refused), run it again without --dry-run and with:", `  ${flags.join(" ")}`);
   }

@@ -2,7 +2,7 @@
  * zod schemas of `apply_patch_fleet`: a strict input (strictInput, as every
  * tool's: an unknown argument is refused by name with the closest known one,
  * not ignored — a misspelt `max_failure` must not silently mean 0)
- * and the fleet report as output, in the wire's snake_case (examples/fleet_wire.ts).
+ * and the fleet report as output, in the wire's snake_case (examples/wire/fleet.ts).
  *
  * @module
  */
@@ -65,6 +65,7 @@ export const applyPatchFleetOutput: z.ZodType<Record<string, unknown>> = z.loose
     report: z.looseObject({ ok: z.boolean() }).optional().describe("that host's apply_patch report"),
     reconciled: reconciledHost.optional(),
   })),
+  refused: failureSchema.optional().describe("the call was refused before any host started"),
   stopped: z.looseObject({
     reason: z.enum(["canary_failed", "max_failures", "cancelled", "stopped"]),
     after: z.string().nullable(),
@@ -73,7 +74,7 @@ export const applyPatchFleetOutput: z.ZodType<Record<string, unknown>> = z.loose
   summary: z.looseObject({
     total: z.number(),
     counts: z.record(z.string(), z.number()),
-    first_failure: z.looseObject({ host: z.string(), code: z.string(), message: z.string() }).nullable(),
+    first_failure: z.looseObject({ host: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
     reconcile: z.array(z.looseObject({ host: z.string(), operation_id: z.string() })),
     rerun: z.array(z.string()).describe("the hosts to send the patch to again once the cause is fixed"),
     next_step: z.string(),

@@ -23,7 +23,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { applyFleet, failure, reconcileFleet, summarizeFleet } from "../../mod.ts";
 import type { ApplyReport, FleetHost, FleetProgress, FleetReconcileReport, FleetReport, FleetTarget, FleetWords, PatchFailure } from "../../mod.ts";
-import { fleetWire } from "../fleet_wire.ts";
+import { wireFleetReconciled, wireFleetReport } from "../wire/fleet.ts";
+import type { WireFleetReport } from "../wire/fleet.ts";
 import { boundFileDiffs, guardResult } from "./bounds.ts";
 import { unexpected } from "./context.ts";
 import type { Extra, ToolContext } from "./context.ts";
@@ -117,7 +118,11 @@ async function fleetTool(ctx: ToolContext, groups: readonly GroupConfig[], args:
     message: `apply_patch_fleet ${group.name}${dryRun ? " (dry run)" : ""}: ${shown.summary.headline}`,
     data: { group: group.name, ok: report.ok, dry_run: dryRun, counts: report.summary.counts, ...(report.stopped ? { stopped: report.stopped } : {}) },
   }, extra);
-  const structured = fleetWire({ ...shown, group: group.name, ...(reconciled !== undefined ? { reconciled: reconciled.hosts } : {}) }) as Record<string, unknown>;
+  const structured = {
+    ...boundedDiffs(wireFleetReport(shown), ctx.diffBudgetBytes),
+    group: group.name,
+    ...(reconciled !== undefined ? { reconciled: wireFleetReconciled(reconciled.hosts) } : {}),
+  };
   return guardResult({
     ...(report.ok ? {} : { isError: true }),
     content: [{ type: "text", text: shown.summary.text }, { type: "text", text: hostLines(shown) }],
@@ -168,23 +173,36 @@ export function mcpFleetWords(group: string): FleetWords {
   };
 }
 
-/** Every host report's messages in this server's words, diffs bounded, and the summary made again from them. */
+/** Every host report's messages in this server's words, and the summary made again from them. */
 function inMcpWords(report: FleetReport, words: FleetWords, ctx: ToolContext): FleetReport {
-  const budget = Math.floor(ctx.diffBudgetBytes / Math.max(1, report.hosts.length));
   const hosts = report.hosts.map((host): FleetHost => {
     if (host.state === "not_started") return host;
     const context: McpWordsContext = { tools: ctx.tools, reconciled: "reconciled" in host && host.reconciled !== undefined };
-    const reworded = { ...host, report: mcpReport(host.report, context, budget) };
+    const reworded = { ...host, report: mcpReport(host.report, context) };
     if (reworded.state === "failed" || reworded.state === "outcome_unknown") return { ...reworded, error: mcpFailures([reworded.error], context)[0]! };
     return reworded;
   });
-  const partial = { dryRun: report.dryRun, hosts, ...(report.stopped !== undefined ? { stopped: report.stopped } : {}) };
-  return { ...report, hosts, summary: summarizeFleet(partial, words) };
+  const partial = {
+    dryRun: report.dryRun,
+    hosts,
+    ...(report.stopped !== undefined ? { stopped: report.stopped } : {}),
+    ...(report.refused !== undefined ? { refused: mcpFailures([report.refused], { tools: ctx.tools })[0]! } : {}),
+  };
+  return { ...report, ...partial, summary: summarizeFleet(partial, words) };
 }
 
-function mcpReport(report: ApplyReport, context: McpWordsContext, diffBudget: number): ApplyReport {
-  const files = boundFileDiffs(report.files.map((f) => ({ ...f, warnings: mcpWarnings(f.warnings, context) })), diffBudget);
-  return { ...report, files, warnings: mcpWarnings(report.warnings, context), ...(report.errors ? { errors: mcpFailures(report.errors, context) } : {}) };
+function mcpReport(report: ApplyReport, context: McpWordsContext): ApplyReport {
+  const files = report.files.map((f) => ({ ...f, warnings: mcpWarnings(f.warnings, context) }));
+  const warnings = mcpWarnings(report.warnings, context);
+  if (report.ok) return { ...report, files, warnings };
+  const [first, ...rest] = mcpFailures(report.errors, context);
+  return { ...report, files, warnings, errors: [first!, ...rest] };
+}
+
+/** The wire report with every host's diffs cut to a share of the result's budget (bounds.ts). */
+function boundedDiffs(wire: WireFleetReport, budget: number): WireFleetReport {
+  const share = Math.floor(budget / Math.max(1, wire.hosts.length));
+  return { ...wire, hosts: wire.hosts.map((h) => (h.report === undefined ? h : { ...h, report: { ...h.report, files: boundFileDiffs(h.report.files, share) } })) };
 }
 
 /** One line per host: state, and its files (SHA prefixes) or its failure's code and path. */
@@ -192,7 +210,7 @@ function hostLines(report: FleetReport): string {
   const short = (sha: string | null): string => (sha === null ? "none" : sha.slice(0, 12));
   return report.hosts.map((host) => {
     if (host.state === "not_started") return `${host.name}: not_started`;
-    const files = host.report.files.map((f) => `${f.op} ${f.path}${f.move_to !== undefined ? ` -> ${f.move_to}` : ""} ${short(f.previous_sha256)} -> ${short(f.new_sha256)}`).join("; ");
+    const files = host.report.files.map((f) => `${f.op} ${f.path}${f.moveTo !== undefined ? ` -> ${f.moveTo}` : ""} ${short(f.previousSha256)} -> ${short(f.newSha256)}`).join("; ");
     switch (host.state) {
       case "failed":
         return `${host.name}: failed ${host.error.code}${host.error.path !== undefined ? ` (${host.error.path})` : ""}${host.reconciled ? `, reconciled: ${host.reconciled.state}` : ""}`;
@@ -221,8 +239,8 @@ function progressReporter(ctx: ToolContext, group: string, extra: Extra): (event
       ctx.connection.event({
         level: host.state === "applied" || host.state === "skipped" ? "info" : "warning",
         event: "commit",
-        message: `apply_patch_fleet ${group}/${host.name}: ${host.state}${code} (operation ${host.report.operation_id})`,
-        data: { group, root: host.name, state: host.state, operation_id: host.report.operation_id },
+        message: `apply_patch_fleet ${group}/${host.name}: ${host.state}${code} (operation ${host.report.operationId})`,
+        data: { group, root: host.name, state: host.state, operation_id: host.report.operationId },
       }, extra);
     }
     if (progressToken === undefined) return;

@@ -19,6 +19,7 @@ import { parsePatch } from "../patch/parse.ts";
 import { newOperationId } from "../remote/commit.ts";
 import type { ApplyReport, Patch, PatchFailure } from "../types.ts";
 import { holdShell } from "./connections.ts";
+import { fleetKeysFailure } from "./fleet_keys.ts";
 import { countsAsFailure, endedWell, hostResult } from "./host_state.ts";
 import { notRunReport } from "./report_fields.ts";
 import { summarizeFleet } from "./summary.ts";
@@ -48,9 +49,12 @@ export const DEFAULT_FLEET_CONCURRENCY = 8;
  *
  * Never throws for a host's failure: connection, authentication and host-key
  * failures, timeouts, refusals and unknown outcomes are that host's state in
- * the report, and each host's `applyPatch` report is kept whole. Only
+ * the report, and each host's `applyPatch` report is kept whole. A field
+ * the fleet does not read (in the request, the options or a target: a
+ * misspelt `dryrun`) refuses the call before any host starts: `refused`
+ * holds the `invalid_request` failure naming the closest field. Only
  * programmer errors throw (a `TypeError` before anything starts: no
- * targets, duplicate names, a bad option). Hosts in `outcome_unknown` carry
+ * targets, duplicate names, a bad option value). Hosts in `outcome_unknown` carry
  * their operation id and reconcile ticket: {@linkcode reconcileFleet} settles
  * them. The report is plain JSON and its `summary` says the next step.
  *
@@ -71,6 +75,11 @@ export const DEFAULT_FLEET_CONCURRENCY = 8;
 export async function applyFleet(targets: readonly FleetTarget[], request: FleetRequest, options: FleetOptions = {}): Promise<FleetReport> {
   checkArguments(targets, request, options);
   const dryRun = request.dryRun === true || options.dryRun === true;
+  const refused = fleetKeysFailure(targets, request, options);
+  if (refused !== null) {
+    const partial = { dryRun, hosts: targets.map((t): FleetHost => ({ name: t.name, state: "not_started" })), refused };
+    return { ok: false, ...partial, summary: summarizeFleet(partial, options.words) };
+  }
   const concurrency = options.concurrency ?? DEFAULT_FLEET_CONCURRENCY;
   const maxFailures = options.maxFailures ?? 0;
   const canaries = dryRun ? [] : canaryIndices(targets, options.canary ?? 1);

@@ -8,6 +8,7 @@ import { failure } from "../failure.ts";
 import { reconcile } from "../remote/reconcile.ts";
 import type { CommitReport } from "../types.ts";
 import { holdShell } from "./connections.ts";
+import { reconcileKeysFailure } from "./fleet_keys.ts";
 import { DEFAULT_FLEET_CONCURRENCY } from "./fleet.ts";
 import { endedWell } from "./host_state.ts";
 import { notReconciledReport, reconciledStates, ticketOperation } from "./report_fields.ts";
@@ -50,6 +51,12 @@ export async function reconcileFleet(report: FleetReport, targets: readonly Flee
   const unknown = report.hosts.filter((h): h is UnknownHost => h?.state === "outcome_unknown");
   const signal = options.signal ?? new AbortController().signal;
 
+  const refused = reconcileKeysFailure(options);
+  if (refused !== null) {
+    // Nothing is contacted: each host stays unknown, with the reason.
+    const hosts = unknown.map((h): FleetReconciledHost => ({ name: h.name, operationId: String(h.operationId ?? ""), state: "unsettled", report: notReconciledReport(refused, String(h.operationId ?? "")) }));
+    return { ok: false, hosts, fleet: { ...report, summary: summarizeFleet(report, options.words) } };
+  }
   const settled: FleetReconciledHost[] = new Array(unknown.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -70,7 +77,12 @@ export async function reconcileFleet(report: FleetReport, targets: readonly Flee
     if (reconciled.state === "applied") return { ...run, state: "applied", reconciled };
     return { ...run, state: "failed", error, reconciled };
   });
-  const partial = { dryRun: report.dryRun === true, hosts, ...(report.stopped !== undefined ? { stopped: report.stopped } : {}) };
+  const partial = {
+    dryRun: report.dryRun === true,
+    hosts,
+    ...(report.stopped !== undefined ? { stopped: report.stopped } : {}),
+    ...(report.refused !== undefined ? { refused: report.refused } : {}),
+  };
   return {
     ok: settled.every((s) => s.state === "applied" || s.state === "not_applied"),
     hosts: settled,
@@ -96,7 +108,7 @@ async function settleHost(host: UnknownHost, target: FleetTarget | undefined, op
   if ("code" in held) return unsettled(notReconciledReport(held, operationId));
   try {
     const { signal, lockWaitMs, staleLockMs, timeoutMs, sharedDirectories, compress } = options;
-    const report = await reconcile(held.shell, target.root, ticket, operationId, {
+    const report = await reconcile(held.shell, target.root, ticket, {
       signal,
       ...(lockWaitMs !== undefined ? { lockWaitMs } : {}),
       ...(staleLockMs !== undefined ? { staleLockMs } : {}),

@@ -18,7 +18,7 @@ import type { ApplyReport, CommitReport, FailureCode, PatchFailure, ReconcileTic
  * ```
  */
 export function operationIdOf(report: ApplyReport | CommitReport): string {
-  return report.operation_id;
+  return report.operationId;
 }
 
 /**
@@ -30,7 +30,7 @@ export function operationIdOf(report: ApplyReport | CommitReport): string {
  * ```
  */
 export function isDryRun(report: ApplyReport): boolean {
-  return report.dry_run;
+  return report.dryRun;
 }
 
 /**
@@ -54,11 +54,11 @@ export function errorsOf(report: ApplyReport | CommitReport): readonly PatchFail
  *
  * @example
  * ```ts
- * saysAlreadyApplied({ code: "context_mismatch", message: "…", retryable: false, already_applied_at: 12 }); // true
+ * saysAlreadyApplied({ code: "context_mismatch", message: "…", retryable: false, alreadyAppliedAt: 12 }); // true
  * ```
  */
 export function saysAlreadyApplied(failure: PatchFailure): boolean {
-  return failure.already_applied_at !== undefined;
+  return failure.alreadyAppliedAt !== undefined;
 }
 
 /**
@@ -94,7 +94,7 @@ export function reconciledStates(report: CommitReport): ("applied" | "not_applie
  * ```
  */
 export function ticketOperation(ticket: ReconcileTicket): string {
-  return ticket.operation_id;
+  return ticket.operationId;
 }
 
 /**
@@ -110,13 +110,13 @@ export function ticketOperation(ticket: ReconcileTicket): string {
 export function notRunReport(cause: PatchFailure, operationId: string, dryRun: boolean): ApplyReport {
   return {
     ok: false,
-    operation_id: operationId,
+    operationId,
     atomicity: "batch_preflight_per_file_commit",
     elevated: false,
-    dry_run: dryRun,
+    dryRun,
     files: [],
     warnings: [],
-    errors: [{ ...cause, operation_id: operationId }],
+    errors: [{ ...cause, operationId }],
   };
 }
 
@@ -132,12 +132,12 @@ export function notRunReport(cause: PatchFailure, operationId: string, dryRun: b
 export function notReconciledReport(cause: PatchFailure, operationId: string): CommitReport {
   return {
     ok: false,
-    operation_id: operationId,
+    operationId,
     atomicity: "batch_preflight_per_file_commit",
     elevated: false,
     files: [],
     warnings: [],
-    errors: [{ ...cause, operation_id: operationId }],
+    errors: [{ ...cause, operationId }],
   };
 }
 

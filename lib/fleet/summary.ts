@@ -49,10 +49,16 @@ export const LIBRARY_FLEET_WORDS: FleetWords = {
  * const cli = summarizeFleet(report, { rerun: (h) => `re-run with --hosts ${h.join(",")}`, reconcile: …, applyForReal: … });
  * ```
  */
-export function summarizeFleet(report: Pick<FleetReport, "hosts" | "stopped" | "dryRun">, words: FleetWords = LIBRARY_FLEET_WORDS): FleetSummary {
+export function summarizeFleet(report: Pick<FleetReport, "hosts" | "stopped" | "dryRun" | "refused">, words: FleetWords = LIBRARY_FLEET_WORDS): FleetSummary {
   const { hosts, stopped } = report;
   const counts = Object.fromEntries(FLEET_HOST_STATES.map((s) => [s, 0])) as Record<FleetHostState, number>;
   for (const host of hosts) counts[host.state]++;
+  if (report.refused !== undefined) {
+    const { code, message } = report.refused;
+    const headline = `The call was refused before any host started (${code}); ${hosts.length} host${hosts.length === 1 ? "" : "s"} not_started.`;
+    const nextStep = "Fix what the failure names and call again; no host was contacted.";
+    return { total: hosts.length, counts, firstFailure: { host: null, code, message }, reconcile: [], rerun: [], nextStep, headline, text: `${headline} Next step: ${nextStep} The failure, verbatim:\n${message}` };
+  }
   const first = firstFailure(hosts);
   // A report that came back from a file or a model may have lost a host's error: say so rather than fail.
   const firstError = first === null ? null : first.error ?? { code: first.state === "failed" ? "remote_error" as const : "outcome_unknown" as const, message: "(the report holds no failure for this host)" };

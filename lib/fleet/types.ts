@@ -289,6 +289,11 @@ export interface FleetReport {
   hosts: FleetHost[];
   /** Present when the rollout stopped before every host had its turn. */
   stopped?: FleetStopped;
+  /**
+   * Present when the call was refused before any host started (a field the
+   * fleet does not read: `invalid_request`); every host is `not_started`.
+   */
+  refused?: PatchFailure;
   /** What to do next, for a model or a person. */
   summary: FleetSummary;
 }
@@ -308,8 +313,8 @@ export interface FleetSummary {
   total: number;
   /** Hosts per state (every state present, 0 included). */
   counts: Record<FleetHostState, number>;
-  /** The first failure to happen (by time), its message verbatim. */
-  firstFailure: { host: string; code: FailureCode; message: string } | null;
+  /** The first failure to happen (by time), its message verbatim; `host` null for a refused call. */
+  firstFailure: { host: string | null; code: FailureCode; message: string } | null;
   /** Hosts whose files may have changed: reconcile them before anything else. */
   reconcile: { host: string; operationId: string }[];
   /**

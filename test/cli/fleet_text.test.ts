@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { FleetProgressView } from "../../examples/cli/fleet_text.ts";
 import type { ApplyReport, FleetHost, FleetProgress } from "../../mod.ts";
 
-const report: ApplyReport = { ok: true, operation_id: "0123456789abcdef", atomicity: "batch_preflight_per_file_commit", elevated: false, dry_run: false, files: [], warnings: [] };
+const report: ApplyReport = { ok: true, operationId: "0123456789abcdef", atomicity: "batch_preflight_per_file_commit", elevated: false, dryRun: false, files: [], warnings: [] };
 const applied = (name: string): FleetHost => ({ name, state: "applied", phase: "rollout", ms: 12, order: 1, report });
 
 const events: FleetProgress[] = [

@@ -212,7 +212,7 @@ describe("applyFleet over LocalShell roots", () => {
     expect(report.stopped).toBeUndefined();
     for (const name of h.names) expect(h.read(name)).toBe(name === "h01" || name === "h04" ? DRIFTED : BEFORE);
     const planned = byName(report, "h02");
-    expect(planned.state === "planned" && planned.report.files[0]!.previous_sha256).toBe(sha(BEFORE));
+    expect(planned.state === "planned" && planned.report.files[0]!.previousSha256).toBe(sha(BEFORE));
     expect(report.summary.text.startsWith("Dry run, 6 hosts: 4 planned, 2 failed.")).toBe(true);
 
     const clean = await applyFleet(lazyTargets(hosts(2), meter), { patch: PATCH, dryRun: true });
@@ -229,7 +229,7 @@ describe("applyFleet over LocalShell roots", () => {
     expect(states(report)).toEqual({ h01: "failed", h02: "applied", h03: "failed", h04: "failed" });
     const h03 = byName(report, "h03");
     expect(h03.state === "failed" && h03.error.code).toBe("precondition_failed");
-    expect(h03.state === "failed" && h03.error.expected_sha256).toBe(sha("something else\n"));
+    expect(h03.state === "failed" && h03.error.expectedSha256).toBe(sha("something else\n"));
   });
 
   test("per-host options: a target's own apply options win over the request's for that host alone", async () => {
@@ -245,7 +245,7 @@ describe("applyFleet over LocalShell roots", () => {
   test("connection failures are host failures that count toward maxFailures: a typed one from the adapter, any other error as connect_failed", async () => {
     const h = hosts(5);
     const targets = lazyTargets(h, new FleetMeter()).map((t): FleetTarget => {
-      if (t.name === "h02") return { ...t, shell: undefined, connect: () => Promise.reject(new RemoteShellError(failure("host_key_unknown", "the host key of h02 is not known"))) };
+      if (t.name === "h02") return { ...t, shell: undefined, connect: () => Promise.reject(new RemoteShellError(failure("host_key_unknown", "the host key of h02 is not known", { fingerprint: "SHA256:test", knownHostsLine: "h02 ssh-ed25519 AAAA" }))) };
       if (t.name === "h04") return { ...t, shell: undefined, connect: () => Promise.reject(new Error("no such host in the inventory")) };
       return t;
     });
@@ -255,7 +255,7 @@ describe("applyFleet over LocalShell roots", () => {
     const h04 = byName(report, "h04");
     expect(h02.state === "failed" && h02.error.code).toBe("host_key_unknown");
     expect(h04.state === "failed" && [h04.error.code, h04.error.message]).toEqual(["connect_failed", "connect_failed: could not open a shell on h04: no such host in the inventory. Check the host and its connection settings, then send the patch to it again."]);
-    expect(h04.state === "failed" && h04.report.operation_id).toMatch(/^[0-9a-f]{16}$/);
+    expect(h04.state === "failed" && h04.report.operationId).toMatch(/^[0-9a-f]{16}$/);
     expect(report.stopped).toEqual({ reason: "max_failures", after: "h04", failures: 2 });
   });
 
@@ -359,9 +359,9 @@ describe("applyFleet over LocalShell roots", () => {
     expect(states(report)).toEqual({ h01: "applied", h02: "applied", h03: "outcome_unknown", h04: "applied", h05: "outcome_unknown", h06: "applied" });
     const h03 = byName(report, "h03");
     if (h03.state !== "outcome_unknown") throw new Error("h03 should be unknown");
-    expect(h03.operationId).toBe(h03.report.operation_id);
-    expect(h03.reconcile.operation_id).toBe(h03.operationId);
-    expect(h03.reconcile.files.map((f) => [f.path, f.new_sha256])).toEqual([["app.conf", sha(AFTER)]]);
+    expect(h03.operationId).toBe(h03.report.operationId);
+    expect(h03.reconcile.operationId).toBe(h03.operationId);
+    expect(h03.reconcile.files.map((f) => [f.path, f.newSha256])).toEqual([["app.conf", sha(AFTER)]]);
     expect(report.summary.reconcile.map((r) => r.host)).toEqual(["h03", "h05"]);
     expect(report.summary.nextStep).toStartWith("Call reconcileFleet with this report to settle h03 (operation ");
 
@@ -418,6 +418,46 @@ describe("applyFleet over LocalShell roots", () => {
       },
     });
     expect(report.ok).toBe(true);
+  });
+
+  const strange: { name: string; call: (targets: FleetTarget[]) => Promise<FleetReport>; says: string }[] = [
+    { name: "a misspelt dryRun in the options", call: (t) => applyFleet(t, { patch: PATCH }, { dryrun: true } as FleetOptions), says: "unknown applyFleet options field `dryrun`: did you mean `dryRun`?" },
+    { name: "an unknown request field", call: (t) => applyFleet(t, { patch: PATCH, expected_sha256: {} } as never), says: "unknown applyFleet request field `expected_sha256`: did you mean `expectedSha256`?" },
+    {
+      name: "a target's misspelt expectedSha256",
+      call: (t) => applyFleet(t.map((x, i) => (i === 1 ? { ...x, expectedSha: {} } as unknown as FleetTarget : x)), { patch: PATCH }),
+      says: 'unknown applyFleet target "h02" field `expectedSha`: did you mean `expectedSha256`?',
+    },
+    {
+      name: "a target's unknown apply option",
+      call: (t) => applyFleet(t.map((x, i) => (i === 2 ? { ...x, options: { timeout: 5 } } as unknown as FleetTarget : x)), { patch: PATCH }),
+      says: 'unknown applyFleet target "h03" options field `timeout`',
+    },
+  ];
+  for (const c of strange) {
+    test(`a field the fleet does not read refuses the call before any host starts (invalid_request): ${c.name}`, async () => {
+      const h = hosts(3);
+      const meter = new FleetMeter();
+      const report = await c.call(lazyTargets(h, meter));
+      expect(report.ok).toBe(false);
+      expect(report.refused?.code).toBe("invalid_request");
+      expect(report.refused?.message).toContain(c.says);
+      expect(Object.values(states(report))).toEqual(["not_started", "not_started", "not_started"]);
+      expect(meter.opened).toBe(0);
+      expect(report.summary.firstFailure).toEqual({ host: null, code: "invalid_request", message: report.refused!.message });
+      expect(report.summary.nextStep).toBe("Fix what the failure names and call again; no host was contacted.");
+      for (const name of h.names) expect(h.read(name)).toBe(BEFORE);
+    });
+  }
+
+  test("reconcileFleet refuses an option it does not read: every unknown host stays unsettled, none contacted", async () => {
+    const h = hosts(2);
+    const report = await applyFleet(lazyTargets(h, new FleetMeter(), (name, shell) => (name === "h02" ? new CommitKiller(shell, "done") : shell)), { patch: PATCH }, { canary: 0, maxFailures: 1 });
+    const meter = new FleetMeter();
+    const settled = await reconcileFleet(report, lazyTargets(h, meter), { concurency: 2 } as never);
+    expect(settled.hosts.map((x) => [x.name, x.state, x.report.ok ? "" : x.report.errors[0]!.code])).toEqual([["h02", "unsettled", "invalid_request"]]);
+    expect(meter.opened).toBe(0);
+    expect((await reconcileFleet(report, lazyTargets(h, meter))).hosts.map((x) => x.state)).toEqual(["applied"]);
   });
 
   const misuse: { name: string; call: () => Promise<unknown>; message: RegExp }[] = [
