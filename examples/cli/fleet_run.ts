@@ -45,6 +45,7 @@ export async function runFleetCli(options: ApplyCliOptions & { fleet: FleetCliOp
     requireShaForDelete: options.requireShaForDelete,
     ...(options.matching !== undefined ? { matching: options.matching } : {}),
     ...(options.sharedDirectories !== undefined ? { sharedDirectories: options.sharedDirectories } : {}),
+    ...(options.trustRootAncestors !== undefined ? { trustRootAncestors: options.trustRootAncestors } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.compress !== undefined ? { compress: options.compress } : {}),
     ...(cache !== undefined ? { cache } : {}),
@@ -125,6 +126,7 @@ function reconcileOptions(options: ApplyCliOptions & { fleet: FleetCliOptions })
     words: cliFleetWords(options.fleet.hosts),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.sharedDirectories !== undefined ? { sharedDirectories: options.sharedDirectories } : {}),
+    ...(options.trustRootAncestors !== undefined ? { trustRootAncestors: options.trustRootAncestors } : {}),
   };
 }
 

@@ -150,6 +150,7 @@ function rootApplyOptions(root: RootConfig): NonNullable<FleetTarget["options"]>
     ...(o.requireShaForDelete !== undefined ? { requireShaForDelete: o.requireShaForDelete } : {}),
     ...(o.createParents !== undefined ? { createParents: o.createParents } : {}),
     ...(o.sharedDirectories !== undefined ? { sharedDirectories: o.sharedDirectories } : {}),
+    ...(o.trustRootAncestors !== undefined ? { trustRootAncestors: o.trustRootAncestors } : {}),
     ...(o.limits !== undefined ? { limits: o.limits } : {}),
     ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
   };

@@ -14,7 +14,7 @@ import type { FleetHostOptions, FleetOptions, FleetRequest, FleetTargetCommon, R
 
 const HOST_OPTION_KEYS = [
   "matching", "requireShaForDelete", "createParents", "limits", "lockWaitMs", "staleLockMs", "timeoutMs", "delta",
-  "sharedDirectories", "cache", "compress",
+  "sharedDirectories", "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof FleetHostOptions)[];
 const REQUEST_KEYS = ["patch", "dryRun", "expectedSha256", ...HOST_OPTION_KEYS] as const satisfies readonly (keyof FleetRequest)[];
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];
@@ -23,7 +23,7 @@ const OPTION_KEYS = [
 ] as const satisfies readonly (keyof FleetOptions)[];
 const TARGET_KEYS = ["name", "root", "expectedSha256", "options", "shell", "connect", "release"] as const;
 const RECONCILE_KEYS = [
-  "concurrency", "connectTimeoutMs", "signal", "words", "lockWaitMs", "staleLockMs", "timeoutMs", "sharedDirectories", "compress",
+  "concurrency", "connectTimeoutMs", "signal", "words", "lockWaitMs", "staleLockMs", "timeoutMs", "sharedDirectories", "trustRootAncestors", "compress",
 ] as const satisfies readonly (keyof ReconcileFleetOptions)[];
 
 const everyHostOption: NamesEveryKey<FleetHostOptions, (typeof HOST_OPTION_KEYS)[number]> = true;

@@ -6,6 +6,7 @@
  */
 import { failure } from "../failure.ts";
 import { reconcile } from "../remote/reconcile.ts";
+import type { ReconcileOptions } from "../remote/reconcile.ts";
 import type { CommitReport } from "../types.ts";
 import { holdShell } from "./connections.ts";
 import { reconcileKeysFailure } from "./fleet_keys.ts";
@@ -13,7 +14,7 @@ import { DEFAULT_FLEET_CONCURRENCY } from "./fleet.ts";
 import { endedWell } from "./host_state.ts";
 import { notReconciledReport, reconciledStates, ticketOperation } from "./report_fields.ts";
 import { summarizeFleet } from "./summary.ts";
-import type { FleetHost, FleetReconciledHost, FleetReconcileReport, FleetReport, FleetTarget, ReconcileFleetOptions } from "./types.ts";
+import type { FleetHost, FleetHostOptions, FleetReconciledHost, FleetReconcileReport, FleetReport, FleetTarget, ReconcileFleetOptions } from "./types.ts";
 
 type UnknownHost = Extract<FleetHost, { state: "outcome_unknown" }>;
 
@@ -22,7 +23,10 @@ type UnknownHost = Extract<FleetHost, { state: "outcome_unknown" }>;
  * the target of the same name (its root and shell come from `targets`, never
  * from the report, which may have travelled through a file or a model),
  * {@linkcode reconcile} with the host's ticket finishes or rolls back the
- * operation and reports each file. At most `concurrency` hosts at once;
+ * operation and reports each file. Each host's reconcile gets the options
+ * given here and, over them, the target's own `options` that a reconcile
+ * reads (`sharedDirectories`, `trustRootAncestors`, `timeoutMs`, lock
+ * waits, `compress`): the same policy as the commit it settles. At most `concurrency` hosts at once;
  * shells the fleet opens are closed again, as in {@linkcode applyFleet}.
  *
  * Per host: `applied`, `not_applied` (nothing changed: send the patch
@@ -107,15 +111,7 @@ async function settleHost(host: UnknownHost, target: FleetTarget | undefined, op
   const held = await holdShell(target, options.signal, options.connectTimeoutMs);
   if ("code" in held) return unsettled(notReconciledReport(held, operationId));
   try {
-    const { signal, lockWaitMs, staleLockMs, timeoutMs, sharedDirectories, compress } = options;
-    const report = await reconcile(held.shell, target.root, ticket, {
-      signal,
-      ...(lockWaitMs !== undefined ? { lockWaitMs } : {}),
-      ...(staleLockMs !== undefined ? { staleLockMs } : {}),
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-      ...(sharedDirectories !== undefined ? { sharedDirectories } : {}),
-      ...(compress !== undefined ? { compress } : {}),
-    });
+    const report = await reconcile(held.shell, target.root, ticket, { ...reconcileOptionsOf(options), ...reconcileOptionsOf(target.options ?? {}), signal: options.signal });
     if (!report.ok) return unsettled(report);
     const states = reconciledStates(report);
     const state = states.every((s) => s === "applied") ? "applied" : states.every((s) => s === "not_applied") ? "not_applied" : "diverged";
@@ -126,4 +122,21 @@ async function settleHost(host: UnknownHost, target: FleetTarget | undefined, op
   } finally {
     await held.release();
   }
+}
+
+/**
+ * The reconcile options among `from` (the call's, or a target's own apply
+ * options: the same directory policy, timeouts and lock waits must hold for
+ * the reconcile as for the commit it settles).
+ */
+function reconcileOptionsOf(from: FleetHostOptions | ReconcileFleetOptions): ReconcileOptions {
+  const { lockWaitMs, staleLockMs, timeoutMs, sharedDirectories, trustRootAncestors, compress } = from;
+  return {
+    ...(lockWaitMs !== undefined ? { lockWaitMs } : {}),
+    ...(staleLockMs !== undefined ? { staleLockMs } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(sharedDirectories !== undefined ? { sharedDirectories } : {}),
+    ...(trustRootAncestors !== undefined ? { trustRootAncestors } : {}),
+    ...(compress !== undefined ? { compress } : {}),
+  };
 }

@@ -11,6 +11,7 @@ import { failure } from "../../lib/failure.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { RemoteShellError } from "../../lib/remote/shell.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
+import { chmodSync } from "node:fs";
 import { AFTER, BEFORE, CommitKiller, DRIFTED, FleetMeter, makeHosts, PATCH, sha } from "./helpers.ts";
 import type { Hosts } from "./helpers.ts";
 
@@ -379,6 +380,22 @@ describe("applyFleet over LocalShell roots", () => {
     // Safe to call again: the settled hosts are no longer unknown, nothing to do.
     const twice = await reconcileFleet(settled.fleet, lazyTargets(h, new FleetMeter()));
     expect(twice.hosts).toEqual([]);
+  });
+
+  test("reconcileFleet settles each host under its target's own options: a root others can write, allowed for that host alone, is reconciled with the same policy", async () => {
+    const h = hosts(2);
+    chmodSync(h.roots.get("h02")!, 0o777); // writable by every user: refused unless allowed
+    const targets = lazyTargets(h, new FleetMeter(), (name, shell) => (name === "h02" ? new CommitKiller(shell, "done") : shell))
+      .map((t) => (t.name === "h02" ? { ...t, options: { sharedDirectories: "allow" as const } } : t));
+    const report = await applyFleet(targets, { patch: PATCH }, { canary: 0, maxFailures: 1 });
+    expect(states(report)).toEqual({ h01: "applied", h02: "outcome_unknown" });
+    const settled = await reconcileFleet(report, lazyTargets(h, new FleetMeter()).map((t) => (t.name === "h02" ? { ...t, options: { sharedDirectories: "allow" as const } } : t)));
+    expect(settled.hosts.map((x) => [x.name, x.state])).toEqual([["h02", "applied"]]);
+    // Without the host's own policy the same reconcile is refused there (and stays unsettled).
+    const again = await applyFleet(targets, { patch: PATCH.replace("+workers 8", "+workers 9").replace("-workers 2", "-workers 8") }, { canary: 0, maxFailures: 1 });
+    expect(states(again).h02).toBe("outcome_unknown");
+    const strict = await reconcileFleet(again, lazyTargets(h, new FleetMeter()));
+    expect(strict.hosts.map((x) => [x.state, x.report.ok ? "" : x.report.errors[0]!.code])).toEqual([["unsettled", "unsafe_directory"]]);
   });
 
   test("reconcileFleet without a target of a host's name: that host stays unsettled, with the reason", async () => {
