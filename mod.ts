@@ -8,6 +8,9 @@
  * `commitRemote`, `reconcile`), with `LocalShell` for this machine and
  * `connectSsh` for OpenSSH servers. `applyPatch` does the whole job;
  * `listFiles` and `searchFiles` find what to patch (read-only, bounded).
+ * `applyFleet` sends one patch to many hosts (canary first, bounded
+ * concurrency, stop after failures, every host's truth in one report) and
+ * `reconcileFleet` settles the hosts whose outcome is unknown.
  *
  * @example
  * ```ts
@@ -64,6 +67,32 @@ export { searchFiles } from "./lib/remote/search_files.ts";
 export type { SearchFilesFields, SearchFilesOptions, SearchFilesResult, SearchMatch, SkipCause, SkippedExample, SkipReason } from "./lib/remote/search_files.ts";
 export { applyPatch, patchPaths } from "./lib/apply.ts";
 export type { ApplyRequest } from "./lib/apply.ts";
+
+// Many hosts.
+export { applyFleet, DEFAULT_FLEET_CONCURRENCY } from "./lib/fleet/fleet.ts";
+export { reconcileFleet } from "./lib/fleet/reconcile_fleet.ts";
+export { LIBRARY_FLEET_WORDS, listHosts, summarizeFleet } from "./lib/fleet/summary.ts";
+export { alreadyApplied } from "./lib/fleet/host_state.ts";
+export { FLEET_HOST_STATES } from "./lib/fleet/types.ts";
+export type {
+  FleetHost,
+  FleetHostOptions,
+  FleetHostRun,
+  FleetHostState,
+  FleetOptions,
+  FleetPhase,
+  FleetProgress,
+  FleetReconciledHost,
+  FleetReconcileReport,
+  FleetReport,
+  FleetRequest,
+  FleetStopped,
+  FleetSummary,
+  FleetTarget,
+  FleetTargetCommon,
+  FleetWords,
+  ReconcileFleetOptions,
+} from "./lib/fleet/types.ts";
 
 // SSH adapter.
 export { connectSsh, SshShell } from "./lib/ssh/shell.ts";

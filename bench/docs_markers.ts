@@ -18,10 +18,10 @@ import { formatMedians, formatRatios } from "./report.ts";
 export const BENCH_DOC_PATH = "docs/performance.md";
 
 /** The sections a full run writes, in the order they appear in the doc. */
-export const BENCH_SECTIONS: readonly BenchSection[] = ["summary", "targets", "ratios", "process", "remote", "wire", "medians"];
+export const BENCH_SECTIONS: readonly BenchSection[] = ["summary", "targets", "ratios", "process", "remote", "wire", "fleet", "medians"];
 
 /** A section the bench writes. */
-export type BenchSection = "summary" | "targets" | "ratios" | "process" | "remote" | "wire" | "medians";
+export type BenchSection = "summary" | "targets" | "ratios" | "process" | "remote" | "wire" | "fleet" | "medians";
 
 /** Where one marked section's content lies in a doc (offsets of the content, between the two marker lines). */
 export interface MarkedSection {
@@ -122,6 +122,8 @@ export interface BenchRunForDocs {
   process: string;
   remote: string;
   wire: string;
+  /** The fleet bench's Markdown (bench/fleet.ts). */
+  fleet: string;
 }
 
 /** A part's Markdown without the heading its standalone output starts with. */
@@ -164,6 +166,7 @@ export function benchDocSections(run: BenchRunForDocs): Record<BenchSection, str
     process: body(run.process),
     remote: body(run.remote),
     wire: body(run.wire),
+    fleet: body(run.fleet),
     medians: formatMedians(run.medians),
   };
 }

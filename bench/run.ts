@@ -22,7 +22,9 @@
  *    GNU patch, git apply, Codex's native apply_patch, with peak RSS) and
  *    the remote figures (`bench/remote.ts`) and the wire bench over a
  *    throttled link (`bench/wire.ts`: ours cold and cached against `ssh
- *    host sed -i`, `scp` and `scp` down + edit + up, SPEC §11.1);
+ *    host sed -i`, `scp` and `scp` down + edit + up, SPEC §11.1) and the
+ *    fleet bench (`bench/fleet.ts`: 50 hosts × a 1-line change against a
+ *    `parallel-ssh`-style `ssh host sed -i` fan-out, issue 30);
  * 6. prints the medians, every ratio and every target with PASS/FAIL, then
  *    the verdict: required targets and goals counted apart.
  *
@@ -30,8 +32,8 @@
  * (a missed goal is printed, not failed), 1 otherwise. `--quick` runs a
  * tenth of the sizes for a fast look (the targets are about the full sizes;
  * a quick run's verdict is indicative only); `--no-process` and
- * `--no-remote`, `--no-wire` skip step 5's parts (their targets then show as not
- * measured → FAIL). `--write-docs` then writes the run's tables into
+ * `--no-remote`, `--no-wire`, `--no-fleet` skip step 5's parts (their targets
+ * then show as not measured → FAIL). `--write-docs` then writes the run's tables into
  * `docs/performance.md` between its `<!-- bench:begin NAME -->` markers
  * (bench/docs_markers.ts), so the figures there are never typed by hand; it
  * refuses `--quick` (those sizes are not the targets' sizes).
@@ -182,6 +184,23 @@ if (wireTargets.length === 0) {
   wireTargets.push({ label: "wire: cached 1-line change ≤ 64 KiB each way and ≤ 1.5× ssh sed -i (not measured)", kind: "required", pass: false });
 }
 
+let fleetMarkdown = "## Many hosts\n\nnot measured in this run (--no-fleet)";
+const fleetTargets: TargetResult[] = [];
+if (!process.argv.includes("--no-fleet")) {
+  try {
+    const { runFleetBench } = await import("./fleet.ts");
+    console.error("fleet bench: 50 hosts over one sshd …");
+    const fleet = await runFleetBench({ ...(quick ? { hosts: 10, rounds: 3 } : {}) });
+    fleetMarkdown = `## Many hosts: applyFleet against a parallel-ssh style fan-out\n\n${fleet.markdown}`;
+    fleetTargets.push(...fleet.targets);
+  } catch (error) {
+    fleetMarkdown = `## Many hosts\n\nnot measured: ${(error as Error).message}`;
+  }
+}
+if (fleetTargets.length === 0) {
+  fleetTargets.push({ label: "fleet: 50 hosts × 1-line change ≤ 2.0× an ssh sed -i fan-out at the same concurrency (not measured)", kind: "required", pass: false });
+}
+
 const medians = new Map<string, number>();
 for (const trial of result.benchmarks) {
   for (const r of trial.runs) {
@@ -197,6 +216,7 @@ const targets: TargetResult[] = [
   ...(processCorrect ? [] : [{ label: "whole process: an output differed from the oracle", kind: "required" as const, pass: false }]),
   ...remoteTargets,
   ...wireTargets,
+  ...fleetTargets,
 ];
 
 console.log("");
@@ -215,6 +235,8 @@ console.log("");
 console.log(remoteMarkdown);
 console.log("");
 console.log(wireMarkdown);
+console.log("");
+console.log(fleetMarkdown);
 console.log("");
 console.log("## Every target");
 console.log("");
@@ -247,6 +269,7 @@ if (writeDocs) {
     process: processMarkdown,
     remote: remoteMarkdown,
     wire: wireMarkdown,
+    fleet: fleetMarkdown,
   });
   writeFileSync(doc, replaceMarkedSections(readFileSync(doc, "utf8"), sections));
   console.log(`wrote ${Object.keys(sections).length} sections into ${BENCH_DOC_PATH}`);

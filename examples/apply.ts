@@ -8,6 +8,8 @@
  *         [--identity FILE] [--known-hosts FILE] [--accept-new-host-key]
  *         [--timeout-ms N] [--patch FILE] < patch
  *     bun examples/apply.ts --root DIR --reconcile FILE|- [connection flags]
+ *     bun examples/apply.ts --hosts web1,web2,... --root DIR [--canary N] [--max-failures N]
+ *         [--concurrency N] [--host-expect NAME=PATH=SHA ...] [options] < patch
  *
  * `--help` prints every flag (examples/cli/args.ts). Output: a human summary
  * (per file op, path, previous → new SHA prefix, bytes, metadata kept,
@@ -37,6 +39,10 @@
  *      When that reconcile settles it cleanly the code is 0 (applied) or
  *      1 (nothing applied) instead.
  *
+ * With `--hosts` the same patch goes to many hosts through `applyFleet`
+ * (examples/cli/fleet_run.ts: progress on stderr, a fleet report on stdout,
+ * its own exit codes in `--help`).
+ *
  * Decisions worth knowing before you copy this:
  * - An unknown outcome is settled at once: the failure carries a reconcile
  *   ticket (paths and SHA-256s of the committed plan), and the CLI runs
@@ -60,14 +66,16 @@
  * @module
  */
 import { readFileSync, readSync } from "node:fs";
-import { applyPatch, connectSsh, LocalShell, newOperationId, reconcile, reconcileTicketOf, RemoteShellError, shQuote, SnapshotCache } from "../mod.ts";
-import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket, RemoteShell, SshOptions } from "../mod.ts";
+import { applyPatch, LocalShell, newOperationId, reconcile, reconcileTicketOf, RemoteShellError, shQuote, SnapshotCache } from "../mod.ts";
+import type { ApplyReport, CommitReport, PatchFailure, ReconcileTicket, RemoteShell } from "../mod.ts";
 import { parseApplyArgs, PROGRAM, USAGE } from "./cli/args.ts";
-import type { ApplyCliOptions } from "./cli/args.ts";
+import type { ApplyCliOptions, FleetCliOptions } from "./cli/args.ts";
+import { reconcileFleetCli, runFleetCli } from "./cli/fleet_run.ts";
 import { formatReconcile, readReconcileTicket, reconcileExitCode, reconcileLater } from "./cli/reconcile_text.ts";
 import { cliReport } from "./cli/hint_words.ts";
 import { exitCodeFor, formatReport } from "./cli/report_text.ts";
 import { wireApplyOutcome, wireApplyReport, wireCommitReport } from "./wire/convert.ts";
+import { connectWithNotes } from "./cli/ssh_options.ts";
 
 /**
  * Run the CLI with `argv` (without runtime and script); resolves the exit code.
@@ -86,7 +94,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (parsed.kind === "usage_error") return usageError(parsed.message);
   const options = parsed.options;
-  if (options.reconcileFile !== undefined) return await reconcileFromFile(options, options.reconcileFile);
+  const fleet = options.fleet !== undefined ? { ...options, fleet: options.fleet } : undefined;
+  if (options.reconcileFile !== undefined) {
+    return fleet !== undefined ? await reconcileFleetFromFile(fleet, options.reconcileFile) : await reconcileFromFile(options, options.reconcileFile);
+  }
 
   let patch: string;
   try {
@@ -103,6 +114,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     return usageError(`--cache-dir ${options.cacheDir}: ${(error as Error).message}`);
   }
+
+  if (fleet !== undefined) return await runFleetCli(fleet, patch, cache);
 
   const operationId = newOperationId();
   let shell: RemoteShell;
@@ -181,6 +194,18 @@ async function reconcileFromFile(options: ApplyCliOptions, file: string): Promis
   }
 }
 
+/** `--hosts … --reconcile FILE`: settle a saved fleet report. */
+async function reconcileFleetFromFile(options: ApplyCliOptions & { fleet: FleetCliOptions }, file: string): Promise<number> {
+  let text: string;
+  try {
+    text = file === "-" ? readStdin() : readFileSync(file, "utf8");
+  } catch (error) {
+    return usageError(`cannot read --reconcile ${file}: ${(error as Error).message}`);
+  }
+  const code = await reconcileFleetCli(options, text);
+  return typeof code === "string" ? usageError(`--reconcile ${file}: ${code}`) : code;
+}
+
 /** Run reconcile; Ctrl-C stops it (safe: it can run again) and keeps the ticket on screen. */
 async function settle(shell: RemoteShell, options: ApplyCliOptions, ticket: ReconcileTicket): Promise<CommitReport> {
   const controller = new AbortController();
@@ -249,31 +274,7 @@ function guardStdout(): void {
 
 async function openShell(options: ApplyCliOptions): Promise<RemoteShell> {
   if (options.ssh === undefined) return new LocalShell();
-  const { destination } = options.ssh;
-  const passwordVar = options.sudoPasswordEnv;
-  const sshOptions: SshOptions = {
-    host: destination.host, // an ~/.ssh/config alias resolves inside connectSsh
-    ...(destination.port !== undefined ? { port: destination.port } : {}),
-    ...(destination.user !== undefined ? { username: destination.user } : {}),
-    ...(options.identityFiles.length > 0 ? { identityFile: options.identityFiles } : {}),
-    ...(options.knownHostsFile !== undefined ? { knownHostsFile: options.knownHostsFile } : {}),
-    ...(options.sshConfigFile !== undefined ? { sshConfigFile: options.sshConfigFile } : {}),
-    hostKeyPolicy: options.acceptNewHostKey ? "accept-new" : "strict",
-    // The user's own ssh_config ProxyCommand runs, as with ssh (logged below as an ssh config note).
-    allowProxyCommand: true,
-    ...(options.passwordEnv !== undefined ? { password: () => Promise.resolve(process.env[options.passwordEnv!] ?? "") } : {}),
-    ...(options.timeoutMs !== undefined ? { readyTimeoutMs: options.timeoutMs } : {}),
-    ...(passwordVar !== undefined
-      ? { sudo: { password: () => Promise.resolve(process.env[passwordVar] ?? "") } }
-      : options.sudo
-      ? { sudo: true }
-      : {}),
-  };
-  // Diagnostics about the connection go to stderr, as they happen: stdout is the report.
-  const shell = await connectSsh({ ...sshOptions, onWarning: (note) => void process.stderr.write(`ssh: ${note.message}\n`) });
-  for (const note of shell.configWarnings) process.stderr.write(`ssh config: ${note}\n`);
-  for (const added of shell.addedHostKeys) process.stderr.write(`known_hosts: recorded a new host key ${JSON.stringify(added)}\n`);
-  return shell;
+  return await connectWithNotes(options, options.ssh.destination);
 }
 
 /** The patch from `--patch FILE` or stdin; `null` when stdin is a terminal. */

@@ -1,7 +1,8 @@
 /**
  * Example MCP server: `read_file`, `apply_patch`, `list_files` and `search`
  * over configured local and SSH roots (or the folders the client shares),
- * on stdio or Streamable HTTP.
+ * and `apply_patch_fleet` over host groups of them (`--group`), on stdio or
+ * Streamable HTTP.
  *
  * ```sh
  * bun examples/mcp_server.ts --root site=./examples/site
@@ -9,6 +10,7 @@
  * bun examples/mcp_server.ts --config roots.json
  * bun examples/mcp_server.ts --root site=./examples/site --http 8080     # http://127.0.0.1:8080/mcp, bearer token
  * bun examples/mcp_server.ts --root site=./examples/site --socket "$XDG_RUNTIME_DIR/sap.sock"
+ * bun examples/mcp_server.ts --root web1=ssh://web1/etc/nginx --root web2=ssh://web2/etc/nginx --group web=web1,web2
  * ```
  *
  * Runs under Bun, Node ≥ 22.18 and Deno 2 (no Bun-only API). stdout carries
@@ -63,7 +65,7 @@ if (args === "help") {
   process.stderr.write(`${USAGE}\n`);
   process.exit(0);
 }
-const { roots, http } = args;
+const { roots, groups, http } = args;
 // Read once; no program the server starts (sh, ssh, a ProxyCommand) inherits it.
 delete process.env[TOKEN_ENV];
 
@@ -115,7 +117,7 @@ if (http !== null) {
   const fatal = (error: Error): void => void stop(`the HTTP listener failed: ${error.message}`, () => 0, () => Promise.resolve(), closeAll, () => 1);
   const where = http.listen.kind === "tcp" ? `${http.listen.host}:${http.listen.port}` : `the Unix socket ${http.listen.path}`;
   try {
-    handle = await startHttp({ ...http, server: { roots, shells: pool, snapshots, reads }, maxMessageBytes, limitNote, log, onFatal: fatal });
+    handle = await startHttp({ ...http, server: { roots, groups, shells: pool, snapshots, reads }, maxMessageBytes, limitNote, log, onFatal: fatal });
   } catch (error) {
     log(`cannot listen on ${where}: ${(error as Error).message}`);
     process.exit(error instanceof ConfigError ? 2 : 1);
@@ -148,7 +150,7 @@ if (http !== null) {
   const at = http.listen.kind === "tcp" ? `Streamable HTTP at ${h.url}` : `Streamable HTTP on the Unix socket ${http.listen.path} (endpoint /mcp)`;
   log(`ready; ${at}; auth: ${authText}; at most ${http.maxSessions} sessions; roots: ${rootsText}`);
 } else {
-  const { server, connection } = createSession({ roots, shells: pool, log, snapshots, reads });
+  const { server, connection } = createSession({ roots, groups, shells: pool, log, snapshots, reads });
   const stdio = new BoundedStdioTransport({ maxMessageBytes, limitNote, log });
   const transport = new ServerTransport(stdio);
   const describe = (reason: CloseReason): string => {

@@ -234,7 +234,13 @@ export interface FailureFields {
   candidates?: LineRef[];
   /** The closest region of a chunk that did not match. */
   closest?: ClosestRegion;
-  /** Where the chunk's new side already is, when the change looks applied. */
+  /**
+   * Where the change is already there, when it looks applied (usually a
+   * resend of a call that succeeded): the 1-based line where the chunk's
+   * new side is, or where the file section's result starts (an Update sent
+   * with its original SHA-256, an Update + Move's destination; 1 for an
+   * Add whose file exists with exactly its content).
+   */
   alreadyAppliedAt?: number;
   /**
    * For a failure standing for several chunks of one file with the same

@@ -64,6 +64,7 @@ function syntheticRun(): BenchRunForDocs {
     process: "## Whole processes — Test CPU, 2 cores, bun 1.4.4\n\n### code-1000-c3\n\n| process | median (ms) |\n|---|---:|\n| ours | 480 |",
     remote: "## Remote figures (exec calls and bytes)\n\n| transport | step | execs |\n|---|---|---:|\n| local | commitRemote | 1 |",
     wire: "## Wire (throttled link)\n\nnot measured in this run (--no-wire)",
+    fleet: "## Many hosts: applyFleet against a parallel-ssh style fan-out\n\n**50 hosts** (separate roots behind one sshd)",
   };
 }
 
@@ -138,6 +139,7 @@ describe("benchDocSections", () => {
     expect(sections.process.startsWith("### code-1000-c3")).toBe(true);
     expect(sections.remote.startsWith("| transport | step | execs |")).toBe(true);
     expect(sections.wire).toBe("not measured in this run (--no-wire)");
+    expect(sections.fleet).toBe("**50 hosts** (separate roots behind one sshd)");
   });
   test("a pipe in a target's label does not break its row", () => {
     const run = { ...syntheticRun(), targets: [{ label: "a | b", kind: "required" as const, pass: true }] };

@@ -9,6 +9,8 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseSshDestination, unknownNames, unknownNamesText } from "../../mod.ts";
 import type { MatchingMode, SharedDirectories, SshDestination } from "../../mod.ts";
+import { parseHostExpect, parseHosts } from "./hosts.ts";
+import type { HostEntry } from "./hosts.ts";
 
 /**
  * How the user runs this CLI, for the usage text and the reconcile command it
@@ -37,6 +39,7 @@ Usage:
   ${PROGRAM} --root DIR [options] < patch
   ${PROGRAM} --root DIR --patch FILE [options]
   ${PROGRAM} --root DIR --reconcile FILE [remote host options]
+  ${PROGRAM} --hosts web1,web2,... --root DIR [many hosts options] [options] < patch
 
 Patch and checks:
   --root DIR                  directory the patch paths are relative to (absolute with --ssh)
@@ -74,6 +77,17 @@ Remote host (without --ssh the files are on this machine):
                               tried after the keys; never on the command line
   -h, --help                  show this text
 
+Many hosts (one patch, each host planned on its own files; the connection flags above apply to each):
+  --hosts LIST                comma-separated hosts (repeatable): HOST ([user@]host[:port], root --root),
+                              NAME=HOST, NAME=ssh://[user@]host[:port]/path or NAME=DIR (a local directory)
+  --canary N                  hosts done first, one at a time; any that fails stops the rollout (default 1)
+  --max-failures N            once more than N hosts failed, start no more (default 0); running ones finish
+  --concurrency N             most hosts in flight at once: connections and programs (default 8)
+  --host-expect NAME=PATH=SHA256  that host's file must be exactly this version (repeatable; --expect is for all)
+  Progress goes to stderr: a line per host (and a bar on a terminal). Ctrl-C once: no new host starts and
+  the running ones finish; twice: the running ones are cancelled (a commit cut is reconciled); three times: quit.
+  With --reconcile FILE, a saved --json fleet report is settled on the hosts it names.
+
 Exit codes:
   0  applied (with --dry-run: planned); nothing left to do
   1  refused or failed before anything changed: the patch, a precondition, a
@@ -88,6 +102,10 @@ Exit codes:
 After an unknown outcome the CLI runs reconcile at once: it finishes or
 undoes the operation and the exit code becomes 0 (every file applied),
 1 (nothing applied) or 3 (as above). --reconcile FILE does the same later.
+
+With --hosts: 0 every host applied or already held the change (dry run: would apply),
+1 some host failed, was cancelled or not started and no file is in doubt, 3 some host's
+files may have changed uncleanly (reconcile, run at once, left it unsettled or diverged).
 `;
 
 /** Checked options of one CLI run. */
@@ -124,6 +142,18 @@ export interface ApplyCliOptions {
   passwordEnv?: string;
   /** `--reconcile FILE` (`-`: stdin): settle an operation instead of applying a patch. */
   reconcileFile?: string;
+  /** `--hosts`: a fleet run (then `root` is only the default root of the hosts, each has its own). */
+  fleet?: FleetCliOptions;
+}
+
+/** The many-hosts flags. */
+export interface FleetCliOptions {
+  hosts: HostEntry[];
+  canary: number;
+  maxFailures: number;
+  concurrency: number;
+  /** `--host-expect`: per host name, path → SHA-256. */
+  hostExpect: Record<string, Record<string, string>>;
 }
 
 /** What the command line asked for. */
@@ -157,7 +187,9 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   const { values, positionals } = flags;
   if (values.help) return { kind: "help" };
   if (positionals.length > 0) return usageError(`unexpected argument ${JSON.stringify(positionals[0])} (the patch comes on stdin or with --patch FILE)`);
-  if (values.root === undefined || values.root === "") return usageError("--root DIR is required");
+  const fleet = fleetOptions(values);
+  if (typeof fleet === "string") return usageError(fleet);
+  if (fleet === undefined && (values.root === undefined || values.root === "")) return usageError("--root DIR is required");
 
   const expectedSha256: Record<string, string> = {};
   for (const item of values.expect ?? []) {
@@ -193,8 +225,8 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
     const destination = parseSshDestination(values.ssh);
     if (destination === null) return usageError(`--ssh ${JSON.stringify(values.ssh)} is not [user@]host[:port]`);
     ssh = { text: values.ssh, destination };
-    if (!values.root.startsWith("/")) return usageError("with --ssh, --root must be an absolute path on the remote host");
-  } else {
+    if (!values.root!.startsWith("/")) return usageError("with --ssh, --root must be an absolute path on the remote host");
+  } else if (!fleet?.hosts.some((h) => h.ssh !== undefined)) {
     // These only mean something to an SSH connection; silently ignoring them
     // would let `--sudo` look like it worked while nothing was elevated.
     const sshOnly = ["identity", "known-hosts", "ssh-config", "accept-new-host-key", "sudo", "sudo-password-env", "password-env"] as const;
@@ -218,7 +250,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   const reconcileFile = values.reconcile;
   if (reconcileFile !== undefined) {
     // reconcile settles what an earlier run planned: nothing here may change that plan.
-    const patchOnly = ["patch", "dry-run", "expect", "matching", "require-sha-for-delete"] as const;
+    const patchOnly = ["patch", "dry-run", "expect", "matching", "require-sha-for-delete", "canary", "max-failures", "host-expect"] as const;
     const given = patchOnly.find((name) => values[name] !== undefined);
     if (given !== undefined) return usageError(`--${given} cannot be combined with --reconcile (it settles the operation the ticket names)`);
     if (reconcileFile !== "-" && !existsSync(reconcileFile)) return usageError(`--reconcile ${reconcileFile}: no such file`);
@@ -227,7 +259,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   return {
     kind: "run",
     options: {
-      root: ssh ? values.root : resolve(values.root),
+      root: ssh || fleet ? values.root ?? "" : resolve(values.root!),
       ...(values.patch !== undefined ? { patchFile: values.patch } : {}),
       dryRun: values["dry-run"] === true,
       json: values.json === true,
@@ -248,8 +280,31 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
       ...(sudoPasswordEnv !== undefined ? { sudoPasswordEnv } : {}),
       ...(passwordEnv !== undefined ? { passwordEnv } : {}),
       ...(reconcileFile !== undefined ? { reconcileFile } : {}),
+      ...(fleet !== undefined ? { fleet } : {}),
     },
   };
+}
+
+/** The many-hosts flags, `undefined` without `--hosts`, or a usage error. */
+function fleetOptions(values: Flags["values"]): FleetCliOptions | undefined | string {
+  const only = (["canary", "max-failures", "concurrency", "host-expect"] as const).find((name) => values[name] !== undefined);
+  if (values.hosts === undefined) return only === undefined ? undefined : `--${only} needs --hosts`;
+  if (values.ssh !== undefined) return "--hosts and --ssh do not go together: list every host in --hosts";
+  const root = values.root === undefined || values.root === "" ? undefined : values.root;
+  const hosts = parseHosts(values.hosts, root);
+  if (typeof hosts === "string") return hosts;
+  const count = (flag: "canary" | "max-failures" | "concurrency", fallback: number, min: number): number | string => {
+    const text = values[flag];
+    if (text === undefined) return fallback;
+    return /^\d+$/.test(text) && Number(text) >= min ? Number(text) : `--${flag} must be a whole number ≥ ${min}, not ${JSON.stringify(text)}`;
+  };
+  const canary = count("canary", 1, 0);
+  const maxFailures = count("max-failures", 0, 0);
+  const concurrency = count("concurrency", 8, 1);
+  for (const n of [canary, maxFailures, concurrency]) if (typeof n === "string") return n;
+  const hostExpect = parseHostExpect(values["host-expect"] ?? [], hosts.map((h) => h.name));
+  if (typeof hostExpect === "string") return hostExpect;
+  return { hosts, canary: canary as number, maxFailures: maxFailures as number, concurrency: concurrency as number, hostExpect };
 }
 
 /** Every flag of the CLI (USAGE), as node:util parseArgs takes them. */
@@ -275,6 +330,11 @@ const FLAGS = {
   "sudo-password-env": { type: "string" },
   "password-env": { type: "string" },
   reconcile: { type: "string" },
+  hosts: { type: "string", multiple: true },
+  canary: { type: "string" },
+  "max-failures": { type: "string" },
+  concurrency: { type: "string" },
+  "host-expect": { type: "string", multiple: true },
   help: { type: "boolean", short: "h" },
 } as const;
 const FLAG_NAMES: readonly string[] = Object.keys(FLAGS);

@@ -35,6 +35,8 @@ import { unknownNames, unknownNamesText } from "../../mod.ts";
 import { TOKEN_ENV, tokenFromEnvironment, tokenFromFile, newToken } from "./auth.ts";
 import type { BearerToken } from "./auth.ts";
 import { checkSocketPath } from "./unix_socket.ts";
+import { loadGroups } from "./groups.ts";
+import type { GroupConfig } from "./groups.ts";
 import { ConfigError, loadRoots, USAGE } from "./roots.ts";
 import type { RootConfig } from "./roots.ts";
 
@@ -61,6 +63,8 @@ export interface HttpSettings {
 /** The parsed command line. */
 export interface ServerArgs {
   roots: RootConfig[];
+  /** `--group NAME=ROOT,…`: the host groups of apply_patch_fleet (none: the tool is not offered). */
+  groups: GroupConfig[];
   http: HttpSettings | null;
   /** Most bytes of file contents the server's snapshot cache keeps (all sessions together). */
   cacheBytes: number;
@@ -73,7 +77,7 @@ export const DEFAULT_MAX_SESSIONS = 64;
 /** Default `--replay-bytes`. */
 export const DEFAULT_REPLAY_BYTES: number = 16 * 1024 * 1024;
 
-const VALUE_FLAGS = ["--root", "--config", "--http", "--socket", "--token-file", "--allow-origin", "--max-sessions", "--cache-bytes", "--replay-bytes"] as const;
+const VALUE_FLAGS = ["--root", "--config", "--group", "--http", "--socket", "--token-file", "--allow-origin", "--max-sessions", "--cache-bytes", "--replay-bytes"] as const;
 const SWITCHES = ["--no-auth", "--help"] as const;
 const FLAG_NAMES: readonly string[] = [...VALUE_FLAGS, ...SWITCHES].map((f) => f.slice(2));
 const HTTP_ONLY = ["--token-file", "--allow-origin", "--no-auth", "--max-sessions", "--replay-bytes"];
@@ -137,18 +141,19 @@ export function parseServerArgs(
   const one = (flag: string): string | null => {
     const values = given.get(flag);
     if (values === undefined) return null;
-    if (values.length > 1 && flag !== "--allow-origin") throw new ConfigError(`${flag} is given ${values.length} times; give it once`);
+    if (values.length > 1 && flag !== "--allow-origin" && flag !== "--group") throw new ConfigError(`${flag} is given ${values.length} times; give it once`);
     return values[0]!;
   };
   const roots = loadRoots(rootArgs, cwd, { allowNone: true });
   if (roots === "help") return "help";
+  const groups = loadGroups(given.get("--group") ?? [], roots);
   const cacheBytes = sizeFlag("--cache-bytes", one("--cache-bytes"), DEFAULT_CACHE_BYTES);
   const http = one("--http");
   const socket = one("--socket");
   if (http === null && socket === null) {
     const misplaced = HTTP_ONLY.find((flag) => given.has(flag));
     if (misplaced !== undefined) throw new ConfigError(`${misplaced} applies to --http and --socket only\n\n${USAGE}`);
-    return { roots, http: null, cacheBytes };
+    return { roots, groups, http: null, cacheBytes };
   }
   if (http !== null && socket !== null) throw new ConfigError("--http and --socket: choose one (a TCP port or a Unix socket)");
   if (roots.length === 0) {
@@ -180,7 +185,7 @@ export function parseServerArgs(
   }
   const maxSessions = countFlag("--max-sessions", one("--max-sessions"), DEFAULT_MAX_SESSIONS, 1, 10_000);
   const replayBytes = sizeFlag("--replay-bytes", one("--replay-bytes"), DEFAULT_REPLAY_BYTES);
-  return { roots, http: { listen, auth, allowedOrigins: (given.get("--allow-origin") ?? []).map(originOf), maxSessions, replayBytes }, cacheBytes };
+  return { roots, groups, http: { listen, auth, allowedOrigins: (given.get("--allow-origin") ?? []).map(originOf), maxSessions, replayBytes }, cacheBytes };
 }
 
 function hostPort(value: string): { host: string; port: number } {

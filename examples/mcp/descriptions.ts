@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { GroupConfig } from "./groups.ts";
 import type { RootConfig } from "./roots.ts";
 
 function rootList(roots: readonly RootConfig[]): string {
@@ -29,6 +30,19 @@ export function serverInstructions(): string {
 2. Read: read_file {path, offset, limit} returns lines and file_sha256.
 3. Patch: apply_patch {patch, expected_sha256: {path: file_sha256}} in the Codex apply_patch format; every chunk must match exactly one place, nothing is written unless the whole patch applies; dry_run: true previews the diff.
 On a failure (isError) the first text block says what to do next. Paths are relative to the root; symlinks are never followed.`;
+}
+
+/**
+ * The instructions' line about apply_patch_fleet, when host groups are configured.
+ *
+ * @example
+ * ```ts
+ * serverInstructions() + fleetInstructions(groups);
+ * ```
+ */
+export function fleetInstructions(groups: readonly GroupConfig[]): string {
+  if (groups.length === 0) return "";
+  return `\nMany hosts: apply_patch_fleet {group, patch} sends one patch to every host of a group (${groups.map((g) => g.name).join(", ")}), canary first; its summary names the hosts to re-run.`;
 }
 
 /**
@@ -144,4 +158,25 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - outcome_unknown, partial_apply: the connection or the host failed during the commit. The server reconciles at once and the first text block says the result (structuredContent.reconciled): applied (do not resend), not applied (send again), or diverged / unfinished (read_file the files before anything else).
 - invalid_argument: unknown or missing root.
 - anything else (timeout, remote_error, limit_exceeded, SSH codes): follow the message; retryable: true means the same call may succeed later.`;
+}
+
+/**
+ * The apply_patch_fleet description for the configured host groups.
+ *
+ * @example
+ * ```ts
+ * applyPatchFleetDescription(groups);
+ * ```
+ */
+export function applyPatchFleetDescription(groups: readonly GroupConfig[]): string {
+  const listed = groups.map((g) => `${g.name} (${g.members.map((m) => m.name).join(", ")})`).join("; ");
+  return `Apply one patch (the apply_patch format) to every host of a configured group: each host is planned on its own files (its own matches and preconditions, as apply_patch does), the canary hosts go first, one at a time, then the rest at most "concurrency" at once.
+
+Groups (hosts in rollout order; each host is also a root of read_file and apply_patch): ${listed}.
+
+Workflow: read_file the file on one host (root = a host's name) and write the patch from it; dry_run: true plans every host and shows each one's diff without changing anything; then send it for real, with expected_sha256 {"<host>": {"<path>": "<file_sha256>"}} for the hosts whose version you know.
+
+Stopping: a canary that does not apply stops the rollout (nothing else starts); after the canaries, once more than max_failures hosts failed (default 0), no new host starts and the running ones finish. A dry run plans every host whatever fails.
+
+Result: the first text block is the summary: hosts per state, why it stopped, the next step, then the first failure's message verbatim; structuredContent.hosts has each host's state and apply_patch report. States: applied; planned (dry run); skipped (the host already holds the change: sending the patch to every host again is safe); failed (nothing changed there; error says why, in apply_patch's codes, plus the SSH codes for a host that could not be reached); outcome_unknown (the commit was cut: the server reconciles at once, see reconciled); cancelled; not_started (the rollout stopped first). To go on after fixing the cause, call again with "hosts" set to summary.rerun.`;
 }

@@ -17,10 +17,12 @@ import { DEFAULT_DIFF_BUDGET_BYTES } from "./bounds.ts";
 import { rootsFromClient } from "./client_roots.ts";
 import { Connection } from "./context.ts";
 import type { Extra, ToolContext } from "./context.ts";
-import { applyPatchDescription, listFilesDescription, readFileDescription, searchDescription, serverInstructions } from "./descriptions.ts";
+import { applyPatchDescription, fleetInstructions, listFilesDescription, readFileDescription, searchDescription, serverInstructions } from "./descriptions.ts";
+import type { GroupConfig } from "./groups.ts";
 import type { ShellSource } from "./pool.ts";
 import { ReadMemory } from "./read_memory.ts";
 import type { RootConfig } from "./roots.ts";
+import { registerApplyFleet } from "./tool_apply_fleet.ts";
 import { registerApplyPatch } from "./tool_apply_patch.ts";
 import { registerDiscovery } from "./tool_discovery.ts";
 import { registerReadFile } from "./tool_read_file.ts";
@@ -47,6 +49,8 @@ export interface ServerOptions {
   snapshots?: SnapshotCache;
   /** read_file's hash memory, likewise shared by the HTTP sessions (default: this connection's own). */
   reads?: ReadMemory;
+  /** Host groups of configured roots: with any, apply_patch_fleet is offered. */
+  groups?: readonly GroupConfig[];
 }
 
 /** A server and the state of its connection. */
@@ -75,7 +79,7 @@ export function createSession(options: ServerOptions): Session {
   const connection = new Connection(options.roots, options.log ?? (() => {}), snapshots);
   const server = new McpServer(
     { name: "ssh-apply-patch", version: "0.1.0" },
-    { instructions: serverInstructions(), capabilities: { logging: {} } },
+    { instructions: serverInstructions() + fleetInstructions(options.groups ?? []), capabilities: { logging: {} } },
   );
   connection.server = server;
   const ctx: ToolContext = {
@@ -83,12 +87,13 @@ export function createSession(options: ServerOptions): Session {
     shells: options.shells,
     readMaxBytes: options.readMaxBytes ?? 128 * 1024,
     diffBudgetBytes: options.diffBudgetBytes ?? DEFAULT_DIFF_BUDGET_BYTES,
-    tools: TOOL_NAMES,
+    tools: (options.groups ?? []).length > 0 ? new Set([...TOOL_NAMES, "apply_patch_fleet"]) : TOOL_NAMES,
     reads: options.reads ?? new ReadMemory(),
   };
   const read = registerReadFile(server, ctx);
   const apply = registerApplyPatch(server, ctx);
   const [list, search] = registerDiscovery(server, ctx);
+  if ((options.groups ?? []).length > 0) registerApplyFleet(server, ctx, options.groups!);
 
   const describe = (): void => {
     const roots = connection.roots;

@@ -103,18 +103,18 @@ export type WireRule = true | WireShape | WireValues;
 export type WireShape = { readonly [field: string]: WireRule };
 
 /** The keys of every member of a union. */
-type KeysOf<T> = T extends unknown ? keyof T & string : never;
+export type KeysOf<T> = T extends unknown ? keyof T & string : never;
 
 /** A shape naming every field of every member of `T`, and nothing else. */
-type ShapeOf<T> = { readonly [K in KeysOf<T>]-?: WireRule };
+export type ShapeOf<T> = { readonly [K in KeysOf<T>]-?: WireRule };
 
 /** `newSha256` → `new_sha256`, at the type level. */
-type Snake<S extends string> = S extends `${infer Head}${infer Rest}`
+export type Snake<S extends string> = S extends `${infer Head}${infer Rest}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${Snake<Rest>}`
   : S;
 
 /** True when the wire type's keys are exactly the library type's keys in snake_case. */
-type WireKeysMatch<Lib, Wire> = [Snake<KeysOf<Lib>>] extends [KeysOf<Wire>] ? [KeysOf<Wire>] extends [Snake<KeysOf<Lib>>] ? true : false : false;
+export type WireKeysMatch<Lib, Wire> = [Snake<KeysOf<Lib>>] extends [KeysOf<Wire>] ? [KeysOf<Wire>] extends [Snake<KeysOf<Lib>>] ? true : false : false;
 
 /**
  * A field's wire name.

@@ -107,6 +107,10 @@ export function resentAdd(op: AddFileOp, snap: FileSnapshot, blocked: PatchFailu
   return {
     ...blocked,
     message: `already_exists: *** Add File: ${op.path} — the file already exists with exactly the content this section adds (SHA-256 ${snap.sha256 ?? sha256Hex(snap.bytes)}). This is usually a call that succeeded being sent again. Next step: do not resend this section: it is already applied.`,
+    // The whole new file is there, from its first line: marked like the
+    // other resends, so a caller (a fleet re-run) can tell "already applied"
+    // from "a different file is in the way" without reading the message.
+    alreadyAppliedAt: 1,
   };
 }
 

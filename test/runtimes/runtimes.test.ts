@@ -206,6 +206,10 @@ describe("runtime matrix: Node and Deno from the npm registry, and the system No
       expectGroupGreen(outcomes.get(runtime.name), "ssh", 2);
     });
 
+    test(`${runtime.name}: applyFleet and reconcileFleet over LocalShell roots${sshReady ? " and over the sshd" : ""}`, () => {
+      expectGroupGreen(outcomes.get(runtime.name), "fleet", sshReady ? 2 : 1);
+    });
+
     test(`${runtime.name}: compressed reads (zstd/gzip through this runtime's node:zlib) and the snapshot cache, locally${sshReady ? " and over the sshd" : ""}`, () => {
       expectGroupGreen(outcomes.get(runtime.name), "wire", sshReady ? 4 : 2);
     });

@@ -25,13 +25,13 @@
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { userInfo } from "node:os";
 import { tmpdir } from "node:os";
 import { createHash } from "node:crypto";
-import { applyPatch, connectSsh, LocalShell, parsePatch, planPatch, readSnapshots, SnapshotCache } from "../../mod.ts";
+import { applyFleet, applyPatch, connectSsh, LocalShell, parsePatch, planPatch, readSnapshots, reconcileFleet, SnapshotCache } from "../../mod.ts";
 import { localUser } from "../../lib/ssh/local_user.ts";
 import type { PatchFailure, Warning } from "../../mod.ts";
 import {
@@ -193,6 +193,21 @@ async function sshChecks(target: SshTarget): Promise<void> {
   } finally {
     await wireShell.close();
   }
+  await check("fleet", "applyFleet over the sshd: two roots, a connection each, both applied; reconcileFleet has nothing to settle", async () => {
+    const roots = ["f1", "f2"].map((name) => join(target.root, name));
+    // Owned like the root itself: by the login user when this runs as root.
+    const { uid, gid } = statSync(target.root);
+    for (const root of roots) {
+      mkdirSync(root, { recursive: true });
+      writeFileSync(join(root, "app.conf"), "listen 80\nworkers 2\n");
+      for (const p of [root, join(root, "app.conf")]) chownSync(p, uid, gid);
+    }
+    const targets = roots.map((root, i) => ({ name: `f${i + 1}`, root, connect: () => connectSsh(options) }));
+    const report = await applyFleet(targets, { patch: FLEET_PATCH }, { concurrency: 2 });
+    expectEqual(report.hosts.map((h) => h.state), ["applied", "applied"], "states");
+    for (const root of roots) expectEqual(readFileSync(join(root, "app.conf"), "utf8"), "listen 80\nworkers 8\n", "file after the fleet");
+    expectEqual((await reconcileFleet(report, targets)).hosts, [], "nothing to reconcile");
+  });
   await check("ssh", "a stale patch over SSH is a typed context_mismatch and changes nothing", async () => {
     const shell = await connectSsh(options);
     try {
@@ -208,6 +223,8 @@ async function sshChecks(target: SshTarget): Promise<void> {
     expectEqual(readFileSync(file, "utf8"), "listen 80\nworkers 8\n", "file after the refused patch");
   });
 }
+
+const FLEET_PATCH = "*** Begin Patch\n*** Update File: app.conf\n@@\n listen 80\n-workers 2\n+workers 8\n*** End Patch\n";
 
 /** Code-like text that compresses well, ~170 KiB. */
 function wireText(tag: string): string {
@@ -276,6 +293,25 @@ try {
 } finally {
   rmSync(wireRoot, { recursive: true, force: true });
 }
+await check("fleet", "applyFleet over three LocalShell roots: a drifted one stops the rollout, a re-run skips the hosts done", async () => {
+  const base = mkdtempSync(join(tmpdir(), "sap-runtime-fleet-"));
+  try {
+    const targets = ["a", "b", "c"].map((name) => {
+      const root = join(base, name);
+      mkdirSync(root);
+      writeFileSync(join(root, "app.conf"), name === "b" ? "listen 80\nworkers 3\n" : "listen 80\nworkers 2\n");
+      return { name, root, shell: local };
+    });
+    const first = await applyFleet(targets, { patch: FLEET_PATCH }, { concurrency: 1 });
+    expectEqual(first.hosts.map((h) => h.state), ["applied", "failed", "not_started"], "states");
+    writeFileSync(join(base, "b", "app.conf"), "listen 80\nworkers 2\n");
+    const again = await applyFleet(targets, { patch: FLEET_PATCH });
+    expectEqual(again.hosts.map((h) => h.state), ["skipped", "applied", "applied"], "states of the re-run");
+    expectEqual(JSON.parse(JSON.stringify(again)), again, "plain JSON");
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
 const sshdFile = process.argv[2];
 if (sshdFile !== undefined) await sshChecks(JSON.parse(readFileSync(sshdFile, "utf8")) as SshTarget);
 process.stdout.write(JSON.stringify({ done: true, passed, failed, runtime, version: process.version }) + "\n");

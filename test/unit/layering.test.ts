@@ -3,7 +3,7 @@
  *
  * `lib/` has one folder per layer and arrows only point down:
  *
- *   text ← patch ← match ← plan ← remote (with remote/programs) ← ssh
+ *   text ← patch ← match ← plan ← remote (with remote/programs) ← ssh ← apply.ts ← fleet
  *
  * A file may import its own layer and the layers below it, plus the two shared
  * files `lib/types.ts` and `lib/failure.ts`. The pure layers (text, patch,
@@ -11,8 +11,11 @@
  * `node:` builtin, so the `/core` entry bundles and runs in a browser; the
  * one place that reaches the runtime's `node:crypto` (lib/text/sha256.ts,
  * through `process.getBuiltinModule`, with a JavaScript fallback) is named
- * below. `lib/apply.ts` joins the layers and nothing in `lib/` imports
- * it. The whole `lib/` import graph (type-only imports included) has no cycle.
+ * below. `lib/apply.ts` joins the layers and only `lib/fleet/` (one patch
+ * to many hosts, built on applyPatch) imports it; the fleet never imports
+ * `lib/ssh/` (a host is whatever RemoteShell its target gives) and needs no
+ * package. The whole `lib/` import graph (type-only imports included) has
+ * no cycle.
  * Examples use the library only through `mod.ts`.
  */
 import { describe, expect, test } from "bun:test";
@@ -24,6 +27,8 @@ const LIB = join(REPO, "lib");
 
 /** Layers, lowest first; a file may import from its own rank or lower. */
 const LAYERS = ["text", "patch", "match", "plan", "remote", "ssh"] as const;
+/** Layers above `lib/apply.ts`, lowest first. */
+const ABOVE_APPLY = ["fleet"] as const;
 const PURE = new Set<string>(["text", "patch", "match", "plan", "shared"]);
 const SHARED = new Set(["types.ts", "failure.ts"]);
 
@@ -57,6 +62,8 @@ function layerOf(file: string): string {
 function rank(layer: string): number {
   if (layer === "shared") return -1;
   if (layer === "apply") return LAYERS.length;
+  const above = (ABOVE_APPLY as readonly string[]).indexOf(layer);
+  if (above >= 0) return LAYERS.length + 1 + above;
   return (LAYERS as readonly string[]).indexOf(layer);
 }
 
@@ -117,9 +124,10 @@ describe("layering", () => {
   });
 
   test("every lib file belongs to a layer folder or is one of the shared files or apply.ts", () => {
-    const known = (layer: string): boolean => layer === "shared" || layer === "apply" || (LAYERS as readonly string[]).includes(layer);
+    const known = (layer: string): boolean =>
+      layer === "shared" || layer === "apply" || (LAYERS as readonly string[]).includes(layer) || (ABOVE_APPLY as readonly string[]).includes(layer);
     expect(libFiles.filter((f) => !known(layerOf(f)))).toEqual([]);
-    for (const layer of LAYERS) expect(libFiles.some((f) => layerOf(f) === layer)).toBe(true);
+    for (const layer of [...LAYERS, ...ABOVE_APPLY]) expect(libFiles.some((f) => layerOf(f) === layer)).toBe(true);
   });
 
   for (const file of libFiles) {
@@ -128,13 +136,14 @@ describe("layering", () => {
       const { local, external } = graph.get(file)!;
       const upward = local.filter((target) => {
         if (!target.startsWith("lib/")) return true; // never outside lib/
-        if (target === "lib/apply.ts") return true; // nothing imports the joining file
+        if (target === "lib/apply.ts") return layer !== "fleet"; // only the fleet is built on the joining file
+        if (layer === "fleet" && layerOf(target) === "ssh") return true; // a host is a RemoteShell, not an SSH connection
         return rank(layerOf(target)) > rank(layer);
       });
       expect(upward).toEqual([]);
       const allowedExternal = (spec: string): boolean => {
         if (PURE.has(layer)) return false;
-        if (layer === "remote") return spec.startsWith("node:");
+        if (layer === "remote" || layer === "fleet") return spec.startsWith("node:");
         return spec.startsWith("node:") || spec === "ssh2";
       };
       expect(external.filter((s) => !allowedExternal(s))).toEqual([]);
