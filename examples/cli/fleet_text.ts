@@ -139,7 +139,8 @@ function hostLine(host: FleetHost): string {
  */
 export function formatFleetReport(report: FleetReport): string {
   const out: string[] = [];
-  const width = Math.max(...report.hosts.map((h) => h.name.length));
+  let width = 0;
+  for (const h of report.hosts) width = Math.max(width, h.name.length);
   out.push(`${report.dryRun ? "Dry run over" : "Fleet of"} ${report.hosts.length} host${report.hosts.length === 1 ? "" : "s"}:`);
   for (const host of report.hosts) {
     out.push(`  ${host.name.padEnd(width)}  ${host.state}${detail(host)}`);

@@ -9,11 +9,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chownSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { applyPatch, LocalShell } from "../../mod.ts";
+import { applyFleet, applyPatch, LocalShell } from "../../mod.ts";
+import { wireFleetReport } from "../../examples/wire/fleet.ts";
 import { HookedShell } from "../support/local_trees.ts";
 import { sshdReady, startSshd, writeKnownHosts } from "../support/sshd.ts";
 import type { Sshd } from "../support/sshd.ts";
-import { AFTER, BEFORE, DRIFTED, PATCH, sha } from "../fleet/helpers.ts";
+import { AFTER, BEFORE, CommitKiller, DRIFTED, PATCH, sha } from "../fleet/helpers.ts";
 import { removeTemps, runApply, tempDir } from "./run_cli.ts";
 
 afterAll(removeTemps, 30_000);
@@ -106,12 +107,12 @@ describe("apply.ts --hosts over local directories", () => {
     });
   }
 
-  // Fault injected: another commit holds c's lock (paused at its `locked`
-  // hook) while the fleet's commit on c waits for it and is killed by
-  // --timeout-ms: outcome unknown; the CLI's own reconcile, bound by the same
-  // timeout, cannot get the lock either. Later, from the saved --json report,
-  // --reconcile settles it (the other writer's version is there: diverged).
-  test("a host's commit cut while another writer holds its lock: exit 3 with the host unsettled; --reconcile with the saved report settles it later", async () => {
+  // Fault injected: another commit holds a's lock (paused at its `locked`
+  // hook) while the fleet's commit on a waits for it and is stopped by
+  // --timeout-ms. That is before its go-ahead (docs/guarantees.md, "A cancel
+  // means what it says"), so the host is a plain failure: timeout, nothing
+  // applied, nothing of its own left, no reconcile asked for.
+  test("a host's commit stopped by --timeout-ms while another writer holds its lock: failed with timeout, nothing applied, no reconcile needed", async () => {
     // One host only: --timeout-ms bounds every host's programs, and on a loaded
     // machine a healthy host's commit could come near it too.
     const h = hostDirs(1);
@@ -121,21 +122,38 @@ describe("apply.ts --hosts over local directories", () => {
     while (!readdirSync(h.dir("a")).some((name) => name.startsWith(".sap-lock-")) && Date.now() < deadline) await Bun.sleep(10);
 
     const run = await runApply(["--hosts", h.flag, "--json", "--timeout-ms", "800"], PATCH);
-    expect(run.code).toBe(3);
-    expect(run.stderr).toContain("reconciling a (outcome unknown)");
+    expect(run.code).toBe(1);
     const out = JSON.parse(run.stdout);
-    expect(out.hosts.map((x: { state: string }) => x.state)).toEqual(["outcome_unknown"]);
-    expect(out.reconciled[0]).toMatchObject({ name: "a", state: "unsettled" });
-    expect(out.hosts[0].operation_id).toMatch(/^[0-9a-f]{16}$/);
-    expect(out.summary.next_step).toContain(`run this command again with --reconcile and this run's --json report and --hosts a=${h.dir("a")}`);
+    expect(out.hosts.map((x: { state: string }) => x.state)).toEqual(["failed"]);
+    expect(out.hosts[0].report.errors[0].code).toBe("timeout");
+    expect(out.hosts[0].report.errors[0].message).toContain("nothing was applied");
+    expect(out.reconciled ?? []).toEqual([]);
+    expect(run.stderr).not.toContain("reconciling");
 
     expect((await holder).ok).toBe(true);
-    const saved = join(tempDir(), "fleet.json");
-    writeFileSync(saved, run.stdout);
-    const later = await runApply(["--hosts", h.flag, "--reconcile", saved]);
-    expect(later.code).toBe(3);
-    expect(later.stdout).toContain(`Reconciled operation ${out.hosts[0].operation_id} in a ${h.dir("a")}: not a clean outcome.`);
     expect(h.read("a")).toBe(BEFORE.replace("workers 2", "workers 16"));
+    expect(readdirSync(h.dir("a")).filter((name) => name.startsWith(".sap-"))).toEqual([]);
+  }, 30_000);
+
+  // Fault injected: the host's commit program is killed (kill -9) right after
+  // its commit point, in this test's own applyFleet (CommitKiller), so the
+  // saved --json report holds a host whose outcome is unknown; --reconcile
+  // with that file then settles it: applied.
+  test("--reconcile with a saved report whose host's outcome is unknown settles it: applied, nothing left", async () => {
+    const h = hostDirs(1);
+    const report = await applyFleet(
+      [{ name: "a", root: h.dir("a"), shell: new CommitKiller(new LocalShell(), "done") }],
+      { patch: PATCH },
+      { canary: 0 },
+    );
+    expect(report.hosts.map((x) => x.state)).toEqual(["outcome_unknown"]);
+    const operationId = report.hosts[0]!.state === "outcome_unknown" ? report.hosts[0]!.operationId : "";
+    const saved = join(tempDir(), "fleet.json");
+    writeFileSync(saved, JSON.stringify(wireFleetReport(report)));
+    const later = await runApply(["--hosts", h.flag, "--reconcile", saved]);
+    expect(later.code).toBe(0);
+    expect(later.stdout).toContain(`Reconciled operation ${operationId} in a ${h.dir("a")}: the patch IS applied`);
+    expect(h.read("a")).toBe(AFTER);
     expect(readdirSync(h.dir("a")).filter((name) => name.startsWith(".sap-"))).toEqual([]);
   }, 30_000);
 
