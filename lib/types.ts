@@ -343,6 +343,8 @@ export interface FailureCodeFields {
   host_key_unknown: { fingerprint: string; knownHostsLine: string };
   /** The key's fingerprint (`knownHostsLine` too, except for a revoked key: it must not be added). */
   host_key_mismatch: { fingerprint: string };
+  /** The keys nobody reads, each with the closest known one. */
+  invalid_request: { unknown: UnknownKey[] };
 }
 
 /**

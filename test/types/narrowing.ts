@@ -26,6 +26,7 @@ import type {
   PlanResult,
   ReconcileTicket,
   SearchFilesResult,
+  UnknownKey,
 } from "../../mod.ts";
 
 // ---------------------------------------------------------------------------
@@ -102,6 +103,10 @@ export function failureNarrows(f: PatchFailure): string {
     case "remote_unsupported": {
       const tool: string = f.tool;
       return tool;
+    }
+    case "invalid_request": {
+      const unknown: UnknownKey[] = f.unknown;
+      return unknown.map((k) => `${k.name} -> ${k.closest ?? "?"}`).join(", ");
     }
     case "host_key_unknown": {
       const line: string = f.knownHostsLine;
