@@ -97,8 +97,13 @@ export interface FileDiagnosis {
   similarityStopped?: string;
 }
 
-/** "the similarity search stopped at its budget and read only lines 1–52000 of 250000", or undefined when it read every line. */
+/**
+ * "the similarity search stopped at its budget and read only lines 1–52000 of 250000", or undefined when it read every line
+ * — or read none because it had nothing to look for (every line of the weak chunks under three characters, no anchor):
+ * then no budget was hit, and there is no range to name (issue 32.6: that case printed "read only lines  of 4").
+ */
 function stoppedWords(spans: readonly LineSpan[], n: number): string | undefined {
+  if (spans.length === 0) return undefined;
   if (spans.length === 1 && spans[0]!.from === 0 && spans[0]!.to >= n) return undefined;
   const shown = spans.slice(0, 4).map((s) => lineRange(s.from, s.to).replace(/^lines? /, ""));
   const more = spans.length > 4 ? ` and ${spans.length - 4} more stretches` : "";

@@ -91,6 +91,22 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
     expect(e.message).toContain("Next step: read src/file.ts again");
   });
 
+  // Issue 32.6: chunks whose lines are all under three characters ask the
+  // similarity pass nothing; it read no line, so no budget was hit and the
+  // message must not claim one ("…read only lines  of 4").
+  for (const [name, file, body] of [
+    ["a 4-line file, one short line", ["alpha beta", "gamma", "delta", "epsilon"], ["-xy", "+z"]],
+    ["a 4-line file, short context and delete", ["alpha beta", "gamma", "delta", "epsilon"], [" {", "-}", "+ }"]],
+    ["a large file, short lines", codeFile(), ["-q", "+r"]],
+  ] as const) {
+    test(`no similarity query: no budget claimed (${name})`, () => {
+      const e = failureOf(file, [chunk(body)]);
+      expect(e.code).toBe("context_mismatch");
+      expect(e.message).not.toContain("budget");
+      expect(e.message).not.toMatch(/lines? {2}/);
+    });
+  }
+
   test("the closest region before the search start is flagged", () => {
     const e = locateChunks(lines, [
       chunk(["   return json({ id, index: 200 });", "+  // 200"]),
