@@ -191,12 +191,15 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   if (typeof fleet === "string") return usageError(fleet);
   if (fleet === undefined && (values.root === undefined || values.root === "")) return usageError("--root DIR is required");
 
-  const expectedSha256: Record<string, string> = {};
+  // No prototype: on a plain {} a path named __proto__ was silently dropped
+  // (the assignment hits the prototype setter), so its precondition vanished.
+  const expectedSha256: Record<string, string> = Object.create(null);
   for (const item of values.expect ?? []) {
     const at = item.lastIndexOf("=");
     const path = item.slice(0, at);
     const sha = item.slice(at + 1).toLowerCase();
     if (at <= 0 || !SHA256.test(sha)) return usageError(`--expect ${JSON.stringify(item)}: expected PATH=SHA256 (64 hex digits)`);
+    if (Object.hasOwn(expectedSha256, path) && expectedSha256[path] !== sha) return usageError(`--expect ${JSON.stringify(path)} is given twice with different SHA-256s; give the one of the version you read, once`);
     expectedSha256[path] = sha;
   }
   const shared = values["shared-directories"] as SharedDirectories | undefined;

@@ -92,7 +92,10 @@ function hostOf(name: string, text: string, location: string, root: string | und
  * ```
  */
 export function parseHostExpect(items: readonly string[], names: readonly string[]): Record<string, Record<string, string>> | string {
-  const out: Record<string, Record<string, string>> = {};
+  // No prototypes: a host named `constructor` found Object's own and the
+  // SHA went onto the global Object (the precondition silently vanished);
+  // a path named __proto__ was dropped by the prototype setter.
+  const out: Record<string, Record<string, string>> = Object.create(null);
   for (const item of items) {
     const first = item.indexOf("=");
     const last = item.lastIndexOf("=");
@@ -103,7 +106,9 @@ export function parseHostExpect(items: readonly string[], names: readonly string
       return `--host-expect ${JSON.stringify(item)}: expected NAME=PATH=SHA256 (64 hex digits)`;
     }
     if (!names.includes(name)) return `--host-expect ${JSON.stringify(item)}: ${JSON.stringify(name)} is not one of --hosts`;
-    (out[name] ??= {})[path] = sha;
+    const paths = (out[name] ??= Object.create(null) as Record<string, string>);
+    if (Object.hasOwn(paths, path) && paths[path] !== sha) return `--host-expect ${JSON.stringify(`${name}=${path}`)} is given twice with different SHA-256s; give it once`;
+    paths[path] = sha;
   }
   return out;
 }

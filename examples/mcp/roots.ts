@@ -35,7 +35,7 @@ import { homedir } from "node:os";
 import { dirname, posix, resolve } from "node:path";
 import { z } from "zod";
 import { parseSshDestination, unknownNames, unknownNamesText } from "../../mod.ts";
-import { strictObject } from "./strict.ts";
+import { strictObject, strictRecord } from "./strict.ts";
 import type { SshDestination } from "../../mod.ts";
 
 /** Per-root options: the same names in the config file and in a flag's `?query`. */
@@ -112,12 +112,13 @@ const ROOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const NAME_RULE = "a root NAME is letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)";
 
 const configFileSchema = z.strictObject({
-  roots: z.record(
+  roots: strictRecord(
     z.string(),
     z.preprocess(
       (entry) => (typeof entry === "string" ? { location: entry } : entry),
       strictOptions({ ...rootOptionsShape, location: z.string().min(1) }),
     ),
+    "roots",
   ),
 });
 

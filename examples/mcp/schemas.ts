@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { FailureCode, HintOption, WarningCode } from "../../mod.ts";
 import type { BoundedDiffFields } from "./bounds.ts";
 import type { WireApplyOutcome, WireFileReport, WirePatchFailure, WireReadWindow, WireWarning } from "../wire/types.ts";
-import { strictObject } from "./strict.ts";
+import { strictObject, strictRecord } from "./strict.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
@@ -205,7 +205,7 @@ export const applyPatchInput: z.ZodType<ApplyPatchArgs> = strictInput({
   patch: z.string().min(1).describe("the patch text, from *** Begin Patch to *** End Patch"),
   root: z.string().optional().describe("the root name; may be omitted when the server has a single root"),
   dry_run: z.boolean().optional().describe("check the patch and return the diff without changing anything"),
-  expected_sha256: z.record(z.string(), z.string()).optional().describe(
+  expected_sha256: strictRecord(z.string(), z.string(), "expected_sha256", "nothing was applied").optional().describe(
     "path → file_sha256 from read_file, for files the patch updates or deletes: the patch applies only to that exact version",
   ),
 }, "nothing was applied");

@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { failureSchema, strictInput } from "./schemas.ts";
+import { strictRecord } from "./strict.ts";
 
 /** Most hosts a call may run at once (the server's own bound, whatever the model asks). */
 export const MAX_FLEET_CONCURRENCY = 32;
@@ -32,7 +33,7 @@ export const applyPatchFleetInput: z.ZodType<ApplyPatchFleetArgs> = strictInput(
   patch: z.string().min(1).describe("the patch text, from *** Begin Patch to *** End Patch; the same patch goes to every host"),
   hosts: z.array(z.string().min(1)).min(1).optional().describe("only these hosts of the group (e.g. the re-run the last result names); default every host, in the group's order"),
   dry_run: z.boolean().optional().describe("plan every host and return the diffs without changing anything"),
-  expected_sha256: z.record(z.string(), z.record(z.string(), sha256)).optional().describe(
+  expected_sha256: strictRecord(z.string(), strictRecord(z.string(), sha256, "expected_sha256 of a host", "nothing was applied on any host"), "expected_sha256", "nothing was applied on any host").optional().describe(
     "per host, path → file_sha256 from read_file on that host's root: that host is patched only if its file is exactly that version",
   ),
   canary: z.number().int().min(0).max(100).optional().describe("hosts done first, one at a time; if one fails, nothing else starts (default 1)"),

@@ -5,6 +5,12 @@
  * "Unrecognized key". Used by the tools' input schemas (schemas.ts) and the
  * config file's root options (roots.ts).
  *
+ * Maps (`expected_sha256`, the config file's `roots`) go through
+ * {@linkcode strictRecord}: zod's record skips a `__proto__` key without a
+ * word (it guards the result's prototype), so `expected_sha256
+ * {"__proto__": "<sha>"}` for a file named `__proto__` dropped the
+ * precondition and the patch went ahead unguarded. That key is refused.
+ *
  * @module
  */
 import { z } from "zod";
@@ -29,4 +35,27 @@ export function strictObject<T extends z.ZodRawShape>(shape: T, noun: string, af
       return after === "" ? text : `${text}${text.endsWith("?") ? "" : ";"} ${after}`;
     },
   });
+}
+
+/**
+ * `z.record(key, value)` that refuses an own `__proto__` key instead of
+ * dropping it (see the module notes). The advertised JSON schema is the
+ * record's.
+ *
+ * @example
+ * ```ts
+ * const shas = strictRecord(z.string(), z.string(), "expected_sha256", "nothing was applied");
+ * ```
+ */
+export function strictRecord<K extends z.core.$ZodRecordKey, V extends z.ZodType>(key: K, value: V, name: string, after = ""): z.ZodPreprocess<z.ZodRecord<K, V>, unknown> {
+  return z.preprocess((input, ctx) => {
+    if (input !== null && typeof input === "object" && Object.hasOwn(input, "__proto__")) {
+      ctx.addIssue({
+        code: "custom",
+        input,
+        message: `${name} has the key \`__proto__\`, which cannot be used as a name here (it would be dropped, not checked)${after === "" ? "" : `; ${after}`}`,
+      });
+    }
+    return input;
+  }, z.record(key, value));
 }

@@ -81,7 +81,8 @@ async function fleetTool(ctx: ToolContext, groups: readonly GroupConfig[], args:
     connect: () => ctx.shells.shellFor(root),
     release: () => Promise.resolve(),
     options: rootApplyOptions(root),
-    ...(args.expected_sha256?.[root.name] !== undefined ? { expectedSha256: args.expected_sha256[root.name] } : {}),
+    // own keys only: a host named `constructor` must not pick up Object's
+    ...(args.expected_sha256 !== undefined && Object.hasOwn(args.expected_sha256, root.name) ? { expectedSha256: args.expected_sha256[root.name] } : {}),
   }));
   const words = mcpFleetWords(group.name);
   let report: FleetReport;

@@ -140,3 +140,33 @@ describe("parseApplyArgs valid flags", () => {
     expect(parsed.kind === "run" && parsed.options.ssh).toEqual({ text: "harbour", destination: { host: "harbour" } });
   });
 });
+
+describe("--expect and --host-expect: every name is a key like any other, and one path has one SHA", () => {
+  // On a plain {} a path named __proto__ was dropped by the prototype setter,
+  // and a host named `constructor` found Object itself: both preconditions vanished.
+  const OTHER = "cd".repeat(32);
+  test("a path named __proto__ or constructor keeps its --expect", () => {
+    const parsed = parseApplyArgs(["--root", "/r", "--expect", `__proto__=${SHA}`, "--expect", `constructor=${OTHER}`]);
+    if (parsed.kind !== "run") throw new Error(JSON.stringify(parsed));
+    expect(Object.entries(parsed.options.expectedSha256)).toEqual([["__proto__", SHA], ["constructor", OTHER]]);
+  });
+  test("a host named constructor (or toString) keeps its --host-expect; nothing lands on Object", () => {
+    const parsed = parseApplyArgs(["--hosts", "constructor=/tmp,toString=/tmp", "--host-expect", `constructor=__proto__=${SHA}`]);
+    if (parsed.kind !== "run") throw new Error(JSON.stringify(parsed));
+    const hostExpect = parsed.options.fleet!.hostExpect;
+    expect(Object.keys(hostExpect)).toEqual(["constructor"]);
+    expect(Object.entries(hostExpect.constructor!)).toEqual([["__proto__", SHA]]);
+    expect(hostExpect.toString).toBeUndefined();
+  });
+  const twice: { name: string; argv: string[]; message: string }[] = [
+    { name: "--expect", argv: ["--root", "/r", "--expect", `a.txt=${SHA}`, "--expect", `a.txt=${OTHER}`], message: `--expect "a.txt" is given twice with different SHA-256s` },
+    { name: "--host-expect", argv: ["--hosts", "a=/tmp", "--host-expect", `a=x=${SHA}`, "--host-expect", `a=x=${OTHER}`], message: `--host-expect "a=x" is given twice with different SHA-256s` },
+  ];
+  for (const c of twice) {
+    test(`${c.name} twice for one path with different SHAs is refused (not last-wins)`, () => {
+      const parsed = parseApplyArgs(c.argv);
+      expect(parsed.kind).toBe("usage_error");
+      expect(parsed.kind === "usage_error" && parsed.message).toContain(c.message);
+    });
+  }
+});

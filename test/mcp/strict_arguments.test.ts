@@ -7,8 +7,10 @@
  * counts the programs the host ran (zero).
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadRoots } from "../../examples/mcp/roots.ts";
+import { applyPatchFleetInput } from "../../examples/mcp/schemas_fleet.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { call, connect, FaultShell, localRoots, makeTree, sha256, sourceOf, textOf } from "./helpers.ts";
 import type { Session } from "./helpers.ts";
@@ -83,5 +85,40 @@ describe("an unknown argument is refused with the closest known one; nothing is 
     const result = await call(s, "apply_patch", { patch: PATCH, expected_sha256: { "app.conf": sha256(BEFORE) }, dry_run: true });
     expect(result.isError).toBeFalsy();
     expect(readFileSync(join(dir, "app.conf"), "utf8")).toBe(BEFORE);
+  });
+});
+
+describe("a `__proto__` key in a map is refused, never dropped", () => {
+  // zod's record skips this key without an issue; a file named __proto__ then
+  // lost its precondition and was patched unguarded.
+  test("apply_patch: expected_sha256 for a file named __proto__", async () => {
+    dir = makeTree({});
+    writeFileSync(join(dir, "__proto__"), BEFORE); // (an object literal's __proto__ key sets the prototype)
+    shell = new FaultShell(new LocalShell(), {});
+    session = await connect({ roots: localRoots({ site: dir }), shells: sourceOf(shell) });
+    const patch = PATCH.replace("app.conf", "__proto__");
+    const args = JSON.parse(`{"patch": ${JSON.stringify(patch)}, "expected_sha256": {"__proto__": "${"0".repeat(64)}"}}`);
+    const result = await call(session, "apply_patch", args);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("expected_sha256 has the key `__proto__`");
+    expect(shell.execs).toBe(0);
+    expect(readFileSync(join(dir, "__proto__"), "utf8")).toBe(BEFORE);
+  });
+
+  const maps: { name: string; json: string }[] = [
+    { name: "apply_patch_fleet expected_sha256 (host level)", json: `{"group": "web", "patch": "p", "expected_sha256": {"__proto__": {"a": "${"0".repeat(64)}"}}}` },
+    { name: "apply_patch_fleet expected_sha256 (path level)", json: `{"group": "web", "patch": "p", "expected_sha256": {"web1": {"__proto__": "${"0".repeat(64)}"}}}` },
+  ];
+  for (const m of maps) {
+    test(m.name, () => {
+      const parsed = applyPatchFleetInput.safeParse(JSON.parse(m.json));
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.message).toContain("has the key `__proto__`");
+    });
+  }
+
+  test("the config file's roots", () => {
+    dir = makeTree({ "roots.json": `{"roots": {"__proto__": "/srv/app"}}` });
+    expect(() => loadRoots(["--config", join(dir, "roots.json")], dir)).toThrow("roots has the key `__proto__`");
   });
 });
