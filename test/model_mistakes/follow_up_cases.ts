@@ -1,0 +1,135 @@
+/**
+ * Model mistakes that must be recovered in one follow-up call (issue 29
+ * item 7), as a table: test/model_mistakes/follow_up.test.ts runs every row
+ * through the example server over stdio and HTTP, on local and SSH roots
+ * (follow_up_harness.ts), counts the calls until the file is right and
+ * asserts at most 2 (the mistake and one follow-up) and the exact files.
+ *
+ * Adding a row:
+ * - `id`: a new root name (unique; it is the case's root in every server).
+ *   Calls without a `root` argument get it added; set `root` yourself to
+ *   send a wrong one (`root: undefined` sends none).
+ * - `files`: the root before the mistake; `otherRoots` for more roots
+ *   (they must end unchanged); `setup`: earlier calls (a read_file whose
+ *   answer the mistaken call uses) and writes of another writer, not
+ *   counted.
+ * - `first`: the mistaken call, exactly as a model sent it (or a function
+ *   of the setup answers, e.g. a sha256 it read); `firstCode`: the code of
+ *   the failure it gets (it must fail).
+ * - `model(answer, sent)`: builds the next call from the answer's `text`,
+ *   `structured` and `errors` and the call it sent — never from the row's
+ *   files or expectation: the row must fail when the failure stops naming
+ *   the fix. Give up with `null` when the answer does not say what to do.
+ * - `expect`: every file of the root afterwards (bytes for non-UTF-8).
+ * Check the new row fails without the change it covers.
+ *
+ * @module
+ */
+import type { FollowUpCase } from "./follow_up_harness.ts";
+import { firstError, lineAfter, patchOf, resend, withoutId } from "./follow_up_harness.ts";
+
+const TWINS = "def a():\n    x = 1\n    return x\n\ndef b():\n    x = 1\n    return x * 2\n";
+const INI = "[server]\nhost = 0.0.0.0\ntimeout = 60\n\n[db]\nname = main\n";
+const HANDLER = "import os\n\ndef handle(req):\n    return 1\n\ndef other():\n    return 2\n";
+const NGINX = "server {\n    listen 80;\n    server_name example.org;\n    root /srv/site;\n}\n";
+
+/** The patch's lines of a call, for models that edit what they sent. */
+function lines(sent: { arguments: Record<string, unknown> }): string[] {
+  return String(sent.arguments.patch).split("\n");
+}
+
+export const FOLLOW_UPS: FollowUpCase[] = [
+  {
+    id: "ambiguous-context",
+    why: "the peer edited the wrong one of two same-shape functions: the failure names a line that singles out each",
+    firstCode: "ambiguous_hunk",
+    files: { "calc.py": TWINS },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: calc.py", "@@", "-    x = 1", "+    x = 10") } },
+    // The model meant b's x (the second place): it adds the context line the example names for it.
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      if (e?.code !== "ambiguous_hunk") return null;
+      const place = e.candidates?.find((c) => c.enclosing?.text === "def b():");
+      if (place === undefined) return null;
+      const label = `to select the match at line ${place.line}, add the line `;
+      const rest = lineAfter(answer.text, label);
+      const m = rest === null ? null : /^(below|above) it as context: (.*)$/.exec(rest);
+      if (m === null) return null;
+      const context = " " + withoutId(m[2]!);
+      const patch = lines(sent);
+      const at = patch.indexOf("+    x = 10");
+      if (m[1] === "below") patch.splice(at + 1, 0, context);
+      else patch.splice(patch.indexOf("-    x = 1"), 0, context);
+      return resend(sent, { patch: patch.join("\n") });
+    },
+    expect: { "calc.py": TWINS.replace("    x = 1\n    return x * 2", "    x = 10\n    return x * 2") },
+  },
+  {
+    id: "ambiguous-anchor",
+    why: "two same-shape functions: the enclosing block of each candidate is an @@ anchor",
+    firstCode: "ambiguous_hunk",
+    files: { "calc.py": TWINS },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: calc.py", "@@", "-    x = 1", "+    x = -1") } },
+    // The model meant b's x: it anchors the chunk on the block the failure says that candidate is in.
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      if (e?.code !== "ambiguous_hunk") return null;
+      const place = e.candidates?.find((c) => c.enclosing?.text === "def b():");
+      if (place?.enclosing === undefined) return null;
+      return resend(sent, { patch: lines(sent).map((l) => (l === "@@" ? `@@ ${place.enclosing!.text}` : l)).join("\n") });
+    },
+    expect: { "calc.py": TWINS.replace("def b():\n    x = 1", "def b():\n    x = -1") },
+  },
+  {
+    id: "anchor-typo",
+    why: "an @@ anchor the model misremembered: the failure shows the similar line to put after @@",
+    firstCode: "anchor_not_found",
+    files: { "handler.py": HANDLER },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: handler.py", "@@ def handler(req):", "-    return 1", "+    return 3") } },
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      if (e?.code !== "anchor_not_found" || e.candidates?.length !== 1) return null;
+      return resend(sent, { patch: lines(sent).map((l) => (l.startsWith("@@ ") ? `@@ ${e.candidates![0]!.text}` : l)).join("\n") });
+    },
+    expect: { "handler.py": HANDLER.replace("return 1", "return 3") },
+  },
+  {
+    id: "stale-context",
+    why: "a chunk written from memory: the failure shows the file's lines there, to copy into the chunk",
+    firstCode: "context_mismatch",
+    files: { "app.ini": INI },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: app.ini", "@@", " [server]", " host = 0.0.0.0", "-timeout = 30", "+timeout = 90") } },
+    // The chunk's context and '-' lines, position by position, become the file's lines of the closest region.
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      if (e?.code !== "context_mismatch" || e.closest === undefined) return null;
+      const shown = e.closest.lines.map((l) => l.text);
+      let i = 0;
+      const patch = lines(sent).map((l) => (l.startsWith(" ") || (l.startsWith("-") && !l.startsWith("---")) ? l[0] + (shown[i++] ?? l.slice(1)) : l));
+      if (i !== shown.length) return null;
+      return resend(sent, { patch: patch.join("\n") });
+    },
+    expect: { "app.ini": INI.replace("timeout = 60", "timeout = 90") },
+  },
+  {
+    id: "window-sha",
+    why: "content_sha256 of a read window sent as expected_sha256: the failure gives the file_sha256 to resend with",
+    firstCode: "precondition_failed",
+    files: { "site.conf": NGINX },
+    setup: [{ call: { tool: "read_file", arguments: { path: "site.conf", offset: 2, limit: 2 } } }],
+    first: (seen) => ({
+      tool: "apply_patch",
+      arguments: {
+        patch: patchOf("*** Update File: site.conf", "@@", "-    listen 80;", "+    listen 8080;"),
+        expected_sha256: { "site.conf": String(seen[0]!.structured.content_sha256) },
+      },
+    }),
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      const hint = e?.code === "precondition_failed" ? e.hints?.find((h) => h.kind === "expected_sha256") : undefined;
+      if (hint?.kind !== "expected_sha256" || hint.sha256 === null) return null;
+      return resend(sent, { expected_sha256: { [hint.path]: hint.sha256 } });
+    },
+    expect: { "site.conf": NGINX.replace("listen 80;", "listen 8080;") },
+  },
+];
