@@ -28,6 +28,7 @@ import { closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, ope
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "./roots.ts";
+import { unsafeAncestor } from "./unix_socket.ts";
 
 /** The environment variable a token may come from. */
 export const TOKEN_ENV = "SAP_MCP_TOKEN";
@@ -196,7 +197,9 @@ function writePrivateFile(dir: string, file: string, token: string): void {
 
 /**
  * Why `dir` is not a directory private to this user (a real directory, not
- * a symlink, owned by this user, mode without group or other bits), or null.
+ * a symlink, owned by this user, mode without group or other bits, below
+ * ancestors no other user can rename it out of: unix_socket.ts
+ * {@linkcode unsafeAncestor}), or null.
  *
  * @example
  * ```ts
@@ -213,7 +216,8 @@ export function privateDirProblem(dir: string): string | null {
   if (!s.isDirectory()) return "not a directory (a symlink is not followed)";
   if (UID !== undefined && s.uid !== UID) return `it belongs to uid ${s.uid}, not to this user (${UID})`;
   if ((s.mode & 0o077) !== 0) return `group or others can use it (mode ${(s.mode & 0o777).toString(8)})`;
-  return null;
+  // Private, but another user could rename it away and put their own in its place.
+  return unsafeAncestor(dir);
 }
 
 /** How a request's credentials were judged. */

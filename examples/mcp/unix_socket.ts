@@ -4,8 +4,14 @@
  *
  * The socket is made mode 0600 (connect(2) needs write permission on it,
  * so only this user — and root — can talk to the server), in a directory
- * this user owns and no one else can write: there, no one can plant a
- * name, swap the socket for their own (an impostor server) or remove it.
+ * this user owns and no one else can write, below ancestors no one else
+ * can rename it out of (each one owned by this user or root and not
+ * writable by others, or sticky — /tmp — with the next directory ours):
+ * there, no one can plant a name, swap the socket for their own (an
+ * impostor server, which would also be sent every client's bearer token)
+ * or remove it. Checked: a private `mine/` in a world-writable `shared/`
+ * was renamed away by another user, who put a `mine/` of theirs holding
+ * their own socket in its place.
  * A directory others can write (`/tmp` itself) is refused with the fix. A
  * stale socket of a server that died is replaced; one that still answers
  * is refused (another server runs there). Over the socket the bearer token
@@ -42,10 +48,42 @@ export function checkSocketPath(path: string): string {
   const fix = "put the socket in a directory only you can write, e.g. $XDG_RUNTIME_DIR or one made with mkdir -m 700";
   if (UID !== undefined && s.uid !== UID) throw new ConfigError(`--socket ${path}: the directory ${dir} belongs to uid ${s.uid}, not to this user (${UID}); ${fix}`);
   if ((s.mode & 0o022) !== 0) throw new ConfigError(`--socket ${path}: other users can write the directory ${dir} (mode ${(s.mode & 0o7777).toString(8)}) and could swap the socket; ${fix}`);
+  const ancestor = unsafeAncestor(dir);
+  if (ancestor !== null) throw new ConfigError(`--socket ${path}: ${ancestor}, so they could rename ${dir} away and put a directory with their own socket in its place; ${fix}`);
   if (basename(path).length === 0 || Buffer.byteLength(join(dir, basename(path))) > 107) {
     throw new ConfigError(`--socket ${path}: a Unix socket path is at most 107 bytes; choose a shorter one`);
   }
   return join(dir, basename(path));
+}
+
+/**
+ * Why another user could rename `dir` (a real path, symlinks resolved)
+ * or one of its ancestors out from under it, or null: an ancestor owned by
+ * someone but this user and root, or writable by group or others without
+ * the sticky bit — or sticky with the next directory down not ours (its
+ * owner may rename it). The same rule as a root's ancestors (SPEC, issue
+ * 26 item 5), for the directories the server itself makes names in.
+ *
+ * @example
+ * ```ts
+ * unsafeAncestor("/run/user/1000"); // null
+ * unsafeAncestor("/srv/shared/mine"); // "other users can write /srv/shared (mode 777)" when it is 0777
+ * ```
+ */
+export function unsafeAncestor(dir: string): string | null {
+  const trusted = (uid: number): boolean => uid === 0 || uid === UID;
+  let child = dir;
+  for (let parent = dirname(dir); ; child = parent, parent = dirname(parent)) {
+    const s = lstatSync(parent);
+    if (!trusted(s.uid)) return `${parent} belongs to uid ${s.uid}`;
+    if ((s.mode & 0o022) !== 0) {
+      const sticky = (s.mode & 0o1000) !== 0;
+      if (!sticky) return `other users can write ${parent} (mode ${(s.mode & 0o7777).toString(8)})`;
+      const owner = lstatSync(child).uid;
+      if (!trusted(owner)) return `${child} belongs to uid ${owner}, in the shared ${parent}`;
+    }
+    if (parent === "/" || parent === dirname(parent)) return null;
+  }
 }
 
 /**

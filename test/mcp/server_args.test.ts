@@ -119,6 +119,23 @@ describe("refused, with the fix", () => {
     expect(() => parse([...R, "--http", "1", "--token-file", theirs])).toThrow(/belongs to uid 65534, not to this user/);
   });
 
+  test("a socket in a private directory whose parent others can write: they could rename it away and plant an impostor", () => {
+    const shared = join(work, "shared");
+    mkdirSync(join(shared, "mine"), { recursive: true, mode: 0o700 });
+    chmodSync(shared, 0o777);
+    expect(() => parse([...R, "--socket", join(shared, "mine", "s.sock")])).toThrow(`other users can write ${shared} (mode 777), so they could rename ${join(shared, "mine")} away`);
+    chmodSync(shared, 0o1777); // sticky, and mine/ is ours: no one else can rename it
+    expect(parse([...R, "--socket", join(shared, "mine", "s.sock")]).http!.listen).toEqual({ kind: "socket", path: join(shared, "mine", "s.sock") });
+  });
+
+  rootTest("a socket in our directory inside a sticky directory, under a directory another user owns", () => {
+    const theirs = join(work, "theirs-sticky");
+    mkdirSync(join(theirs, "mine"), { recursive: true, mode: 0o700 });
+    chmodSync(theirs, 0o1777);
+    chownSync(theirs, 65534, 65534); // its owner may rename anything in it, sticky or not
+    expect(() => parse([...R, "--socket", join(theirs, "mine", "s.sock")])).toThrow(`${theirs} belongs to uid 65534`);
+  });
+
   rootTest("a socket in a directory another user owns", () => {
     const dir = join(work, "theirs");
     mkdirSync(dir, { mode: 0o755 });
@@ -159,6 +176,16 @@ describe("token files", () => {
     expect(lstatSync(written.file).mode & 0o777).toBe(0o600);
     written.remove();
     expect(() => lstatSync(written.file)).toThrow();
+  });
+
+  test("a private XDG_RUNTIME_DIR in a directory others can write is not (they could swap it): mkdtemp instead, said why", () => {
+    const open = join(work, "open-parent");
+    mkdirSync(join(open, "runtime"), { recursive: true, mode: 0o700 });
+    chmodSync(open, 0o777);
+    const written = writeGeneratedToken("v".repeat(43), "2", { XDG_RUNTIME_DIR: join(open, "runtime") });
+    expect(written.file.startsWith(open)).toBe(false);
+    expect(written.note).toContain(`other users can write ${open} (mode 777)`);
+    written.remove();
   });
 
   test("an XDG_RUNTIME_DIR others can use is not: a fresh mkdtemp directory instead, said why", () => {
