@@ -36,6 +36,7 @@
  * @module
  */
 import { DEFAULT_LIMITS, SnapshotCache } from "../mod.ts";
+import { ApplyQueue } from "./mcp/apply_queue.ts";
 import { parseServerArgs } from "./mcp/args.ts";
 import { TOKEN_ENV, writeGeneratedToken } from "./mcp/auth.ts";
 import type { WrittenToken } from "./mcp/auth.ts";
@@ -83,6 +84,7 @@ const rootsText = roots.length > 0 ? roots.map((r) => `${r.name}=${r.label}`).jo
 const pool = new ShellPool(log);
 const snapshots = new SnapshotCache({ maxBytes: args.cacheBytes });
 const reads = new ReadMemory();
+const applyQueue = new ApplyQueue({ maxWaiting: args.queueLength });
 let stopping = false;
 
 /** Let running calls finish (a commit cut part-way ends as outcome_unknown), then exit. */
@@ -117,7 +119,7 @@ if (http !== null) {
   const fatal = (error: Error): void => void stop(`the HTTP listener failed: ${error.message}`, () => 0, () => Promise.resolve(), closeAll, () => 1);
   const where = http.listen.kind === "tcp" ? `${http.listen.host}:${http.listen.port}` : `the Unix socket ${http.listen.path}`;
   try {
-    handle = await startHttp({ ...http, server: { roots, groups, shells: pool, snapshots, reads }, maxMessageBytes, limitNote, log, onFatal: fatal });
+    handle = await startHttp({ ...http, server: { roots, groups, shells: pool, snapshots, reads, applyQueue }, maxMessageBytes, limitNote, log, onFatal: fatal });
   } catch (error) {
     log(`cannot listen on ${where}: ${(error as Error).message}`);
     process.exit(error instanceof ConfigError ? 2 : 1);
@@ -150,7 +152,7 @@ if (http !== null) {
   const at = http.listen.kind === "tcp" ? `Streamable HTTP at ${h.url}` : `Streamable HTTP on the Unix socket ${http.listen.path} (endpoint /mcp)`;
   log(`ready; ${at}; auth: ${authText}; at most ${http.maxSessions} sessions; roots: ${rootsText}`);
 } else {
-  const { server, connection } = createSession({ roots, groups, shells: pool, log, snapshots, reads });
+  const { server, connection } = createSession({ roots, groups, shells: pool, log, snapshots, reads, applyQueue });
   const stdio = new BoundedStdioTransport({ maxMessageBytes, limitNote, log });
   const transport = new ServerTransport(stdio);
   const describe = (reason: CloseReason): string => {

@@ -277,6 +277,8 @@ export interface FailureFields {
   unsafeDirectory?: UnsafeDirectory;
   /** For `locked`: the lock that is held, and whose it is. */
   lock?: LockHolder;
+  /** For `locked` answered by a front end's apply queue (the MCP server's): the path's queue, and when to retry. */
+  queue?: ApplyQueueState;
   /** For `no_space`: where the space ran out, what was needed and what is free. */
   noSpace?: NoSpace;
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
@@ -331,7 +333,11 @@ export interface FailureCodeFields {
   overlapping_hunks: { path: string; hunk: number };
   /** The file; `expectedSha256` / `actualSha256` when both versions are known (not for a malformed or unused precondition). */
   precondition_failed: { path: string };
-  /** The operation that waited; `lock` only when the host reported the holder. */
+  /**
+   * The operation that waited (nothing of it was applied); `lock` only when
+   * the host reported the holder, `queue` only when a front end's apply
+   * queue answered (full, or the wait ran out before this patch's turn).
+   */
   locked: { operationId: string };
   /** Where the space ran out, what was needed and what is free. */
   no_space: { noSpace: NoSpace };
@@ -442,6 +448,32 @@ export interface UnknownKey {
   name: string;
   /** The closest known key, spelt as the front end spells it, or null when none is close. */
   closest: string | null;
+}
+
+/**
+ * A front end's per-path apply queue, as a `locked` failure reports it: the
+ * MCP server runs applies to one path one after the other, each planned
+ * against the file as the ones before it left it, and answers `locked`
+ * with this when the queue of a path is full or this patch's wait ran out.
+ *
+ * @example
+ * ```ts
+ * if (failure.code === "locked" && failure.queue) await sleep(failure.queue.retryAfterMs);
+ * ```
+ */
+export interface ApplyQueueState {
+  /** Root-relative path whose queue was full or too slow. */
+  path: string;
+  /** `full`: the queue held `maxWaiting` applies, this one was not queued; `wait`: it was queued, and its wait ran out before its turn. */
+  reason: "full" | "wait";
+  /** Applies in that path's queue (running and waiting) when this one was answered. */
+  waiting: number;
+  /** The most applies one path's queue holds. */
+  maxWaiting: number;
+  /** How long this patch waited in the queue, in milliseconds (0 when full). */
+  waitedMs: number;
+  /** A suggested wait before sending the patch again: about the time the queue ahead needs, in milliseconds. */
+  retryAfterMs: number;
 }
 
 /**

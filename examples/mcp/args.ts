@@ -23,7 +23,8 @@
  *   `--max-sessions N` (64) sessions at once, `--cache-bytes N` (128 MiB)
  *   of file contents cached for all sessions together, `--replay-bytes N`
  *   (16 MiB) of SSE events kept for resuming streams, for all sessions
- *   together. Sizes take a K, M or G suffix (KiB, MiB, GiB).
+ *   together. Sizes take a K, M or G suffix (KiB, MiB, GiB). `--queue-length N`
+ *   (128): applies one file's queue holds (apply_queue.ts), stdio and HTTP.
  *
  * Every flag the server does not know is refused with the closest one it
  * has ("unknown flag --no-auht: did you mean --no-auth?").
@@ -35,6 +36,7 @@ import { unknownNames, unknownNamesText } from "../../mod.ts";
 import { TOKEN_ENV, tokenFromEnvironment, tokenFromFile, newToken } from "./auth.ts";
 import type { BearerToken } from "./auth.ts";
 import { checkSocketPath } from "./unix_socket.ts";
+import { DEFAULT_QUEUE_LENGTH } from "./apply_queue.ts";
 import { loadGroups } from "./groups.ts";
 import type { GroupConfig } from "./groups.ts";
 import { ConfigError, loadRoots, USAGE } from "./roots.ts";
@@ -68,6 +70,8 @@ export interface ServerArgs {
   http: HttpSettings | null;
   /** Most bytes of file contents the server's snapshot cache keeps (all sessions together). */
   cacheBytes: number;
+  /** Most applies one file's queue holds, the running one included (all sessions together; apply_queue.ts). */
+  queueLength: number;
 }
 
 /** Default `--cache-bytes` (the library's SnapshotCache default). */
@@ -77,7 +81,7 @@ export const DEFAULT_MAX_SESSIONS = 64;
 /** Default `--replay-bytes`. */
 export const DEFAULT_REPLAY_BYTES: number = 16 * 1024 * 1024;
 
-const VALUE_FLAGS = ["--root", "--config", "--group", "--http", "--socket", "--token-file", "--allow-origin", "--max-sessions", "--cache-bytes", "--replay-bytes"] as const;
+const VALUE_FLAGS = ["--root", "--config", "--group", "--http", "--socket", "--token-file", "--allow-origin", "--max-sessions", "--cache-bytes", "--replay-bytes", "--queue-length"] as const;
 const SWITCHES = ["--no-auth", "--help"] as const;
 const FLAG_NAMES: readonly string[] = [...VALUE_FLAGS, ...SWITCHES].map((f) => f.slice(2));
 const HTTP_ONLY = ["--token-file", "--allow-origin", "--no-auth", "--max-sessions", "--replay-bytes"];
@@ -148,12 +152,13 @@ export function parseServerArgs(
   if (roots === "help") return "help";
   const groups = loadGroups(given.get("--group") ?? [], roots);
   const cacheBytes = sizeFlag("--cache-bytes", one("--cache-bytes"), DEFAULT_CACHE_BYTES);
+  const queueLength = countFlag("--queue-length", one("--queue-length"), DEFAULT_QUEUE_LENGTH, 1, 100_000);
   const http = one("--http");
   const socket = one("--socket");
   if (http === null && socket === null) {
     const misplaced = HTTP_ONLY.find((flag) => given.has(flag));
     if (misplaced !== undefined) throw new ConfigError(`${misplaced} applies to --http and --socket only\n\n${USAGE}`);
-    return { roots, groups, http: null, cacheBytes };
+    return { roots, groups, http: null, cacheBytes, queueLength };
   }
   if (http !== null && socket !== null) throw new ConfigError("--http and --socket: choose one (a TCP port or a Unix socket)");
   if (roots.length === 0) {
@@ -185,7 +190,7 @@ export function parseServerArgs(
   }
   const maxSessions = countFlag("--max-sessions", one("--max-sessions"), DEFAULT_MAX_SESSIONS, 1, 10_000);
   const replayBytes = sizeFlag("--replay-bytes", one("--replay-bytes"), DEFAULT_REPLAY_BYTES);
-  return { roots, groups, http: { listen, auth, allowedOrigins: (given.get("--allow-origin") ?? []).map(originOf), maxSessions, replayBytes }, cacheBytes };
+  return { roots, groups, http: { listen, auth, allowedOrigins: (given.get("--allow-origin") ?? []).map(originOf), maxSessions, replayBytes }, cacheBytes, queueLength };
 }
 
 function hostPort(value: string): { host: string; port: number } {

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import type { ApplyQueue } from "./apply_queue.ts";
 import type { ReadMemory } from "./read_memory.ts";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -207,6 +208,8 @@ export interface ToolContext {
   tools: ReadonlySet<string>;
   /** read_file's window hashes, so apply_patch recognises a content_sha256 sent as expected_sha256. */
   reads?: ReadMemory;
+  /** The per-path apply queue, shared by every session of the server (apply_queue.ts); none: applies race at the host's locks. */
+  applyQueue?: ApplyQueue;
 }
 
 /**

@@ -42,6 +42,7 @@ import { isLoopback } from "./args.ts";
 import { SnapshotCache } from "../../mod.ts";
 import { bearerCheck } from "./auth.ts";
 import { ReplayBuffer } from "./event_store.ts";
+import { ApplyQueue } from "./apply_queue.ts";
 import { ReadMemory } from "./read_memory.ts";
 import { SessionTable } from "./sessions.ts";
 import { createSession } from "./tools.ts";
@@ -51,7 +52,7 @@ import { listenOnSocket } from "./unix_socket.ts";
 
 /** Options of {@linkcode startHttp}. */
 export interface HttpOptions extends HttpSettings {
-  /** How each session's server is built (roots, shells; the snapshot cache and read memory, shared by all sessions, are made here when not given). */
+  /** How each session's server is built (roots, shells; the snapshot cache, read memory and apply queue, shared by all sessions, are made here when not given). */
   server: Omit<ServerOptions, "log">;
   /** Most bytes of one request body. */
   maxMessageBytes: number;
@@ -105,7 +106,7 @@ const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
   const table = new SessionTable<Entry>(options.maxSessions);
   // One cache and one read memory for every session (given, or made here): one memory bound.
-  const serverOptions = { ...options.server, snapshots: options.server.snapshots ?? new SnapshotCache(), reads: options.server.reads ?? new ReadMemory() };
+  const serverOptions = { ...options.server, snapshots: options.server.snapshots ?? new SnapshotCache(), reads: options.server.reads ?? new ReadMemory(), applyQueue: options.server.applyQueue ?? new ApplyQueue() };
   const replay = new ReplayBuffer(options.replayBytes);
   const idleMs = options.idleMs ?? 30 * 60_000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);

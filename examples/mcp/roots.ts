@@ -155,7 +155,7 @@ export class ConfigError extends Error {
 const PROGRAM = /(?:^|[\\/])ssh-apply-patch-mcp(?:\.js)?$/.test(process.argv[1] ?? "") ? "ssh-apply-patch-mcp" : "bun examples/mcp_server.ts";
 
 /** How to start the server (printed by --help and with configuration errors). */
-export const USAGE: string = `usage: ${PROGRAM} [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--group NAME=ROOT,ROOT...]... [--cache-bytes N]
+export const USAGE: string = `usage: ${PROGRAM} [--root NAME=LOCATION[?OPTIONS]]... [--config FILE.json] [--group NAME=ROOT,ROOT...]... [--cache-bytes N] [--queue-length N]
          [--http [HOST:]PORT | --socket PATH] [--token-file FILE | --no-auth] [--allow-origin ORIGIN]... [--max-sessions N] [--replay-bytes N]
 
   (no --root)                                      stdio only: serve the local folders the MCP client offers (roots/list)
@@ -166,6 +166,8 @@ export const USAGE: string = `usage: ${PROGRAM} [--root NAME=LOCATION[?OPTIONS]]
   --group web=web1,web2,web3                       a host group of configured roots for apply_patch_fleet (repeatable;
                                                    the first root is the canary)
   --cache-bytes 128M                               file contents cached for all sessions together (default 128M; 0: none)
+  --queue-length 128                               applies to one file wait for each other in a queue of this length (all sessions;
+                                                   past it: locked with queue.retry_after_ms); the wait is the root's timeoutMs, else 45 s
 
   --http 8080 | --http 127.0.0.1:8080             Streamable HTTP at http://HOST:PORT/mcp instead of stdio (default host 127.0.0.1);
                                                    needs --root or --config. Clients must send "Authorization: Bearer <token>":

@@ -137,6 +137,14 @@ export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
     host: z.string().nullable(),
     operation_id: z.string().nullable(),
   }).optional().describe("for locked: the lock that is held and whose it is"),
+  queue: z.looseObject({
+    path: z.string(),
+    reason: z.enum(["full", "wait"]),
+    waiting: z.number(),
+    max_waiting: z.number(),
+    waited_ms: z.number(),
+    retry_after_ms: z.number(),
+  }).optional().describe("for locked by this server's apply queue: the path's queue (full, or this patch's wait ran out) and how long to wait before sending the patch again"),
   no_space: z.looseObject({
     directory: z.string(),
     bytes_needed: z.number().nullable(),

@@ -8,8 +8,11 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { applyPatch, reconcile, reconcileTicketOf } from "../../mod.ts";
-import type { CommitReport, PatchFailure } from "../../mod.ts";
+import { applyPatch, failure, newOperationId, parsePatch, patchPaths, reconcile, reconcileTicketOf } from "../../mod.ts";
+import type { CommitReport, PatchFailure, RemoteShell } from "../../mod.ts";
+import { posix } from "node:path";
+import { DEFAULT_QUEUE_WAIT_MS } from "./apply_queue.ts";
+import type { RootConfig } from "./roots.ts";
 import { boundFileDiffs, guardResult } from "./bounds.ts";
 import { pickRoot, shellOf, unexpected } from "./context.ts";
 import type { Extra, ToolContext } from "./context.ts";
@@ -51,6 +54,66 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
   if ("code" in root) return failed(root);
   const shell = await shellOf(ctx, root);
   if ("code" in shell) return failed(shell);
+  // Applies to the same files wait for each other here, in arrival order
+  // (apply_queue.ts): each is planned when its turn comes, against the file
+  // as the ones before it left it. A dry run writes nothing: not queued.
+  const keys = dryRun ? null : queueKeys(root, args.patch, root.options.limits);
+  if (keys === null || ctx.applyQueue === undefined) return await applyQueued(ctx, args, extra, root, shell, dryRun, failed);
+  const signal = ctx.connection.signalOf(extra);
+  const waitMs = root.options.timeoutMs ?? DEFAULT_QUEUE_WAIT_MS;
+  const entry = await ctx.applyQueue.enter(keys.map((k) => k.key), {
+    waitMs,
+    signal,
+    onQueued: (ahead, key) => ctx.connection.line(`apply_patch ${root.name}: queued behind ${ahead} ${ahead === 1 ? "apply" : "applies"} to ${pathOfKey(keys, key)}`),
+  });
+  if (!entry.ok) {
+    const path = pathOfKey(keys, entry.key);
+    const max = ctx.applyQueue.maxWaiting;
+    if (entry.reason === "cancelled") {
+      const message = `the call was cancelled while it waited for its turn behind ${entry.waiting} other ${entry.waiting === 1 ? "apply" : "applies"} to ${path}: not applied, nothing was written.`;
+      // A cancelled request gets no answer (MCP): the log is where it says so.
+      ctx.connection.event({ level: "info", event: "cancelled", message: `apply_patch ${root.name} cancelled while queued: not applied (${path})`, data: { root: root.name, ok: false, codes: ["cancelled"], path } }, extra);
+      return failed(failure("cancelled", message, { path }));
+    }
+    const seconds = (entry.retryAfterMs / 1000).toFixed(1);
+    const message = entry.reason === "full"
+      ? `${path} already has ${entry.waiting} applies queued on this server (the most one file's queue holds: ${max}), so this patch was not queued and nothing was applied. Send the same patch again in about ${seconds} s (queue.retry_after_ms), or work on another file meanwhile.`
+      : `this patch waited ${(entry.waitedMs / 1000).toFixed(1)} s for its turn behind ${entry.waiting} other ${entry.waiting === 1 ? "apply" : "applies"} to ${path} on this server (the root's wait is ${waitMs} ms) and was not applied. Send the same patch again in about ${seconds} s (queue.retry_after_ms); if it keeps waiting, tell the user this file is busy.`;
+    return failed(failure("locked", message, {
+      path,
+      operationId: newOperationId(),
+      queue: { path, reason: entry.reason, waiting: entry.waiting, maxWaiting: max, waitedMs: entry.waitedMs, retryAfterMs: entry.retryAfterMs },
+    }));
+  }
+  try {
+    return await applyQueued(ctx, args, extra, root, shell, dryRun, failed);
+  } finally {
+    entry.release();
+  }
+}
+
+/** The queue keys of a patch's paths (target + absolute path), or null when it does not parse (applyPatch reports why, at once). */
+function queueKeys(root: RootConfig, patch: string, limits: RootConfig["options"]["limits"]): { key: string; path: string }[] | null {
+  if (typeof patch !== "string") return null;
+  const parsed = parsePatch(patch, limits === undefined ? {} : { limits });
+  if (!parsed.ok) return null;
+  const target = root.kind === "local" ? "local" : `ssh://${root.ssh?.user ?? ""}@${root.ssh?.host ?? ""}:${root.ssh?.port ?? ""}`;
+  return patchPaths(parsed.patch).map((path) => ({ key: `${target}\0${posix.join(root.path, path)}`, path }));
+}
+
+function pathOfKey(keys: readonly { key: string; path: string }[], key: string): string {
+  return keys.find((k) => k.key === key)?.path ?? keys[0]?.path ?? "";
+}
+
+async function applyQueued(
+  ctx: ToolContext,
+  args: ApplyPatchArgs,
+  extra: Extra,
+  root: RootConfig,
+  shell: RemoteShell,
+  dryRun: boolean,
+  failed: (f: PatchFailure) => CallToolResult,
+): Promise<CallToolResult> {
   let report: ApplyOutcome;
   try {
     report = await applyPatch(shell, {

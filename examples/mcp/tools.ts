@@ -20,6 +20,7 @@ import type { Extra, ToolContext } from "./context.ts";
 import { applyPatchDescription, fleetInstructions, listFilesDescription, readFileDescription, searchDescription, serverInstructions } from "./descriptions.ts";
 import type { GroupConfig } from "./groups.ts";
 import type { ShellSource } from "./pool.ts";
+import { ApplyQueue } from "./apply_queue.ts";
 import { ReadMemory } from "./read_memory.ts";
 import type { RootConfig } from "./roots.ts";
 import { registerApplyFleet } from "./tool_apply_fleet.ts";
@@ -49,6 +50,8 @@ export interface ServerOptions {
   snapshots?: SnapshotCache;
   /** read_file's hash memory, likewise shared by the HTTP sessions (default: this connection's own). */
   reads?: ReadMemory;
+  /** The per-path apply queue, likewise shared by the HTTP sessions (default: this connection's own). */
+  applyQueue?: ApplyQueue;
   /** Host groups of configured roots: with any, apply_patch_fleet is offered. */
   groups?: readonly GroupConfig[];
 }
@@ -89,6 +92,7 @@ export function createSession(options: ServerOptions): Session {
     diffBudgetBytes: options.diffBudgetBytes ?? DEFAULT_DIFF_BUDGET_BYTES,
     tools: (options.groups ?? []).length > 0 ? new Set([...TOOL_NAMES, "apply_patch_fleet"]) : TOOL_NAMES,
     reads: options.reads ?? new ReadMemory(),
+    applyQueue: options.applyQueue ?? new ApplyQueue(),
   };
   const read = registerReadFile(server, ctx);
   const apply = registerApplyPatch(server, ctx);

@@ -25,6 +25,7 @@ import type {
   ListedEntry,
   ListFilesResult,
   LockHolder,
+  ApplyQueueState,
   NoSpace,
   PatchFailure,
   PathOutcome,
@@ -48,6 +49,7 @@ import type {
   WireLineRef,
   WireListResult,
   WireLockHolder,
+  WireApplyQueueState,
   WireNoSpace,
   WirePatchFailure,
   WirePathOutcome,
@@ -153,6 +155,8 @@ const hint: ShapeOf<FailureHint> = {
 
 const lockHolder: ShapeOf<LockHolder> = { kind: true, name: true, ageSeconds: true, uid: true, pid: true, host: true, operationId: true };
 
+const applyQueue: ShapeOf<ApplyQueueState> = { path: true, reason: true, waiting: true, maxWaiting: true, waitedMs: true, retryAfterMs: true };
+
 const noSpace: ShapeOf<NoSpace> = { directory: true, bytesNeeded: true, bytesFree: true };
 
 const unsafeDirectory: ShapeOf<UnsafeDirectory> = { path: true, mode: true, uid: true, gid: true, reason: true, writers: true };
@@ -185,6 +189,7 @@ const failure: ShapeOf<PatchFailure> = {
   tool: true,
   unsafeDirectory,
   lock: lockHolder,
+  queue: applyQueue,
   noSpace,
   fingerprint: true,
   knownHostsLine: true,
@@ -334,6 +339,7 @@ const keysMatch: [
   WireKeysMatch<PathOutcome, WirePathOutcome>,
   WireKeysMatch<FailureHint, WireHint>,
   WireKeysMatch<LockHolder, WireLockHolder>,
+  WireKeysMatch<ApplyQueueState, WireApplyQueueState>,
   WireKeysMatch<NoSpace, WireNoSpace>,
   WireKeysMatch<ReconcileTicketFile, WireTicketFile>,
   WireKeysMatch<ReconcileTicket, WireTicket>,
@@ -346,5 +352,5 @@ const keysMatch: [
   WireKeysMatch<ReadWindowResult, WireReadWindow>,
   WireKeysMatch<ListFilesResult, WireListResult>,
   WireKeysMatch<SearchFilesResult, WireSearchResult>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void keysMatch;

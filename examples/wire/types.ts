@@ -61,6 +61,16 @@ export type WireLockHolder = {
   operation_id: string | null;
 };
 
+/** A front end's apply queue that answered `locked` (lib `ApplyQueueState`). */
+export type WireApplyQueueState = {
+  path: string;
+  reason: "full" | "wait";
+  waiting: number;
+  max_waiting: number;
+  waited_ms: number;
+  retry_after_ms: number;
+};
+
 /** Where a write ran out of space (lib `NoSpace`). */
 export type WireNoSpace = {
   directory: string;
@@ -112,6 +122,7 @@ export type WirePatchFailure = {
   tool?: string;
   unsafe_directory?: UnsafeDirectory;
   lock?: WireLockHolder;
+  queue?: WireApplyQueueState;
   no_space?: WireNoSpace;
   fingerprint?: string;
   known_hosts_line?: string;
