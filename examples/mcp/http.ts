@@ -13,7 +13,9 @@
  *    socket, which no browser can reach;
  * 3. `Origin`, when a browser sends one, must be a loopback origin or one
  *    given with `--allow-origin` (403);
- * 4. the bearer token (auth.ts), unless the operator chose none: 401 with
+ * 4. the bearer token (auth.ts), unless the operator chose none — exactly
+ *    one `Authorization` header (400 for several: the runtime reads the
+ *    first, a proxy in front may read the last) —: 401 with
  *    `WWW-Authenticate: Bearer realm=…` (`error="invalid_token"` for a
  *    wrong one) — also for a token in the URL, which is never accepted;
  * 5. a declared body larger than the message limit is refused at once with
@@ -228,6 +230,12 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
       return refuse(res, 403, "Forbidden: this Origin is not allowed (see --allow-origin)");
     }
     if (check !== null) {
+      // The runtime keeps the first of several (Node and Bun both); a proxy in
+      // front may judge the last. One request, one credential: refuse the rest.
+      if (authorizationCount(req) > 1) {
+        options.log("http: refused a request with more than one Authorization header");
+        return refuse(res, 400, "Bad Request: more than one Authorization header; send exactly one: Authorization: Bearer <token>");
+      }
       const verdict = check(req.headers.authorization, url);
       if (verdict !== "ok") return unauthorized(res, verdict);
     }
@@ -321,6 +329,13 @@ export async function startHttp(options: HttpOptions): Promise<HttpHandle> {
       unlinkSocket?.();
     },
   };
+}
+
+/** How many `Authorization` header lines the request carried (any casing). */
+function authorizationCount(req: IncomingMessage): number {
+  let n = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === "authorization") n++;
+  return n;
 }
 
 /** How long the body of a new session's initialize may take to arrive. */

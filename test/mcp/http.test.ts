@@ -26,7 +26,7 @@ const TOKEN = "test-token-0123456789abcdef";
 const callOn = async (client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> => await client.callTool({ name, arguments: args }) as CallToolResult;
 
 /** A raw POST of an initialize request with the given headers. */
-function rawPost(url: URL, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function rawPost(url: URL, headers: Record<string, string | string[]>, body?: string): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const payload = body ?? JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
   return new Promise((resolve, reject) => {
     const req = request({
@@ -170,6 +170,12 @@ describe("Streamable HTTP with a bearer token (SAP_MCP_TOKEN) and a small patch 
     expect(none.status).toBe(401);
     expect(none.headers["www-authenticate"]).toContain("Bearer");
     expect((await rawPost(server.url, { authorization: `Bearer ${TOKEN.slice(0, -1)}x` })).status).toBe(401);
+    // Two Authorization lines, the right one first: the runtime would read the
+    // first, a proxy in front might have judged the last. Refused either way.
+    for (const lines of [[`Bearer ${TOKEN}`, "Bearer wrong-0123456789abcdef"], ["Bearer wrong-0123456789abcdef", `Bearer ${TOKEN}`], [`Bearer ${TOKEN}`, `Bearer ${TOKEN}`]]) {
+      const two = await rawPost(server.url, { authorization: lines });
+      expect([two.status, two.body]).toEqual([400, expect.stringContaining("more than one Authorization header")]);
+    }
     await expect(httpClient(server.url)).rejects.toThrow();
     const client = await httpClient(server.url, { authorization: `Bearer ${TOKEN}` });
     try {
