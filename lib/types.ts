@@ -287,6 +287,12 @@ export interface FailureFields {
   knownHostsLine?: string;
   /** For an absolute path inside the root: the root-relative path to write instead. */
   suggestedPath?: string;
+  /**
+   * For `invalid_argument` from a front end with named roots (the MCP
+   * server), when the call named no configured root: the one root that
+   * holds the call's paths (checked in the same call).
+   */
+  suggestedRoot?: string;
   /** For chunk lines without a ' ', '-' or '+' marker: their 1-based patch lines. */
   unmarkedLines?: number[];
   /** For `invalid_request`: the keys the request or options object had that no one reads, each with the closest known key. */

@@ -153,6 +153,7 @@ export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
   fingerprint: z.string().optional(),
   known_hosts_line: z.string().optional(),
   suggested_path: z.string().optional().describe("the root-relative path to write instead of an absolute one"),
+  suggested_root: z.string().optional().describe("the configured root that holds the call's paths, when the call named none that exists"),
   unmarked_lines: z.array(lineNumber).optional().describe("patch lines of a chunk that lack their ' ', '-' or '+' marker"),
   unknown: z.array(z.looseObject({ name: z.string(), closest: z.string().nullable() })).optional()
     .describe("for invalid_request: the keys no one reads, each with the closest known one"),

@@ -8,13 +8,15 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { applyPatch, failure, newOperationId, parsePatch, patchPaths, reconcile, reconcileTicketOf } from "../../mod.ts";
+import { applyPatch, failure, newOperationId, parseFailurePaths, parsePatch, patchPaths, reconcile, reconcileTicketOf } from "../../mod.ts";
 import type { CommitReport, PatchFailure, RemoteShell } from "../../mod.ts";
 import { posix } from "node:path";
 import { DEFAULT_QUEUE_WAIT_MS } from "./apply_queue.ts";
 import type { RootConfig } from "./roots.ts";
 import { boundFileDiffs, guardResult } from "./bounds.ts";
-import { pickRoot, shellOf, unexpected } from "./context.ts";
+import { shellOf, unexpected } from "./context.ts";
+import { pickRootProbing } from "./root_probe.ts";
+import type { ProbeTarget } from "./root_probe.ts";
 import type { Extra, ToolContext } from "./context.ts";
 import { applyPatchDescription } from "./descriptions.ts";
 import { mcpFailures } from "./hint_words.ts";
@@ -50,7 +52,16 @@ async function applyTool(ctx: ToolContext, args: ApplyPatchArgs, extra: Extra): 
     const out: ApplyPatchOutput = { ok: false, dry_run: dryRun, files: [], warnings: [], errors: wireFailures(errors) };
     return { isError: true, content: failureBlocks(errors), structuredContent: out };
   };
-  const root = pickRoot(ctx, args.root);
+  // Parsed only when the call names no configured root.
+  let about: ReturnType<typeof patchTargets> | undefined;
+  const root = await pickRootProbing(ctx, args.root, () => (about = patchTargets(args.patch)).targets, extra, {
+    tool: "apply_patch",
+    rest: (prefix) => {
+      if (prefix === null || about === undefined) return "the same patch";
+      const headers = about.headers.slice(0, 3).map(([word, path]) => `*** ${word}: ${path.startsWith(`${prefix}/`) ? path.slice(prefix.length + 1) : path}`);
+      return `the patch's paths without their "${prefix}/": ${headers.join(", ")}${about.headers.length > 3 ? ", …" : ""}`;
+    },
+  });
   if ("code" in root) return failed(root);
   const shell = await shellOf(ctx, root);
   if ("code" in shell) return failed(shell);
@@ -210,4 +221,24 @@ function progressReporter(extra: Extra): ((sent: number, total: number) => void)
       params: { progressToken, progress: sent, total, message: `uploading the new contents: ${sent} of ${total} bytes` },
     }).catch(() => {});
   };
+}
+
+/**
+ * What the patch is about, for a call that named no configured root: the
+ * files it updates, deletes or moves, and the directories its Adds go in
+ * (a patch that does not parse: the paths its headers name); and its
+ * section headers as written, to show them corrected.
+ */
+function patchTargets(patch: string): { targets: ProbeTarget[]; headers: [string, string][] } {
+  const parsed = parsePatch(patch);
+  if (!parsed.ok) return { targets: parseFailurePaths(patch, parsed.errors).map((path) => ({ path, kind: "file" })), headers: [] };
+  const targets: ProbeTarget[] = [];
+  const headers: [string, string][] = [];
+  const words = { add: "Add File", update: "Update File", delete: "Delete File" } as const;
+  for (const op of parsed.patch.ops) {
+    headers.push([words[op.type], op.path]);
+    if (op.type !== "add") targets.push({ path: op.path, kind: "file" });
+    else if (op.path.includes("/")) targets.push({ path: op.path.slice(0, op.path.lastIndexOf("/")), kind: "directory" });
+  }
+  return { targets, headers };
 }

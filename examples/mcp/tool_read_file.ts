@@ -9,7 +9,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { RemoteShellError, failure, readSnapshots, readWindow } from "../../mod.ts";
 import type { FileSnapshot, PatchFailure, ReadWindowResult } from "../../mod.ts";
-import { pickRoot, shellOf, unexpected } from "./context.ts";
+import { shellOf, unexpected } from "./context.ts";
+import { pickRootProbing } from "./root_probe.ts";
 import type { Extra, ToolContext } from "./context.ts";
 import { readFileDescription } from "./descriptions.ts";
 import { mcpFailures } from "./hint_words.ts";
@@ -47,7 +48,10 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
     const out: ReadFileOutput = { ok: false, ...(rootName ? { root: rootName } : {}), path: args.path, errors: wireFailures(errors) };
     return { isError: true, content: failureBlocks(errors), structuredContent: out };
   };
-  const root = pickRoot(ctx, args.root);
+  const root = await pickRootProbing(ctx, args.root, () => [{ path: args.path, kind: "file" }], extra, {
+    tool: "read_file",
+    rest: (prefix) => `"path": ${JSON.stringify(prefix === null ? args.path : args.path.slice(prefix.length + 1))}`,
+  });
   if ("code" in root) return failed(root);
   const shell = await shellOf(ctx, root);
   if ("code" in shell) return failed(shell, root.name);

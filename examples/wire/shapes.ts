@@ -194,6 +194,7 @@ const failure: ShapeOf<PatchFailure> = {
   fingerprint: true,
   knownHostsLine: true,
   suggestedPath: true,
+  suggestedRoot: true,
   unmarkedLines: true,
   unknown: { name: true, closest: true },
   hints: hint,

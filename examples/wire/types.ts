@@ -127,6 +127,7 @@ export type WirePatchFailure = {
   fingerprint?: string;
   known_hosts_line?: string;
   suggested_path?: string;
+  suggested_root?: string;
   unmarked_lines?: number[];
   unknown?: { name: string; closest: string | null }[];
   hints?: WireHint[];

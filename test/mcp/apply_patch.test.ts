@@ -131,11 +131,14 @@ describe("MCP server in-process: apply_patch", () => {
       code: "invalid_path",
     },
     {
-      name: "an unknown root → invalid_argument listing the roots",
+      name: "an unknown root → invalid_argument listing the roots and naming the one that holds the patch's file",
       files: { "app.py": APP },
       args: () => ({ root: "prod", patch: FIX_DEBUG }),
       code: "invalid_argument",
-      check: (_out, text) => expect(text).toContain("the configured roots are: site"),
+      check: (out, text) => {
+        expect(text).toContain(`there is no root named "prod" (the roots are: site); app.py is in root "site". Next step: call apply_patch again with "root": "site" and the same patch.`);
+        expect(out.errors![0]!.suggested_root).toBe("site");
+      },
     },
   ];
   for (const f of failures) {

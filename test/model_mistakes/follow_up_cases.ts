@@ -39,6 +39,35 @@ function lines(sent: { arguments: Record<string, unknown> }): string[] {
 }
 
 export const FOLLOW_UPS: FollowUpCase[] = [
+  // Rows whose mistake is the root come first: a server checks at most 8 roots for a call's paths
+  // (examples/mcp/root_probe.ts), and the harness configures the roots in table order.
+  {
+    id: "webapp-prod",
+    why: "a root name the model guessed: the failure names the configured root that holds the path",
+    firstCode: "invalid_argument",
+    files: { "deploy/unknown-root.conf": "workers = 2\n" },
+    first: { tool: "apply_patch", arguments: { root: "webapp", patch: patchOf("*** Update File: deploy/unknown-root.conf", "@@", "-workers = 2", "+workers = 8") } },
+    model: (answer, sent) => {
+      const root = firstError(answer)?.suggested_root;
+      return root === undefined ? null : resend(sent, { root });
+    },
+    expect: { "deploy/unknown-root.conf": "workers = 8\n" },
+  },
+  {
+    id: "root-as-dir",
+    why: "a root's name as the first segment of the path, and no root argument: the failure names the root and the path below it",
+    firstCode: "invalid_argument",
+    files: { "settings.ini": "debug = true\n" },
+    first: { tool: "apply_patch", arguments: { root: undefined, patch: patchOf("*** Update File: root-as-dir/settings.ini", "@@", "-debug = true", "+debug = false") } },
+    // The model drops the prefix the failure names from its paths.
+    model: (answer, sent) => {
+      const root = firstError(answer)?.suggested_root;
+      if (root === undefined || !answer.text.includes(`without their "${root}/"`)) return null;
+      const patch = lines(sent).map((l) => l.replace(new RegExp(`^(\\*\\*\\* (?:Update|Add|Delete) File: )${root}/`), "$1")).join("\n");
+      return resend(sent, { root, patch });
+    },
+    expect: { "settings.ini": "debug = false\n" },
+  },
   {
     id: "ambiguous-context",
     why: "the peer edited the wrong one of two same-shape functions: the failure names a line that singles out each",
