@@ -747,6 +747,35 @@ export interface UpdateFileOp {
 }
 
 /**
+ * A whole-file replace: `*** Replace File: path` with its `+` lines, or a
+ * `*** Delete File: path` followed later in the same patch by
+ * `*** Add File: path` (the parser joins the two). The file must exist; the
+ * commit renames the new content over it in one step, keeping its mode and
+ * owner as an Update does, so no reader ever sees it missing.
+ *
+ * @example
+ * ```ts
+ * const op: ReplaceFileOp = { type: "replace", path: "config.ini", lines: ["[main]", "debug = 0"], patchLine: 2 };
+ * ```
+ */
+export interface ReplaceFileOp {
+  /** Discriminant. */
+  type: "replace";
+  /** Root-relative path of the existing file to rewrite. */
+  path: string;
+  /**
+   * The new content's lines (without the `+`). They take the old file's
+   * dominant line ending, its BOM and its final-newline state, as an Update
+   * replacing every line would.
+   */
+  lines: string[];
+  /** 1-based patch line of the section header (the `*** Delete File:` line of a Delete + Add). */
+  patchLine: number;
+  /** For a Delete + Add: 1-based patch line of the `*** Add File:` header. */
+  addLine?: number;
+}
+
+/**
  * One file section of a patch.
  *
  * @example
@@ -754,7 +783,7 @@ export interface UpdateFileOp {
  * for (const op of patch.ops) if (op.type === "update") console.log(op.path, op.chunks.length); // FileOp narrows on type
  * ```
  */
-export type FileOp = AddFileOp | DeleteFileOp | UpdateFileOp;
+export type FileOp = AddFileOp | DeleteFileOp | UpdateFileOp | ReplaceFileOp;
 
 /**
  * A parsed patch: its file sections in patch order.
@@ -1016,8 +1045,11 @@ export type ContentPiece = SourcePiece | FreshPiece;
  * ```
  */
 export interface PlannedFile {
-  /** What the commit does to the file. */
-  op: "add" | "update" | "delete" | "move";
+  /**
+   * What the commit does to the file. `replace` (a whole-file rewrite,
+   * {@linkcode ReplaceFileOp}) commits exactly as an `update` does.
+   */
+  op: "add" | "update" | "delete" | "move" | "replace";
   /** Root-relative source path (the new path for `add`). */
   path: string;
   /** Destination of a move. */

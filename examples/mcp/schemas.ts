@@ -111,7 +111,7 @@ export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
   reconcile: z.looseObject({
     operation_id: z.string(),
     files: z.array(z.looseObject({
-      op: z.enum(["add", "update", "delete", "move"]),
+      op: z.enum(["add", "update", "delete", "move", "replace"]),
       path: z.string(),
       move_to: z.string().optional(),
       previous_sha256: sha256.nullable(),
@@ -176,7 +176,7 @@ const snapshotTransfer = z.enum(["cached", "downloaded", "compressed"]).describe
 );
 
 const fileReport = z.looseObject({
-  op: z.enum(["add", "update", "delete", "move"]),
+  op: z.enum(["add", "update", "delete", "move", "replace"]),
   path: z.string(),
   move_to: z.string().optional(),
   previous_sha256: sha256.nullable().describe("null: the file did not exist"),

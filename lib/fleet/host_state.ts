@@ -68,7 +68,7 @@ export function alreadyApplied(patch: Patch, errors: readonly PatchFailure[]): b
   }
   return patch.ops.every((op) => {
     const hunks = byPath.get(op.path);
-    if (hunks === undefined || op.type === "delete") return false;
+    if (hunks === undefined || op.type === "delete" || op.type === "replace") return false;
     if (op.type === "add" || op.moveTo !== undefined || hunks.includes(undefined)) return true;
     const covered = new Set(hunks);
     return op.chunks.every((_, k) => covered.has(k + 1));

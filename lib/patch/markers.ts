@@ -6,12 +6,12 @@
  */
 
 /** What a marker line is. */
-export type MarkerKind = "begin" | "end" | "eof" | "add" | "delete" | "update" | "move" | "unknown";
+export type MarkerKind = "begin" | "end" | "eof" | "add" | "delete" | "update" | "replace" | "move" | "unknown";
 
 /** A marker line, classified. */
 export interface Marker {
   kind: MarkerKind;
-  /** The path after `Add File:` / `Delete File:` / `Update File:` / `Move to:`, trimmed. */
+  /** The path after `Add File:` / `Delete File:` / `Update File:` / `Replace File:` / `Move to:`, trimmed. */
   rest: string;
 }
 
@@ -19,6 +19,8 @@ const MARKERS: readonly [string, MarkerKind][] = [
   ["*** Add File:", "add"],
   ["*** Delete File:", "delete"],
   ["*** Update File:", "update"],
+  // Not Codex: the documented whole-file replace (docs/patch-format.md).
+  ["*** Replace File:", "replace"],
   ["*** Move to:", "move"],
 ];
 
@@ -81,6 +83,7 @@ export function misspelledMarker(line: string): string | null {
       "*** Add File: ",
       "*** Delete File: ",
       "*** Update File: ",
+      "*** Replace File: ",
       "*** Move to: ",
     ]
   ) {

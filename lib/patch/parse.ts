@@ -46,6 +46,7 @@ import { markerOf } from "./markers.ts";
 import { type ParsedSection, parseSections } from "./sections.ts";
 import { pathProblem, utf8Length } from "./paths.ts";
 import { isUnifiedStart, type UnifiedFile } from "./unified.ts";
+import { duplicateMessage, joinReplaces, type Touch, touchesOf } from "./replace.ts";
 import type { Limits, ParseOptions, ParseResult, PatchFailure, Warning } from "../types.ts";
 import { appendAll } from "../text/append_all.ts";
 
@@ -117,7 +118,7 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   const kindAtFirst = markerOf(lines[first]!)?.kind;
   const from = begin >= 0
     ? begin + 1
-    : bareDiff || kindAtFirst === "add" || kindAtFirst === "update" || kindAtFirst === "delete"
+    : bareDiff || kindAtFirst === "add" || kindAtFirst === "update" || kindAtFirst === "delete" || kindAtFirst === "replace"
     ? first
     : first + 1;
   const endAtLast = last !== begin && markerOf(lines[last]!)?.kind === "end";
@@ -137,8 +138,10 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
       last + 1,
     );
   }
-  appendAll(errors, checkSections(parsed.sections, lines, limits));
-  if (parsed.sections.length === 0 && errors.length === 0) {
+  // Delete X + later Add X: one whole-file replace (replace.ts).
+  const sections = joinReplaces(parsed.sections);
+  appendAll(errors, checkSections(sections, lines, limits));
+  if (sections.length === 0 && errors.length === 0) {
     invalid(
       "the patch has no file section, so it changes nothing: between '*** Begin Patch' and '*** End Patch' put '*** Add File: ', '*** Update File: ' or '*** Delete File: ' sections.",
       Math.max(begin, first) + 1,
@@ -150,7 +153,7 @@ export function parsePatch(text: string, options: ParseOptions = {}): ParseResul
   if (padded.length > 0) warnings.push(trimmedMarkerWarning(padded));
 
   if (errors.length > 0) return { ok: false, errors: asFailures(capErrors(sortByLine(errors))), warnings };
-  return { ok: true, patch: { ops: parsed.sections.map((s) => s.op) }, warnings };
+  return { ok: true, patch: { ops: sections.map((s) => s.op) }, warnings };
 }
 
 /**
@@ -198,23 +201,24 @@ function checkSections(
 ): PatchFailure[] {
   const errors: PatchFailure[] = [];
   const at = (line: number): string => `line ${line} ${quoteLine(lines[line - 1]!)}`;
-  /** path → the first patch line that touched it */
-  const seen = new Map<string, number>();
-  const touch = (path: string, line: number): void => {
+  /** path → every way the patch touches it (for the messages) */
+  const all = new Map<string, Set<Touch>>();
+  for (const { op } of sections) {
+    for (const t of touchesOf(op)) {
+      const set = all.get(t.path);
+      if (set === undefined) all.set(t.path, new Set([t.touch]));
+      else set.add(t.touch);
+    }
+  }
+  /** path → the first patch line that touched it, and how */
+  const seen = new Map<string, { line: number; touch: Touch }>();
+  const touch = (path: string, line: number, how: Touch): void => {
     const earlier = seen.get(path);
     if (earlier === undefined) {
-      seen.set(path, line);
+      seen.set(path, { line, touch: how });
       return;
     }
-    errors.push(failure(
-      "duplicate_path",
-      `duplicate_path: ${at(line)} and ${at(earlier)} both touch ${
-        JSON.stringify(path)
-      }: a patch may touch each path once (a '*** Move to:' destination counts). Put every change to ${
-        JSON.stringify(path)
-      } into one section, or send the second change as a separate patch after this one succeeds.`,
-      { path, patchLine: line },
-    ));
+    errors.push(failure("duplicate_path", duplicateMessage(path, earlier.touch, at(earlier.line), how, at(line), all.get(path)!), { path, patchLine: line }));
   };
   const checkPath = (path: string, line: number): boolean => {
     const problem = pathProblem(path);
@@ -224,7 +228,9 @@ function checkSections(
   };
 
   for (const { op, moveLine } of sections) {
-    if (checkPath(op.path, op.patchLine)) touch(op.path, op.patchLine);
+    const how: Touch = op.type === "update" && op.moveTo !== undefined ? "move_from" : op.type;
+    // A joined Delete + Add (replace.ts) is one section: its Add line is not a second touch.
+    if (checkPath(op.path, op.patchLine)) touch(op.path, op.patchLine, how);
     if (op.type !== "update") continue;
     if (op.moveTo !== undefined && moveLine !== undefined) {
       if (op.moveTo === op.path) {
@@ -236,7 +242,7 @@ function checkSections(
           { path: op.path, patchLine: moveLine },
         ));
       } else if (checkPath(op.moveTo, moveLine)) {
-        touch(op.moveTo, moveLine);
+        touch(op.moveTo, moveLine, "move_to");
       }
     }
     if (op.chunks.length > limits.maxChunksPerFile) {

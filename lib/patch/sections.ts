@@ -107,7 +107,8 @@ class SectionParser implements ChunkHost {
       if (marker !== null) this.noteMarker(this.i);
       switch (marker?.kind) {
         case "add":
-          this.parseAdd(marker.rest);
+        case "replace":
+          this.parseAdd(marker.rest, marker.kind);
           break;
         case "delete":
           this.sections.push({ op: { type: "delete", path: marker.rest, patchLine: this.i + 1 } });
@@ -167,7 +168,8 @@ class SectionParser implements ChunkHost {
     return `line ${i + 1} ${quoteLine(this.lines[i]!)}`;
   }
 
-  private parseAdd(path: string): void {
+  /** An Add File section, or a Replace File section (the same body: `+` lines). */
+  private parseAdd(path: string, kind: "add" | "replace"): void {
     const header = this.i;
     const added: string[] = [];
     this.i++;
@@ -178,9 +180,10 @@ class SectionParser implements ChunkHost {
         continue;
       }
       if (markerOf(line) !== null) break;
+      const section = kind === "add" ? "an Add File" : "a Replace File";
       const what = line.trim() === ""
-        ? "is empty, but every line of an Add File section starts with '+' (write a lone '+' for an empty line of the new file)"
-        : "does not start with '+', but every line of an Add File section does (the '+' is removed)";
+        ? `is empty, but every line of ${section} section starts with '+' (write a lone '+' for an empty line of the new file)`
+        : `does not start with '+', but every line of ${section} section does (the '+' is removed)`;
       this.error(`${this.at(this.i)} ${what}; ${SECTION_HEADERS}.`, this.i + 1, { path });
     }
     const ids = stripAddedLineIds(added);
@@ -191,7 +194,7 @@ class SectionParser implements ChunkHost {
         { path, patchLine: header + 2 },
       ));
     }
-    this.sections.push({ op: { type: "add", path, lines: added, patchLine: header + 1 } });
+    this.sections.push({ op: { type: kind, path, lines: added, patchLine: header + 1 } });
   }
 
   private parseUpdate(path: string): void {
@@ -262,7 +265,7 @@ class SectionParser implements ChunkHost {
     this.i++;
     while (this.i <= this.to) {
       const kind = markerOf(this.lines[this.i]!)?.kind;
-      if (kind === "add" || kind === "delete" || kind === "update" || kind === "end") return;
+      if (kind === "add" || kind === "delete" || kind === "update" || kind === "replace" || kind === "end") return;
       if (kind === undefined && isUnifiedStart(this.lines, this.i, this.to)) return;
       this.i++;
     }

@@ -222,6 +222,7 @@ export function unifiedWarning(files: readonly UnifiedFile[], firstLine: number)
   const described = files.map(({ op }) => {
     if (op.type === "add") return `*** Add File: ${op.path}`;
     if (op.type === "delete") return `*** Delete File: ${op.path}`;
+    if (op.type === "replace") return `*** Replace File: ${op.path}`;
     const move = op.moveTo !== undefined ? ` + *** Move to: ${op.moveTo}` : "";
     return `*** Update File: ${op.path}${move} (${op.chunks.length} chunk${op.chunks.length === 1 ? "" : "s"})`;
   });

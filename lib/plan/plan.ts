@@ -36,6 +36,7 @@ import {
 import { sha256Hex, sha256HexOfParts } from "../text/sha256.ts";
 import { decodeText, lineOf, newFileBytes, renderTextParts, type TextFile } from "../text/text.ts";
 import { lazyNewBytes } from "./new_content.ts";
+import { planReplace } from "./plan_replace.ts";
 import { appendAll } from "../text/append_all.ts";
 import { textTooLong } from "./text_too_long.ts";
 import type {
@@ -96,7 +97,13 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
     // Chunk failures past the first FULL_FAILURES of the patch are not
     // diagnosed one by one (see fold_failures.ts).
     const detail = Math.max(0, FULL_FAILURES - errors.length);
-    const result = op.type === "add" ? planAdd(op, ctx) : op.type === "delete" ? planDelete(op, ctx) : planUpdate(op, ctx, detail);
+    const result = op.type === "add"
+      ? planAdd(op, ctx)
+      : op.type === "delete"
+      ? planDelete(op, ctx)
+      : op.type === "replace"
+      ? planReplace(op, ctx)
+      : planUpdate(op, ctx, detail);
     if (result.ok) files.push(result.file);
     else appendAll(errors, result.errors);
   }

@@ -625,7 +625,7 @@ function fileReports(ctx: Context, byPath: Map<number, Warning[]>): FileReport[]
       newSha256: file.op === "delete" ? null : file.newSha256 ?? null,
       bytesWritten: newContentLength(file) ?? 0,
       bytesUploaded: uploadedBytes(plan, layout, i),
-      metadataPreserved: (file.op === "update" || file.op === "move") && meta ? { mode: meta.mode, owner: meta.owner } : null,
+      metadataPreserved: (file.op === "update" || file.op === "move" || file.op === "replace") && meta ? { mode: meta.mode, owner: meta.owner } : null,
       diff: file.diff,
       warnings: [...afterCommit(file.warnings, "committed"), ...(byPath.get(src) ?? []), ...(dst === null ? [] : byPath.get(dst) ?? [])],
       directoryTrust: out.shared.has(src) || (dst !== null && out.shared.has(dst)) ? "shared" : "trusted",

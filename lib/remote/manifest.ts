@@ -137,8 +137,18 @@ export function uploadedBytes(plan: Plan, layout: TransactionLayout, i: number):
   return delta !== null ? delta.blobBytes + delta.lineBytes : newContentLength(plan.files[i]!) ?? 0;
 }
 
+/**
+ * The op as the host programs know it: a whole-file replace is, on the host,
+ * exactly an update (stage, copy mode and owner, one rename over the file),
+ * so the programs need no case of their own and every guarantee of an
+ * update holds for it.
+ */
+function wireOp(op: Plan["files"][number]["op"]): "add" | "update" | "delete" | "move" {
+  return op === "replace" ? "update" : op;
+}
+
 function checkExpected(op: string, expected: Plan["files"][number]["expected"]): void {
-  if (!["add", "update", "delete", "move"].includes(op)) throw new TypeError(`unknown op ${op}`);
+  if (!["add", "update", "delete", "move", "replace"].includes(op)) throw new TypeError(`unknown op ${op}`);
   if (op === "add") {
     if (expected?.state !== "missing") throw new TypeError("an add expects its path missing");
   } else if (expected?.state !== "sha256" || !SHA.test(expected.sha256)) {
@@ -172,7 +182,7 @@ export function transactionInput(
     const size = newContentLength(file);
     const sent = delta !== null ? delta.blobBytes : size;
     lines.push(
-      file.op,
+      wireOp(file.op),
       String(src),
       dst === null ? "-" : String(dst),
       file.expected.state === "sha256" ? file.expected.sha256 : "-",

@@ -289,7 +289,7 @@ function ticketPlan(ticket: ReconcileTicket): { plan: Plan; sizes: number[] } | 
   const sizes: number[] = [];
   for (const [i, f] of ticket.files.entries()) {
     const at = `files[${i}]`;
-    if (f === null || typeof f !== "object" || !["add", "update", "delete", "move"].includes(f.op)) return badTicket(`${at}.op must be add, update, delete or move`);
+    if (f === null || typeof f !== "object" || !["add", "update", "delete", "move", "replace"].includes(f.op)) return badTicket(`${at}.op must be add, update, delete, move or replace`);
     if (typeof f.path !== "string") return badTicket(`${at}.path must be a string`);
     if ((f.op === "move") !== (typeof f.moveTo === "string")) return badTicket(`${at}: a move, and only a move, has moveTo`);
     const wantsPrevious = f.op !== "add";

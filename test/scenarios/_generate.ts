@@ -15,6 +15,7 @@ import type { Files, ScenarioCase } from "./_case.ts";
 import { FORMAT_CASES } from "./_cases_format.ts";
 import { PLAN_FAILURE_CASES } from "./_cases_plan_failures.ts";
 import { REJECTED_CASES } from "./_cases_rejected.ts";
+import { REPLACE_CASES } from "./_cases_replace.ts";
 import { ROUND2_CASES } from "./_cases_round2.ts";
 import { TEXT_CASES } from "./_cases_text.ts";
 import { TIER_CASES } from "./_cases_tiers.ts";
@@ -27,6 +28,7 @@ export const ALL_CASES: ScenarioCase[] = [
   ...TEXT_CASES,
   ...TIER_CASES,
   ...ROUND2_CASES,
+  ...REPLACE_CASES,
 ].sort((a, b) => a.id - b.id);
 
 /**

@@ -318,6 +318,7 @@ export function applyPlanInMemory(tree: Tree, plan: Plan): Tree {
     switch (file.op) {
       case "add":
       case "update":
+      case "replace":
         next.set(file.path, file.newBytes!);
         break;
       case "delete":
