@@ -207,7 +207,9 @@ export function checkDestination(ctx: PlanContext, path: string, section: string
         : `a ${snap.kind} already exists there`;
     const next =
       section === "Add"
-        ? `Add never overwrites. To change the existing file, use "*** Update File: ${path}" with context lines from its current content (read it first).`
+        ? `Add never overwrites. To change the existing file, use "*** Update File: ${path}" with context lines from its current content (read it first)${
+          snap.kind === "file" ? `; to rewrite it whole with these lines, write "*** Replace File: ${path}" in place of the Add header (one rename; mode and owner kept)` : ""
+        }.`
         : `A move never overwrites. Choose a destination that does not exist, or delete the existing one in a separate patch first.`;
     return failure("already_exists", `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — ${what}. ${next}`, {
       path,

@@ -68,6 +68,8 @@ export interface ExpectedSuccess {
   /** Every file of the root afterwards. */
   files: Files;
   warnings: WarningCode[];
+  /** The per-file ops of the report, in order, when the row checks them. */
+  ops?: string[];
   /** Substrings of the warnings' messages, per front end (tense differs before and after a commit). */
   warningSays?: Partial<Record<FrontEnd, string[]>>;
 }
@@ -365,6 +367,41 @@ export const MISTAKES: Mistake[] = [
         ],
       },
     },
+  },
+  {
+    why: "Delete + Add of the same path in one patch is refused (`duplicate_path`) and the advice is two patches (issue 29)",
+    name: "a whole-file rewrite as Delete then Add: one replace, mode kept",
+    files: { "app.ini": "[main]\ndebug = 1\n" },
+    patch: P("*** Begin Patch", "*** Delete File: app.ini", "*** Add File: app.ini", "+[main]", "+debug = 0", "*** End Patch"),
+    expect: { ok: true, files: { "app.ini": "[main]\ndebug = 0\n" }, warnings: [], ops: ["replace"] },
+  },
+  {
+    why: "… (the documented `*** Replace File:` spelling; a CRLF file stays CRLF)",
+    name: "*** Replace File: of a CRLF file: rewritten whole, CRLF kept",
+    files: { "win.ini": "[main]\r\ndebug = 1\r\n" },
+    patch: P("*** Begin Patch", "*** Replace File: win.ini", "+[main]", "+debug = 0", "+port = 80", "*** End Patch"),
+    expect: { ok: true, files: { "win.ini": "[main]\r\ndebug = 0\r\nport = 80\r\n" }, warnings: [], ops: ["replace"] },
+  },
+  {
+    why: "… Add then Delete of one path: refused, with the two spellings of a replace",
+    name: "Add then Delete of one path: duplicate_path naming Replace File",
+    files: { "app.ini": "[main]\n" },
+    patch: P("*** Begin Patch", "*** Add File: app.ini", "+[main]", "*** Delete File: app.ini", "*** End Patch"),
+    expect: { code: "duplicate_path", path: "app.ini", patchLine: 4, says: ["changes nothing", "'*** Replace File: app.ini'"] },
+  },
+  {
+    why: "… a replace of a file that is not there",
+    name: "Replace File of a missing path: not_found saying to use Add",
+    files: { "keep.txt": "x\n" },
+    patch: P("*** Begin Patch", "*** Replace File: new.ini", "+a = 1", "*** End Patch"),
+    expect: { code: "not_found", path: "new.ini", patchLine: 2, says: ['use "*** Add File: new.ini" with the same "+" lines'] },
+  },
+  {
+    why: "The peer overwrote an existing file on Add; ours refuses, and now names the one-step rewrite",
+    name: "an Add of an existing file: already_exists naming Replace File",
+    files: { "app.ini": "[main]\n" },
+    patch: P("*** Begin Patch", "*** Add File: app.ini", "+[main]", "+debug = 0", "*** End Patch"),
+    expect: { code: "already_exists", path: "app.ini", says: ['write "*** Replace File: app.ini" in place of the Add header'] },
   },
 ];
 

@@ -161,4 +161,32 @@ export const FOLLOW_UPS: FollowUpCase[] = [
     },
     expect: { "site.conf": NGINX.replace("listen 80;", "listen 8080;") },
   },
+  {
+    id: "add-over-existing",
+    why: "models rewrite small files whole: an Add of an existing file names the one-step rewrite (*** Replace File:) to put in its place",
+    firstCode: "already_exists",
+    files: { "app.ini": INI },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Add File: app.ini", "+[server]", "+host = 127.0.0.1") } },
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      const m = e?.code === "already_exists" ? /write "(\*\*\* Replace File: [^"]+)" in place of the Add header/.exec(answer.text) : null;
+      if (m === null) return null;
+      return resend(sent, { patch: lines(sent).map((l) => (l.startsWith("*** Add File: ") ? m[1]! : l)).join("\n") });
+    },
+    expect: { "app.ini": "[server]\nhost = 127.0.0.1\n" },
+  },
+  {
+    id: "replace-missing",
+    why: "a whole-file replace of a file that is not there: the failure names the Add header to use instead",
+    firstCode: "not_found",
+    files: { "keep.txt": "x\n" },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Replace File: conf/new.ini", "+a = 1") } },
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      const m = e?.code === "not_found" ? /use "(\*\*\* Add File: [^"]+)" with the same "\+" lines/.exec(answer.text) : null;
+      if (m === null) return null;
+      return resend(sent, { patch: lines(sent).map((l) => (l.startsWith("*** Replace File: ") ? m[1]! : l)).join("\n") });
+    },
+    expect: { "keep.txt": "x\n", "conf/new.ini": "a = 1\n" },
+  },
 ];

@@ -30,6 +30,8 @@ interface Outcome {
   errors: PatchFailure[];
   warnings: Warning[];
   files?: Files;
+  /** The per-file ops of the report (plan: of the plan). */
+  ops?: string[];
   /** The text a model reads first (the MCP text block), when it differs from the messages. */
   text?: string;
 }
@@ -81,7 +83,7 @@ async function viaPlan(m: Mistake): Promise<Outcome> {
     if (!result.ok) return { ok: false, errors: result.errors, warnings: [...parsed.warnings, ...result.warnings] };
     tree = applyPlanInMemory(tree, result.plan);
     const files = Object.fromEntries([...tree].map(([p, b]) => [p, decoder.decode(b)]));
-    return { ok: true, errors: [], warnings: [...parsed.warnings, ...result.plan.warnings, ...result.plan.files.flatMap((f) => f.warnings)], files };
+    return { ok: true, errors: [], warnings: [...parsed.warnings, ...result.plan.warnings, ...result.plan.files.flatMap((f) => f.warnings)], files, ops: result.plan.files.map((f) => f.op) };
   };
   if (m.resend) expect(once().ok).toBe(true);
   return once();
@@ -92,7 +94,7 @@ async function viaApply(m: Mistake): Promise<Outcome> {
   const expectedSha256 = m.expectedSha256?.(m.files);
   const once = async (): Promise<Outcome> => {
     const r = await applyPatch(new LocalShell(), { root, patch: patchText(m, root), ...(expectedSha256 ? { expectedSha256 } : {}) });
-    return { ok: r.ok, errors: r.errors ?? [], warnings: [...r.warnings, ...r.files.flatMap((f) => f.warnings)], files: readRoot(root) };
+    return { ok: r.ok, errors: r.errors ?? [], warnings: [...r.warnings, ...r.files.flatMap((f) => f.warnings)], files: readRoot(root), ops: r.files.map((f) => f.op) };
   };
   if (m.resend) expect((await once()).ok).toBe(true);
   return await once();
@@ -112,6 +114,7 @@ async function viaMcp(m: Mistake): Promise<Outcome> {
         errors: (out.errors ?? []).map(failureFromWire),
         warnings: [...out.warnings, ...out.files.flatMap((f) => f.warnings)].map(warningFromWire),
         files: readRoot(root),
+        ops: out.files.map((f) => f.op),
         text: result.content.map((_, i) => textOf(result, i)).join("\n"),
       };
     };
@@ -130,7 +133,7 @@ async function viaCli(m: Mistake): Promise<Outcome> {
     const report = JSON.parse(run.stdout);
     expect(run.code).toBe(report.ok ? 0 : 1);
     const warnings: unknown[] = [...report.warnings, ...report.files.flatMap((f: { warnings: unknown[] }) => f.warnings)];
-    return { ok: report.ok, errors: (report.errors ?? []).map(failureFromWire), warnings: warnings.map(warningFromWire), files: readRoot(root) };
+    return { ok: report.ok, errors: (report.errors ?? []).map(failureFromWire), warnings: warnings.map(warningFromWire), files: readRoot(root), ops: report.files.map((f: { op: string }) => f.op) };
   };
   if (m.resend) expect((await once()).ok).toBe(true);
   return await once();
@@ -158,6 +161,7 @@ function checkFailure(fe: FrontEnd, want: ExpectedFailure, got: Outcome): void {
 function checkSuccess(fe: FrontEnd, want: ExpectedSuccess, got: Outcome): void {
   if (!got.ok) throw new Error(`expected success, got ${JSON.stringify(got.errors.map((e) => e.message), null, 1)}`);
   expect(got.files).toEqual(want.files);
+  if (want.ops !== undefined) expect(got.ops).toEqual(want.ops);
   const codes = got.warnings.map((w) => w.code);
   for (const code of want.warnings) expect(codes).toContain(code);
   const said = got.warnings.map((w) => w.message).join("\n");
