@@ -234,9 +234,11 @@ function patchTargets(patch: string): { targets: ProbeTarget[]; headers: [string
   if (!parsed.ok) return { targets: parseFailurePaths(patch, parsed.errors).map((path) => ({ path, kind: "file" })), headers: [] };
   const targets: ProbeTarget[] = [];
   const headers: [string, string][] = [];
-  const words = { add: "Add File", update: "Update File", delete: "Delete File" } as const;
+  const words = { add: "Add File", update: "Update File", delete: "Delete File", replace: "Replace File" } as const;
   for (const op of parsed.patch.ops) {
-    headers.push([words[op.type], op.path]);
+    // A Delete + Add the parser joined into one replace: both headers as the model wrote them.
+    if (op.type === "replace" && op.addLine !== undefined) headers.push(["Delete File", op.path], ["Add File", op.path]);
+    else headers.push([words[op.type], op.path]);
     if (op.type !== "add") targets.push({ path: op.path, kind: "file" });
     else if (op.path.includes("/")) targets.push({ path: op.path.slice(0, op.path.lastIndexOf("/")), kind: "directory" });
   }
