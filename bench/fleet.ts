@@ -43,6 +43,7 @@ import { type Sshd, sshdAvailable, startSshd, writeKnownHosts } from "../test/su
 import { BENCH_DOC_PATH, replaceMarkedSections } from "./docs_markers.ts";
 import { sha256Hex } from "./fixtures.ts";
 import { scenarioOf, sedCommand } from "./wire.ts";
+import { judgeRatio, type RatioJudgement, roundRatios } from "./target.ts";
 
 /** The bench's concurrency, for both contenders. */
 export const FLEET_CONCURRENCY = 8;
@@ -193,12 +194,14 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
     const oursMs = median(rows[0]!.ms);
     const peerMs = median(rows[1]!.ms);
     const sameKexMs = median(rows[2]!.ms);
-    const ratio = rows[0]!.ok && rows[1]!.ok ? oursMs / peerMs : null;
-    const sameKexRatio = rows[0]!.ok && rows[2]!.ok ? oursMs / sameKexMs : null;
-    const shown = (r: number | null): string => (r === null ? "not measured: a contender was wrong" : `${r.toFixed(2)}×`);
+    // Judged per interleaved round (bench/target.ts: median of ≥ 5, a required target 10 % inside).
+    const judge = (peer: number, kind: "required" | "goal") => (rows[0]!.ok && rows[peer]!.ok ? judgeRatio(roundRatios(rows[0]!.ms, rows[peer]!.ms), FLEET_TARGET, { kind }) : null);
+    const ratio = judge(1, "required");
+    const sameKexRatio = judge(2, "goal");
+    const shown = (j: RatioJudgement | null): string => (j === null ? "not measured: a contender was wrong" : j.text);
     const targets = [
-      { label: `${label} (${shown(ratio)})`, pass: ratio !== null && ratio <= FLEET_TARGET, kind: "required" as const },
-      { label: `${goalLabel} (${shown(sameKexRatio)})`, pass: sameKexRatio !== null && sameKexRatio <= FLEET_TARGET, kind: "goal" as const },
+      { label: `${label} (${shown(ratio)})`, pass: ratio?.pass === true, kind: "required" as const },
+      { label: `${goalLabel} (${shown(sameKexRatio)})`, pass: sameKexRatio?.pass === true, kind: "goal" as const },
     ];
     const md = [
       `**${count} hosts** (separate roots behind one sshd on 127.0.0.1, a fresh SSH connection per host), 1-line change to a ${file.bytes.length}-byte file, concurrency ${FLEET_CONCURRENCY}, median of ${rounds} interleaved rounds`,
@@ -214,7 +217,7 @@ export async function runFleetBench(options: { rounds?: number; hosts?: number }
       "|---|---|",
       ...targets.map((t) => `| ${t.label}${t.kind === "goal" ? " (goal)" : ""} | ${t.pass ? "PASS" : t.kind === "goal" ? "goal missed" : "FAIL"} |`),
     ].join("\n");
-    return { rows, ratio, sameKexRatio, targets, markdown: md };
+    return { rows, ratio: ratio?.spread?.median ?? null, sameKexRatio: sameKexRatio?.spread?.median ?? null, targets, markdown: md };
   } finally {
     await sshd.stop();
     rmSync(base, { recursive: true, force: true });

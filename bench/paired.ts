@@ -4,8 +4,10 @@
  * mitata measures one benchmark after another, so on a shared machine a
  * burst of background load can land on the numerator and miss the
  * denominator. Here the two run alternately (A B B A per round, which also
- * cancels a steady drift within the round) and the ratio is taken of the
- * two medians: both sides see the same machine. mitata's own output is still
+ * cancels a steady drift within the round); each round gives one ratio
+ * (its two B samples over its two A samples) and a target is judged by the
+ * median of at least five of them, with their spread (bench/target.ts):
+ * both sides of each ratio saw the same machine. mitata's own output is still
  * printed; these ratios only decide the verdict of the targets.
  *
  * By default each sample starts from a collected heap (`Bun.gc(true)`, untimed, after
@@ -18,17 +20,20 @@
  * @module
  */
 
-/** Medians of both sides (milliseconds) and their ratio `b / a`. */
+import { MIN_RUNS, median } from "./target.ts";
+
+/**
+ * Medians of both sides (milliseconds), and the ratio `b / a` of each round
+ * (its two b samples over its two a samples): the targets are judged by the
+ * median of these (bench/target.ts), `ratio`.
+ */
 export interface PairedResult {
   medianA: number;
   medianB: number;
+  /** Median of `rounds`. */
   ratio: number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  /** One ratio per A B B A round. */
+  rounds: number[];
 }
 
 let sink: unknown;
@@ -45,7 +50,10 @@ function time(fn: () => unknown, gc: boolean): number {
 export interface PairedBudget {
   /** Time to spend on the pair after warm-up, in ms (default 3000). */
   budgetMs?: number;
-  /** Rounds at least (default 6: 12 samples per side) and at most (default 60). */
+  /**
+   * Rounds at least (default 6: 12 samples per side; never fewer than
+   * MIN_RUNS, the least a target is judged from) and at most (default 60).
+   */
   minRounds?: number;
   maxRounds?: number;
   /**
@@ -71,17 +79,19 @@ export function measurePaired(a: () => unknown, b: () => unknown, budget: Paired
   time(a, gc);
   time(b, gc);
   const warm = time(a, gc) + time(b, gc);
-  const rounds = Math.min(maxRounds, Math.max(minRounds, Math.floor(budgetMs / (2 * Math.max(warm, 0.001)))));
+  const rounds = Math.min(Math.max(maxRounds, MIN_RUNS), Math.max(minRounds, MIN_RUNS, Math.floor(budgetMs / (2 * Math.max(warm, 0.001)))));
   const timesA: number[] = [];
   const timesB: number[] = [];
+  const perRound: number[] = [];
   for (let round = 0; round < rounds; round++) {
-    timesA.push(time(a, gc));
-    timesB.push(time(b, gc));
-    timesB.push(time(b, gc));
-    timesA.push(time(a, gc));
+    const a1 = time(a, gc);
+    const b1 = time(b, gc);
+    const b2 = time(b, gc);
+    const a2 = time(a, gc);
+    timesA.push(a1, a2);
+    timesB.push(b1, b2);
+    perRound.push((b1 + b2) / Math.max(a1 + a2, 1e-6));
   }
   if (sink === Symbol.for("never")) console.log(sink);
-  const medianA = median(timesA);
-  const medianB = median(timesB);
-  return { medianA, medianB, ratio: medianB / medianA };
+  return { medianA: median(timesA), medianB: median(timesB), ratio: median(perRound), rounds: perRound };
 }

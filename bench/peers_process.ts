@@ -20,11 +20,19 @@
  * copy is made before the clock starts and the output is checked against
  * the generator's oracle after it stops.
  *
- * Targets, on the 1M-line (38.5 MB) file with 3 chunks: ours faster than
- * Codex's `apply_patch` (required), ours ≤ 1.0× GNU patch (the goal), and
- * ours with a peak RSS ≤ 4× the file size (required).
+ * Targets, on the 1M-line (38.5 MB) file with 3 chunks, each judged by the
+ * median of its per-round ratios with a 10 % margin (bench/target.ts):
+ * with no neighbour, ours ≤ 2.5× GNU patch and a peak RSS ≤ 4× the file
+ * size (required), ours ≤ 1.0× GNU patch (the goal of SPEC §11.1); then the
+ * same rounds again **with the busy neighbour** (bench/neighbour.ts: a
+ * process spinning on one core), ours ≤ 0.8× Codex's `apply_patch` and
+ * ≤ 2.0× GNU patch (required, issue 31). Codex is native and GNU patch
+ * single-threaded: a neighbour costs them little, while ours shares the
+ * remaining core between Bun's JIT and GC threads and the commit program's
+ * processes — which is what a busy CI runner does to it.
  *
- * Usage: `bun bench/peers_process.ts [--quick] [--rounds=N]` (default 11).
+ * Usage: `bun bench/peers_process.ts [--quick] [--rounds=N] [--no-busy]`
+ * (default 11 rounds; `--no-busy` skips the busy pass and its targets).
  * Installs GNU patch and GNU time with apt-get when they are absent (as
  * root, or through `sudo -n`). Exit code 1 when a contender produced wrong
  * output or a required target was missed.
@@ -33,12 +41,14 @@
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { CODEX_VERSION, ensureCodex, toolsCacheDir } from "./codex.ts";
 import { type PatchFixture, sha256Hex } from "./fixtures.ts";
 import { toUnifiedDiff } from "./peers.ts";
+import { startNeighbour } from "./neighbour.ts";
 import type { TargetResult } from "./report.ts";
+import { judgeRatio, median, roundRatios, spreadOf } from "./target.ts";
 import { FULL_SIZES, loadSuite, QUICK_SIZES, type Suite } from "./suite.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
@@ -82,12 +92,12 @@ interface Measured {
   note: string;
 }
 
-function median(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
+/** Busy neighbour: ours ≤ this × Codex's apply_patch (issue 31; required, with bench/target.ts's 10 % margin). */
+export const CODEX_TARGET = 0.8;
+/** Busy neighbour: ours ≤ this × GNU patch (issue 31; required). */
+export const PATCH_TARGET_BUSY = 2.0;
+/** No neighbour: ours ≤ this × GNU patch (issue 31; required). ≤ 1.0× stays the goal of SPEC §11.1. */
+export const PATCH_TARGET_QUIET = 2.5;
 
 /** Run one contender once on a fresh copy: wall time, peak RSS, correctness. */
 function runOnce(c: Contender, m: Measured, master: string, relPath: string, withTime: boolean): void {
@@ -137,7 +147,7 @@ function mib(kib: number): string {
  * console.log(runProcessPeers(loadSuite(FULL_SIZES), 11).markdown);
  * ```
  */
-export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string = toolsCacheDir()): ProcessPeersReport {
+export async function runProcessPeers(suite: Suite, rounds: number, cacheDir: string = toolsCacheDir(), options: { busy?: boolean } = {}): Promise<ProcessPeersReport> {
   const sizes = suite.sizes;
   const scratch = mkdtempSync(join(tmpdir(), "sap-peers-"));
   const oursCli = join(repoRoot, "examples", "apply.ts");
@@ -150,8 +160,15 @@ export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string =
   if (!patchAvailable) report.push("GNU patch: absent and could not be installed (not measured)", "");
   if (!timeAvailable) report.push("GNU time: absent and could not be installed (peak RSS not measured)", "");
   if (!codex.ok) report.push(`Codex apply_patch: not measured — ${codex.reason}`, "");
+  // The 3-chunk change decides, quiet and then with the busy neighbour; the
+  // 100-chunk one is shown (quiet, three rounds).
+  const passes: { name: string; count: number; busy: boolean }[] = [
+    { name: `code-${sizes.large}-c3`, count: rounds, busy: false },
+    { name: `code-${sizes.large}-c100`, count: 3, busy: false },
+    ...(options.busy === false ? [] : [{ name: `code-${sizes.large}-c3`, count: rounds, busy: true }]),
+  ];
   try {
-    for (const [name, count] of [[`code-${sizes.large}-c3`, rounds], [`code-${sizes.large}-c100`, 3]] as const) {
+    for (const { name, count, busy } of passes) {
       const fixture: PatchFixture = suite.patch(name);
       if (!fixture.expect.ok) continue;
       const master = join(scratch, `${name}.orig`);
@@ -168,39 +185,56 @@ export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string =
         { name: "reference: plain Bun indexOf script", reference: true, argv: (d: string) => [process.execPath, join(repoRoot, "bench", "indexof_apply.ts"), join(d, path)], stdin: codexPatch, expectedSha: newSha },
         { name: "reference: bun start-up (bun -e 0)", reference: true, argv: () => [process.execPath, "-e", "0"], stdin: new Uint8Array(), expectedSha: fixture.file.sha256 },
       ];
-      console.error(`${name}: ${fixture.file.bytes.length} bytes, ${fixture.chunks} chunk(s), ${count} interleaved rounds`);
+      const neighbour = busy ? await startNeighbour() : null;
+      const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+      const loadBefore = load();
+      console.error(`${name}: ${fixture.file.bytes.length} bytes, ${fixture.chunks} chunk(s), ${count} interleaved rounds${neighbour ? `, busy neighbour: ${neighbour.description}` : ""} (load ${loadBefore})`);
       const measured: Measured[] = contenders.map((c) => ({ name: c.name, reference: c.reference === true, times: [], rssKiB: [], cpuMs: [], correct: true, note: "" }));
-      for (let round = 0; round < count; round++) {
-        for (let k = 0; k < contenders.length; k++) {
-          const i = (k + round) % contenders.length;
-          runOnce(contenders[i]!, measured[i]!, master, path, timeAvailable);
+      try {
+        for (let round = 0; round < count; round++) {
+          for (let k = 0; k < contenders.length; k++) {
+            const i = (k + round) % contenders.length;
+            runOnce(contenders[i]!, measured[i]!, master, path, timeAvailable);
+          }
         }
+      } finally {
+        await neighbour?.stop();
       }
       const fileBytes = fixture.file.bytes.length;
       const ours = measured[0]!;
       const oursMs = median(ours.times);
-      report.push(`### ${name} (${fixture.file.lineCount} lines, ${(fileBytes / 1e6).toFixed(1)} MB, ${fixture.chunks} chunk(s)), median of ${count} interleaved rounds`, "");
-      report.push("| process | median (ms) | min (ms) | CPU, median (ms) | peak RSS (MiB) | RSS ÷ file | output | ours ÷ this |", "|---|---:|---:|---:|---:|---:|---|---:|");
+      const where = neighbour ? `**with the busy neighbour** (${neighbour.description})` : "no neighbour";
+      report.push(`### ${name} (${fixture.file.lineCount} lines, ${(fileBytes / 1e6).toFixed(1)} MB, ${fixture.chunks} chunk(s)), ${where}, ${count} interleaved rounds, load average ${loadBefore} before → ${load()} after`, "");
+      report.push("| process | median (ms) | min (ms) | CPU, median (ms) | peak RSS (MiB) | RSS ÷ file | output | ours ÷ this, per round: median (min–max) |", "|---|---:|---:|---:|---:|---:|---|---:|");
       for (const m of measured) {
         allCorrect &&= m.correct;
         const ms = median(m.times);
         const rss = median(m.rssKiB);
-        const ratio = m === ours || m.reference ? "" : `${(oursMs / ms).toFixed(2)}×`;
+        const perRound = spreadOf(roundRatios(ours.times, m.times));
+        const ratio = m === ours || m.reference || perRound === null ? "" : `${perRound.median.toFixed(2)}× (${perRound.min.toFixed(2)}–${perRound.max.toFixed(2)})`;
         const rssCells = Number.isFinite(rss) ? `${mib(rss)} | ${((rss * 1024) / fileBytes).toFixed(1)}×` : "— | —";
         const cpu = median(m.cpuMs);
         report.push(`| ${m.name} | ${ms.toFixed(1)} | ${Math.min(...m.times).toFixed(1)} | ${Number.isFinite(cpu) ? cpu.toFixed(0) : "—"} | ${rssCells} | ${m.correct ? "= oracle" : `WRONG (${m.note})`} | ${ratio} |`);
       }
       report.push("");
       if (count !== rounds) continue;
-      const at = `whole process, ${(fileBytes / 1e6).toFixed(1)} MB, ${fixture.chunks} chunks`;
+      const at = `whole process, ${(fileBytes / 1e6).toFixed(1)} MB, ${fixture.chunks} chunks${neighbour ? ", busy neighbour" : ", no neighbour"}`;
       const codexRow = measured.find((m) => m.name.startsWith("Codex"));
       const patchRow = measured.find((m) => m.name === "GNU patch");
-      targets.push(codexRow
-        ? { label: `${at}: ours faster than Codex apply_patch (${oursMs.toFixed(0)} vs ${median(codexRow.times).toFixed(0)} ms: ${(oursMs / median(codexRow.times)).toFixed(2)}×)`, kind: "required", pass: ours.correct && codexRow.correct && oursMs < median(codexRow.times) }
-        : { label: `${at}: ours faster than Codex apply_patch (Codex not measured)`, kind: "required", pass: false });
-      targets.push(patchRow
-        ? { label: `${at}: ours ≤ 1.0× GNU patch (${oursMs.toFixed(0)} vs ${median(patchRow.times).toFixed(0)} ms: ${(oursMs / median(patchRow.times)).toFixed(2)}×)`, kind: "goal", pass: ours.correct && oursMs <= median(patchRow.times) }
-        : { label: `${at}: ours ≤ 1.0× GNU patch (GNU patch not measured)`, kind: "goal", pass: false });
+      // Judged per round (bench/target.ts): each round ran every contender once, so load hits both sides.
+      const judged = (row: Measured | undefined, peer: string, max: number, kind: "required" | "goal"): TargetResult => {
+        const label = `${at}: ours ≤ ${max.toFixed(1)}× ${peer}`;
+        if (!row) return { label: `${label} (${peer} not measured)`, kind, pass: false };
+        const j = judgeRatio(roundRatios(ours.times, row.times), max, { kind });
+        return { label: `${label} (${oursMs.toFixed(0)} vs ${median(row.times).toFixed(0)} ms; ${j.text})`, kind, pass: ours.correct && row.correct && j.pass };
+      };
+      if (neighbour) {
+        targets.push(judged(codexRow, "Codex apply_patch", CODEX_TARGET, "required"));
+        targets.push(judged(patchRow, "GNU patch", PATCH_TARGET_BUSY, "required"));
+        continue;
+      }
+      targets.push(judged(patchRow, "GNU patch", PATCH_TARGET_QUIET, "required"));
+      targets.push(judged(patchRow, "GNU patch", 1.0, "goal"));
       const rss = median(ours.rssKiB);
       targets.push(Number.isFinite(rss)
         ? { label: `${at}: peak RSS of ours ≤ 4× the file size (${mib(rss)} MiB: ${((rss * 1024) / fileBytes).toFixed(1)}×)`, kind: "required", pass: rss * 1024 <= 4 * fileBytes }
@@ -209,7 +243,7 @@ export function runProcessPeers(suite: Suite, rounds: number, cacheDir: string =
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  report.push(`Codex: npm \`@openai/codex@${CODEX_VERSION}\`, installed into ${cacheDir} at bench time. Peak RSS and CPU (user + system, children included, 10 ms steps): GNU time \`%M %U %S\`.`);
+  report.push(`Codex: npm \`@openai/codex@${CODEX_VERSION}\`, installed into ${cacheDir} at bench time. Peak RSS and CPU (user + system, children included, 10 ms steps): GNU time \`%M %U %S\`. "ours ÷ this" is the median of the per-round ratios (each round runs every contender once, in a rotated order).`);
   return { markdown: report.join("\n"), correct: allCorrect, targets };
 }
 
@@ -217,7 +251,7 @@ if (import.meta.main) {
   const roundsArg = process.argv.find((a) => a.startsWith("--rounds="));
   const rounds = roundsArg ? Math.max(1, Number(roundsArg.slice("--rounds=".length))) : 11;
   const sizes = process.argv.includes("--quick") ? QUICK_SIZES : FULL_SIZES;
-  const result = runProcessPeers(loadSuite(sizes, undefined, (m) => console.error(`  ${m}`)), rounds);
+  const result = await runProcessPeers(loadSuite(sizes, undefined, (m) => console.error(`  ${m}`)), rounds, undefined, { busy: !process.argv.includes("--no-busy") });
   console.log(result.markdown);
   for (const t of result.targets) console.log(`${t.pass ? "PASS" : "FAIL"} (${t.kind}) ${t.label}`);
   process.exit(result.correct && result.targets.every((t) => t.pass || t.kind === "goal") ? 0 : 1);

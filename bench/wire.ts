@@ -50,6 +50,7 @@ import { connectSsh } from "../lib/ssh/shell.ts";
 import { type Sshd, sshdAvailable, startSshd, writeKnownHosts } from "../test/support/sshd.ts";
 import { sha256Hex } from "./fixtures.ts";
 import { type ChunkSpec, expectedText, formatCodexPatchFiles, generateCodeLines, LineIndex, linesToBytes, uniqueChunks } from "./gen.ts";
+import { judgeRatio, MIN_RUNS, roundRatios } from "./target.ts";
 
 const REPO = resolve(import.meta.dir, "..");
 const MiB = 1024 * 1024;
@@ -447,38 +448,34 @@ function targetsOf(results: readonly WireResult[], only?: "10mb" | "50files"): W
   return targets;
 }
 
-const ratio = (a: ReturnType<typeof summary> | null, b: ReturnType<typeof summary> | null): number | null => (a && b && a.ok && b.ok ? a.ms / b.ms : null);
+type Row = WireResult["rows"][number];
+
+/** Judged per round (bench/target.ts): ours ÷ the peer of the same interleaved round. */
+function judged(label: string, ours: Row | undefined, peer: Row | undefined, max: number): WireReport["targets"][number] {
+  if (!ours || !peer || !summary(ours).ok || !summary(peer).ok) return { label: `${label} (not measured)`, pass: false };
+  const j = judgeRatio(roundRatios(ours.samples.map((s) => s.ms), peer.samples.map((s) => s.ms)), max);
+  return { label: `${label} (${j.text})`, pass: j.pass };
+}
 
 function bigFileTargets(results: readonly WireResult[]): WireReport["targets"] {
   const targets: WireReport["targets"] = [];
-  const find = (scenario: string, name: string) => {
-    const result = results.find((r) => r.scenario === scenario);
-    const row = result?.rows.find((r) => r.name === name);
-    return row ? summary(row) : null;
-  };
+  const find = (scenario: string, name: string) => results.find((r) => r.scenario === scenario)?.rows.find((r) => r.name === name);
   const big = "1-line change, 10 MB file";
-  const cached = find(big, "ours, cached (already read in this session)");
-  const cold = find(big, "ours, cold (compressed download)");
-  const sed = find(big, "ssh host sed -i");
-  const roundTrip = find(big, "scp down + sed -i + scp up");
+  const cachedRow = find(big, "ours, cached (already read in this session)");
+  const cached = cachedRow ? summary(cachedRow) : null;
   const limit = 64 * 1024;
   targets.push({
     label: `cached 1-line change, 10 MB, 4 MiB/s: ≤ 64 KiB on the wire each way (up ${cached ? formatBytes(cached.up) : "?"}, down ${cached ? formatBytes(cached.down) : "?"})`,
     pass: cached !== null && cached.ok && cached.up <= limit && cached.down <= limit,
   });
-  const r1 = ratio(cached, sed);
-  targets.push({ label: `cached 1-line change, 10 MB, 4 MiB/s: ours ÷ ssh host sed -i ≤ 1.5× (${r1 === null ? "not measured" : `${r1.toFixed(2)}×`})`, pass: r1 !== null && r1 <= 1.5 });
-  const r2 = ratio(cold, roundTrip);
-  targets.push({ label: `cold 1-line change, 10 MB, 4 MiB/s: ours ÷ scp down + edit + up ≤ 1.0× (${r2 === null ? "not measured" : `${r2.toFixed(2)}×`})`, pass: r2 !== null && r2 <= 1.0 });
+  targets.push(judged("cached 1-line change, 10 MB, 4 MiB/s: ours ÷ ssh host sed -i ≤ 1.5×", cachedRow, find(big, "ssh host sed -i"), 1.5));
+  targets.push(judged("cold 1-line change, 10 MB, 4 MiB/s: ours ÷ scp down + edit + up ≤ 1.0×", find(big, "ours, cold (compressed download)"), find(big, "scp down + sed -i + scp up"), 1.0));
   return targets;
 }
 
 function manyFilesTarget(results: readonly WireResult[]): WireReport["targets"][number] {
   const many = results.find((r) => r.scenario.startsWith("50 files"));
-  const manyOurs = many ? summary(many.rows[0]!) : null;
-  const manySed = many ? summary(many.rows.find((r) => r.name.startsWith("one ssh session"))!) : null;
-  const r3 = ratio(manyOurs, manySed);
-  return { label: `50 files × 1 chunk, loopback: ours ÷ one ssh session of 50 sed -i ≤ 2.0× (${r3 === null ? "not measured" : `${r3.toFixed(2)}×`})`, pass: r3 !== null && r3 <= 2.0 };
+  return judged("50 files × 1 chunk, loopback: ours ÷ one ssh session of 50 sed -i ≤ 2.0×", many?.rows[0], many?.rows.find((r) => r.name.startsWith("one ssh session")), 2.0);
 }
 
 function markdownOf(results: readonly WireResult[], targets: WireReport["targets"], rounds: number): string {
@@ -510,7 +507,7 @@ function markdownOf(results: readonly WireResult[], targets: WireReport["targets
  * ```
  */
 export async function runWireBench(options: { rounds?: number; quick?: boolean; only?: "10mb" | "50files" } = {}): Promise<WireReport> {
-  const rounds = options.rounds ?? 3;
+  const rounds = options.rounds ?? MIN_RUNS; // each target is judged from at least MIN_RUNS rounds (bench/target.ts)
   const missing = ["ssh", "scp"].filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" }).status !== 0);
   if (!sshdAvailable() || missing.length > 0) {
     const why = !sshdAvailable() ? "no runnable /usr/sbin/sshd (install openssh-server)" : `missing ${missing.join(", ")} (install openssh-client)`;

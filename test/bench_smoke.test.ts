@@ -100,7 +100,7 @@ describe("bench ours", () => {
     registerPeerBenches(suite, registrar);
     const fake = new Map([...results.keys()].map((name) => [name, 1]));
     const specs = ratioSpecs(TINY_SIZES, suite.families);
-    const missing = evaluateRatios(specs, fake).filter((r) => r.verdict === "missing");
+    const missing = specs.filter((r) => !fake.has(r.numerator) || !fake.has(r.denominator));
     expect(missing.map((r) => r.label)).toEqual([]);
     // Every family has its two ratio targets and its doubling (reported with and without GC).
     for (const f of FAMILIES) {
@@ -130,22 +130,48 @@ describe("bench verdict and references", () => {
     expect(formatVerdict([], ["a check"]).pass).toBe(false);
   });
 
-  test("ratio targets are required unless marked goals, and decide by the interleaved ratio", () => {
+  const rounds = (...ratios: number[]) => ({ medianA: 1, medianB: 1, ratio: ratios[ratios.length >> 1]!, rounds: ratios });
+
+  test("ratio targets are required unless marked goals, and decide by the median of the interleaved rounds", () => {
     const rows = evaluateRatios(
       [{ label: "x", numerator: "n", denominator: "d", max: 2, alsoWithoutGc: true }],
       new Map([["n", 3], ["d", 1]]),
-      new Map([["x", { medianA: 1, medianB: 1.5, ratio: 1.5 }]]),
-      new Map([["x", { medianA: 1, medianB: 2.5, ratio: 2.5 }]]),
+      new Map([["x", rounds(1.4, 1.5, 1.5, 1.6, 2.6)]]),
+      new Map([["x", rounds(2.5, 2.5, 2.5, 2.5, 2.5)]]),
     );
     expect(rows[0]).toMatchObject({ value: 3, paired: 1.5, pairedNoGc: 2.5, verdict: "PASS" });
-    expect(ratioTargets(rows)).toEqual([{ label: "x", kind: "required", pass: true }]);
+    expect(ratioTargets(rows)).toEqual([{ label: "x: median 1.50× (min 1.40×, max 2.60×, 5 runs), margin 25 % of ≤ 2.00× (needs ≤ 1.80×)", kind: "required", pass: true }]);
+  });
+
+  test.each([
+    ["inside the margin", [1.7, 1.75, 1.8, 1.85, 1.9], "PASS"],
+    ["met, but by under 10 %", [1.8, 1.85, 1.85, 1.9, 1.95], "FAIL"],
+    ["too few rounds", [1.0, 1.0, 1.0, 1.0], "FAIL"],
+    ["only mitata's figure", null, "FAIL"],
+  ] as const)("a ≤ 2.0× target %s: %s", (_name, measured, verdict) => {
+    const paired = measured === null ? new Map() : new Map([["z", rounds(...measured)]]);
+    const row = evaluateRatios([{ label: "z", numerator: "n", denominator: "d", max: 2 }], new Map([["n", 1], ["d", 1]]), paired)[0]!;
+    expect(row.verdict).toBe(verdict);
+  });
+
+  test("a busy row is decided by its busy measurement, the quiet one shown beside it", () => {
+    const spec = { label: "b", numerator: "n", denominator: "d", max: 2, busy: true };
+    const quietOnly = evaluateRatios([spec], new Map([["n", 1], ["d", 1]]), new Map([["b", rounds(1, 1, 1, 1, 1)]]))[0]!;
+    expect(quietOnly.verdict).toBe("missing");
+    const row = evaluateRatios([spec], new Map([["n", 1], ["d", 1]]), new Map([["b", rounds(1, 1, 1, 1, 1)]]), new Map(), new Map(), new Map([["b", rounds(1.9, 1.95, 2, 2, 2)]]))[0]!;
+    expect(row).toMatchObject({ paired: 1, pairedBusy: 2, verdict: "FAIL" });
+    expect(formatRatios([row])).toContain("| b | 1.00× | 1.00× |  |  | 2.00× (1.90–2.00) | ≤ 2.0× (≤ 1.80×) | FAIL |");
+    // Every family's doubling is a busy row at ≤ 2.0×.
+    const doublings = ratioSpecs(TINY_SIZES, suite.families).filter((r) => r.label.startsWith("doubling family"));
+    expect(doublings.length).toBe(FAMILIES.length);
+    expect(doublings.every((r) => r.busy === true && r.max === 2.0)).toBe(true);
   });
 
   test("a ratio measured before the suite too is shown beside the one after it, which decides", () => {
     const spec = { label: "y", numerator: "n", denominator: "d", max: 2.5, alsoEarly: true };
-    const row = evaluateRatios([spec], new Map([["n", 1], ["d", 1]]), new Map([["y", { medianA: 1, medianB: 3, ratio: 3 }]]), new Map(), new Map([["y", { medianA: 1, medianB: 1.2, ratio: 1.2 }]]))[0]!;
+    const row = evaluateRatios([spec], new Map([["n", 1], ["d", 1]]), new Map([["y", rounds(3, 3, 3, 3, 3)]]), new Map(), new Map([["y", rounds(1.2, 1.2, 1.2, 1.2, 1.2)]]))[0]!;
     expect(row).toMatchObject({ paired: 3, pairedEarly: 1.2, verdict: "FAIL" });
-    expect(formatRatios([row])).toContain("| y | 1.00× | 3.00× |  | 1.20× | ≤ 2.5× | FAIL |");
+    expect(formatRatios([row])).toContain("| y | 1.00× | 3.00× (3.00–3.00) |  | 1.20× |  | ≤ 2.5× (≤ 2.25×) | FAIL |");
     // The two single-chunk ratios on the large file ask for it.
     const early = ratioSpecs(TINY_SIZES).filter((r) => r.alsoEarly).map((r) => r.numerator);
     expect(early).toEqual([`plan code-${TINY_SIZES.large}-tier3`, `plan code-${TINY_SIZES.large}-fail`]);
