@@ -99,12 +99,21 @@ export function createSession(options: ServerOptions): Session {
   const [list, search] = registerDiscovery(server, ctx);
   if ((options.groups ?? []).length > 0) registerApplyFleet(server, ctx, options.groups!);
 
+  /**
+   * The descriptions name the roots: once the client's roots are known
+   * (or change), rewrite them and send one notifications/tools/list_changed
+   * — one for all four tools (RegisteredTool.update would send one each),
+   * none when nothing changed (a list_changed with the same roots).
+   */
   const describe = (): void => {
     const roots = connection.roots;
-    read.update({ description: readFileDescription(roots) });
-    apply.update({ description: applyPatchDescription(roots) });
-    list.update({ description: listFilesDescription(roots) });
-    search.update({ description: searchDescription(roots) });
+    let changed = false;
+    for (const [tool, description] of [[read, readFileDescription(roots)], [apply, applyPatchDescription(roots)], [list, listFilesDescription(roots)], [search, searchDescription(roots)]] as const) {
+      if (tool.description === description) continue;
+      tool.description = description;
+      changed = true;
+    }
+    if (changed) server.sendToolListChanged();
   };
 
   /**
@@ -162,12 +171,42 @@ export function createSession(options: ServerOptions): Session {
     if (connection.origin === "client") connection.rootsPending = refreshRoots("initialized");
   };
   if (connection.origin === "client") {
+    holdListingForRoots(server, connection);
     server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
       connection.rootsFresh = false;
       connection.rootsPending = refreshRoots("list_changed");
     });
   }
   return { server, connection };
+}
+
+/** How long a tools/list waits for the client's roots (the answer names them). */
+export const LIST_WAITS_FOR_ROOTS_MS = 2_000;
+
+/**
+ * In client-roots mode, a tools/list that comes before the client's roots
+ * are known waits for them (at most {@linkcode LIST_WAITS_FOR_ROOTS_MS};
+ * asking within the request when the server has not asked yet), so the
+ * first listing already names the roots: a client that ignores
+ * notifications/tools/list_changed, as some do, would otherwise keep
+ * "(none yet)" for the whole session (issue 29 item 5). The SDK has no
+ * hook around its tools/list handler, so the registered one is wrapped in
+ * place; test/mcp/roots_listing.test.ts fails if an SDK update moves it.
+ */
+function holdListingForRoots(server: McpServer, connection: Connection): void {
+  type Handler = (request: unknown, extra: Extra) => Promise<unknown>;
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
+  const listTools = handlers?.get("tools/list");
+  if (handlers === undefined || listTools === undefined) return;
+  handlers.set("tools/list", async (request, extra) => {
+    if (!connection.rootsFresh) {
+      const fetching = connection.rootsPending ?? connection.fetchRoots?.(extra) ?? Promise.resolve();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([fetching, new Promise((resolve) => (timer = setTimeout(resolve, LIST_WAITS_FOR_ROOTS_MS)))]);
+      clearTimeout(timer);
+    }
+    return await listTools(request, extra);
+  });
 }
 
 /**
