@@ -175,7 +175,9 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], warnings);
   let snapshots: Snapshots;
   try {
-    snapshots = await readSnapshots(shell, request.root, patchPaths(parsed.patch), snapshotOptions(request, limits));
+    // Update and Delete sources must exist: a missing one gets the names closest to it, in the same exec.
+    const closestFor = parsed.patch.ops.filter((op) => op.type !== "add").map((op) => op.path);
+    snapshots = await readSnapshots(shell, request.root, patchPaths(parsed.patch), { ...snapshotOptions(request, limits), closestFor });
   } catch (error) {
     if (error instanceof RemoteShellError) return failed([{ ...error.failure, operationId }], warnings);
     throw error;

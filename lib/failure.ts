@@ -226,6 +226,22 @@ export function listHint(directory: string): FailureHint {
 }
 
 /**
+ * A hint to send the patch again with a corrected section header: the
+ * existing path `suggested` in place of the missing `path` (issue 29.1).
+ * `header` is the exact header line to write.
+ *
+ * @example
+ * ```ts
+ * const h = pathHint("src/Parse.ts", "src/parse.ts", "Update");
+ * h.header; // "*** Update File: src/parse.ts"
+ * h.says; // "send the patch again with that header"
+ * ```
+ */
+export function pathHint(path: string, suggested: string, section: "Update" | "Delete"): FailureHint {
+  return { kind: "path", path, suggested, header: `*** ${section} File: ${suggested}`, says: "send the patch again with that header" };
+}
+
+/**
  * What a front end says for a hint: its own words, or `undefined` to keep
  * the library's (`hint.says`).
   *

@@ -165,7 +165,9 @@ export interface PathOutcome {
  *   as the file's revision precondition;
  * - `option`: a caller option and the value that would change the outcome;
  * - `reconcile`: settle operation `operationId` before anything else;
- * - `list`: list the directory `path` (`""`: the root) to find the right name.
+ * - `list`: list the directory `path` (`""`: the root) to find the right name;
+ * - `path`: send the patch again with the section header `header` (the
+ *   existing path `suggested` in place of `path`).
   *
   * @example
   * ```ts
@@ -177,7 +179,8 @@ export type FailureHint =
   | { kind: "expectedSha256"; path: string; sha256: string | null; says: string }
   | { kind: "option"; option: HintOption; value?: string | number | boolean; says: string }
   | { kind: "reconcile"; operationId: string; says: string }
-  | { kind: "list"; path: string; says: string };
+  | { kind: "list"; path: string; says: string }
+  | { kind: "path"; path: string; suggested: string; header: string; says: string };
 
 /**
  * The caller options a hint can name (library spelling).
@@ -253,6 +256,13 @@ export interface FailureFields {
   expectedSha256?: string | null;
   /** The SHA-256 found (`null`: not a regular file, or missing). */
   actualSha256?: string | null;
+  /**
+   * For a `precondition_failed` whose every chunk still locates uniquely and
+   * exactly in the current file: that file's SHA-256 (the same as
+   * `actualSha256`), present only then — resending the same patch with it as
+   * `expectedSha256` applies it to the current text (never done silently).
+   */
+  currentSha256?: string;
   /** What the path was expected to be: missing, or a file with `expectedSha256`. */
   expectedState?: "missing" | "sha256";
   /** What the path is now. */
@@ -293,6 +303,13 @@ export interface FailureFields {
    * holds the call's paths (checked in the same call).
    */
   suggestedRoot?: string;
+  /**
+   * For `not_found`: the existing files closest to the missing path, best
+   * first (the message leads with the first: "did you mean …?"). Empty when
+   * none is close, or when none was looked for (only applyPatch's Update and
+   * Delete sources are).
+   */
+  closestPaths?: string[];
   /** For chunk lines without a ' ', '-' or '+' marker: their 1-based patch lines. */
   unmarkedLines?: number[];
   /** For `invalid_request`: the keys the request or options object had that no one reads, each with the closest known key. */
@@ -319,6 +336,8 @@ export interface FailureCodeFields {
   invalid_path: { path: string };
   /** A path whose directory resolves outside the root. */
   path_outside_root: { path: string };
+  /** The existing paths closest to the missing one (empty when none is close or none was looked for). */
+  not_found: { closestPaths: string[] };
   /** The symlinked path (`actualState` is `"symlink"` when the path itself is the link). */
   symlink_rejected: { path: string };
   /** The path an Add or a move would overwrite. */
@@ -872,6 +891,14 @@ export interface FileSnapshot {
   nlink?: number;
   /** For a missing path: whether its parent directory exists. */
   parentExists?: boolean;
+  /**
+   * For a missing path the caller needs to exist (readSnapshots'
+   * `closestFor`): the existing files closest to it, best first (at most 5;
+   * the same path but for letter case or Unicode normalisation, the same
+   * file name elsewhere in the root, a near spelling in its directory),
+   * found by a bounded walk in the same exec. Empty when none is close.
+   */
+  closestPaths?: string[];
   /**
    * `"shared"` when a directory on the path can be written by users other
    * than the remote user and root (read with `sharedDirectories: "allow"`:

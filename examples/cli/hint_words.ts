@@ -41,6 +41,8 @@ export function cliWords(context: CliWordsContext = {}): HintWords {
       case "read":
       case "list":
         return undefined; // the library's words are plain already
+      case "path":
+        return "fix that header in the patch file and run the command again";
       case "expectedSha256":
         return hint.sha256 === null
           ? `pass --expect ${hint.path}=<SHA-256 of the version you read> (a --dry-run prints each file's current one)`

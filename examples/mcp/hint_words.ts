@@ -50,6 +50,8 @@ export function mcpWords(context: McpWordsContext = {}): HintWords {
       }
       case "reconcile":
         return reconcileWords(hint, context);
+      case "path":
+        return "call apply_patch again with that header (the rest of the patch unchanged)";
       case "list":
         if (!context.tools?.has("list_files")) return undefined;
         return `call list_files {"path": ${JSON.stringify(hint.path === "" ? "." : hint.path)}}`;

@@ -67,6 +67,7 @@ const hintSchema = z.discriminatedUnion("kind", [
   }),
   z.looseObject({ kind: z.literal("reconcile"), operation_id: z.string(), says }),
   z.looseObject({ kind: z.literal("list"), path: z.string(), says }),
+  z.looseObject({ kind: z.literal("path"), path: z.string(), suggested: z.string(), header: z.string(), says }),
 ]);
 
 const closestRegion = z.looseObject({
@@ -94,6 +95,7 @@ export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
   already_applied_at: lineNumber.optional(),
   expected_sha256: sha256.nullable().optional(),
   actual_sha256: sha256.nullable().optional(),
+  current_sha256: sha256.optional().describe("the file changed since the read, but every chunk still applies exactly to this version: resend with it as expected_sha256"),
   expected_state: z.enum(["missing", "sha256"]).optional(),
   actual_state: pathState.optional(),
   limit: z.looseObject({
@@ -154,6 +156,7 @@ export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
   known_hosts_line: z.string().optional(),
   suggested_path: z.string().optional().describe("the root-relative path to write instead of an absolute one"),
   suggested_root: z.string().optional().describe("the configured root that holds the call's paths, when the call named none that exists"),
+  closest_paths: z.array(z.string()).optional().describe("for not_found: existing files closest to the missing path, best first"),
   unmarked_lines: z.array(lineNumber).optional().describe("patch lines of a chunk that lack their ' ', '-' or '+' marker"),
   unknown: z.array(z.looseObject({ name: z.string(), closest: z.string().nullable() })).optional()
     .describe("for invalid_request: the keys no one reads, each with the closest known one"),

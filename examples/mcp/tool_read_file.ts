@@ -178,7 +178,7 @@ function snapshotProblem(path: string, snap: FileSnapshot | undefined, root: Roo
       return failure(
         "not_found",
         `${path} does not exist in root ${root.name}. Call list_files {"path": ${JSON.stringify(parent)}} to see what is there, or search for a name or text; to create it, send apply_patch with "*** Add File: ${path}".`,
-        { path, actualState: "missing" },
+        { path, actualState: "missing", closestPaths: [] },
       );
     case "directory":
       return failure(

@@ -150,6 +150,8 @@ const hint: ShapeOf<FailureHint> = {
   option: true,
   value: true,
   operationId: true,
+  suggested: true,
+  header: true,
   says: true,
 };
 
@@ -179,6 +181,7 @@ const failure: ShapeOf<PatchFailure> = {
   chunks: { count: true, hunks: true, patchLines: true },
   expectedSha256: true,
   actualSha256: true,
+  currentSha256: true,
   expectedState: true,
   actualState: true,
   limit: true,
@@ -195,6 +198,7 @@ const failure: ShapeOf<PatchFailure> = {
   knownHostsLine: true,
   suggestedPath: true,
   suggestedRoot: true,
+  closestPaths: true,
   unmarkedLines: true,
   unknown: { name: true, closest: true },
   hints: hint,

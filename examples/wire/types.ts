@@ -48,7 +48,8 @@ export type WireHint =
   | { kind: "expected_sha256"; path: string; sha256: string | null; says: string }
   | { kind: "option"; option: HintOption; value?: string | number | boolean; says: string }
   | { kind: "reconcile"; operation_id: string; says: string }
-  | { kind: "list"; path: string; says: string };
+  | { kind: "list"; path: string; says: string }
+  | { kind: "path"; path: string; suggested: string; header: string; says: string };
 
 /** The lock a `locked` failure waited for (lib `LockHolder`). */
 export type WireLockHolder = {
@@ -112,6 +113,7 @@ export type WirePatchFailure = {
   chunks?: { count: number; hunks: number[]; patch_lines: number[] };
   expected_sha256?: string | null;
   actual_sha256?: string | null;
+  current_sha256?: string;
   expected_state?: "missing" | "sha256";
   actual_state?: PathState;
   limit?: { name: keyof Limits; max: number; actual: number };
@@ -128,6 +130,7 @@ export type WirePatchFailure = {
   known_hosts_line?: string;
   suggested_path?: string;
   suggested_root?: string;
+  closest_paths?: string[];
   unmarked_lines?: number[];
   unknown?: { name: string; closest: string | null }[];
   hints?: WireHint[];

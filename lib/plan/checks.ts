@@ -8,6 +8,7 @@
 import { failure, listHint, optionHint, readHint, shaHint } from "../failure.ts";
 import { parentOf, validatePath } from "../patch/paths.ts";
 import { isSha256Hex, sha256Hex } from "../text/sha256.ts";
+import { missingFileFailure } from "./not_found.ts";
 import type { FileSnapshot, Limits, Patch, PatchFailure, PlanOptions, Snapshots } from "../types.ts";
 
 /** Everything a per-op planner needs, resolved once by planPatch. */
@@ -139,20 +140,8 @@ export function notARegularFile(snap: FileSnapshot, section: string): PatchFailu
   const path = snap.path;
   if (snap.rejected) return { ...snap.rejected, path: snap.rejected.path ?? path };
   switch (snap.kind) {
-    case "missing": {
-      const list = listHint(parentOf(path));
-      return section === "Update"
-        ? failure(
-          "not_found",
-          `*** Update File: ${path} — no such file under the root. To create it, use "*** Add File: ${path}" with every line prefixed by "+"; otherwise check the path (${list.says}).`,
-          { path, actualState: "missing", hints: [list] },
-        )
-        : failure(
-          "not_found",
-          `*** Delete File: ${path} — no such file under the root, so there is nothing to delete (it may already be gone). Remove this section from the patch.`,
-          { path, actualState: "missing" },
-        );
-    }
+    case "missing":
+      return missingFileFailure(snap, section === "Update" ? "Update" : "Delete");
     case "symlink":
       return failure(
         "symlink_rejected",
@@ -224,7 +213,7 @@ export function checkDestination(ctx: PlanContext, path: string, section: string
     return failure(
       "not_found",
       `*** ${section === "Add" ? "Add File" : "Move to"}: ${path} — the directory ${parentOf(path) || "."} does not exist, and creating parent directories is turned off. Create files only inside existing directories, or allow it (${allow.says}).`,
-      { path, patchLine, actualState: "missing", hints: [allow] },
+      { path, patchLine, actualState: "missing", hints: [allow], closestPaths: [] },
     );
   }
   return null;

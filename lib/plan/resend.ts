@@ -132,6 +132,6 @@ export function resentMove(ctx: PlanContext, op: UpdateFileOp, source: FileSnaps
   return failure(
     "not_found",
     `*** Update File: ${op.path} with *** Move to: ${op.moveTo} — ${op.path} no longer exists, and ${op.moveTo} already holds this patch's result (${where(at)}): the move looks already applied, usually by a call that succeeded being sent again. Next step: do not resend this section (${read.says} if unsure).`,
-    { path: op.path, patchLine: op.patchLine, actualState: "missing", alreadyAppliedAt: at[0]!, hints: [read] },
+    { path: op.path, patchLine: op.patchLine, actualState: "missing", alreadyAppliedAt: at[0]!, hints: [read], closestPaths: [] },
   );
 }

@@ -172,7 +172,7 @@ export function earlyEnd(record: OutputRecord, dir: string, root: string, host: 
     }
     case "NOTDIR":
       if (a === "missing") {
-        return failure("not_found", `${dir} does not exist in the root. List its parent directory to see what is there.`, { path: dir, actualState: "missing" });
+        return failure("not_found", `${dir} does not exist in the root. List its parent directory to see what is there.`, { path: dir, actualState: "missing", closestPaths: [] });
       }
       return failure("not_regular_file", `${dir} is not a directory (it is ${a === "file" ? "a file" : "a " + a}). Name a directory.`, {
         path: dir,

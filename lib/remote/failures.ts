@@ -76,7 +76,7 @@ export function pathRefusal(code: string, path: string, depth: number, root: str
       return failure(
         "not_found",
         `the directory of ${path} does not exist and creating parent directories is turned off. Create the directory first, or allow it (${allow.says}).`,
-        { path, hints: [allow] },
+        { path, hints: [allow], closestPaths: [] },
       );
     }
     case "conflict":
@@ -133,11 +133,10 @@ export function rootFailure(reason: string, root: string, host: string): PatchFa
     : reason === "not_a_directory"
     ? "is not a directory"
     : "cannot be entered by the remote user";
-  return failure(
-    reason === "permission_denied" ? "permission_denied" : "not_found",
-    `the root ${root} ${what} on ${host}. Check the root configuration; nothing was read or written.`,
-    { retryable: false },
-  );
+  const message = `the root ${root} ${what} on ${host}. Check the root configuration; nothing was read or written.`;
+  return reason === "permission_denied"
+    ? failure("permission_denied", message, { retryable: false })
+    : failure("not_found", message, { retryable: false, closestPaths: [] });
 }
 
 const REASONS: Record<UnsafeDirectory["reason"], (d: UnsafeDirectory, owner: string, group: string) => string> = {

@@ -266,7 +266,7 @@ export interface SnapshotOffer {
 /**
  * The snapshot program's stdin: header, secret, nonce, compression offer,
  * local-read offer (`L <euid|-> <min bytes>`), count, then per path its hint line (`<sha256|-> <size|->`: a content
- * this client holds for it) and the path.
+ * this client holds for it; then ` n` when `need`: the client needs the path to exist) and the path.
  *
  * @example
  * ```ts
@@ -274,7 +274,7 @@ export interface SnapshotOffer {
  * ```
  */
 export function snapshotInput(
-  entries: readonly { path: string; hint?: { sha256: string; size: number } }[],
+  entries: readonly { path: string; hint?: { sha256: string; size: number }; need?: boolean }[],
   secret: string,
   nonce: string,
   offer: SnapshotOffer = { codecs: [], minBytes: 0 },
@@ -293,9 +293,10 @@ export function snapshotInput(
     local === undefined ? "L - 0" : `L ${local} ${offer.localMinBytes ?? 0}`,
     String(entries.length),
   ];
-  for (const { path, hint } of entries) {
+  for (const { path, hint, need } of entries) {
     if (hint !== undefined && (!SHA.test(hint.sha256) || !Number.isSafeInteger(hint.size) || hint.size < 0)) throw new TypeError("snapshotInput: a hint is a SHA-256 and a size");
-    lines.push(hint ? `${hint.sha256} ${hint.size}` : "- -", path);
+    // " n": the client needs the path to exist (names near it when missing: sh_near.ts)
+    lines.push((hint ? `${hint.sha256} ${hint.size}` : "- -") + (need === true ? " n" : ""), path);
   }
   return encoder.encode(lines.join("\n") + "\n");
 }

@@ -15,6 +15,7 @@ import { parseUnsafe } from "./protocol.ts";
 import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
 import { sha256Hex } from "../text/sha256.ts";
+import { closestPaths } from "../text/closest_path.ts";
 import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, replyTooLarge, snapshotReplyBytes, stdoutOverflow } from "./exec_bounds.ts";
 import { COMPRESS_MIN_BYTES, execProgram, noteBrokenCodec, noteHostTools, offeredCodecs } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
@@ -77,7 +78,24 @@ export interface ReadSnapshotsOptions {
    * `"network"`), `true`, `false`. See lib/remote/host_wire.ts.
    */
   compress?: CompressMode;
+  /**
+   * Paths the caller needs to exist (applyPatch passes its Update and
+   * Delete sources). When one of them is missing, the same exec walks the
+   * root for names (bounded: {@linkcode ReadSnapshotsOptions.closestSearch};
+   * names only, never a file opened, never a symlink or a directory others
+   * can write entered: programs/sh_near.ts) and its snapshot's
+   * `closestPaths` names the existing files closest to it. Default: none.
+   */
+  closestFor?: readonly string[];
+  /**
+   * Bounds of that walk: directory entries looked at (default 4000),
+   * levels below the root (default 8), seconds (default 3).
+   */
+  closestSearch?: { maxEntries?: number; maxDepth?: number; maxSeconds?: number };
 }
+
+/** The default bounds of the walk for names near a missing path. */
+export const CLOSEST_SEARCH_DEFAULTS: { maxEntries: number; maxDepth: number; maxSeconds: number } = { maxEntries: 4000, maxDepth: 8, maxSeconds: 3 };
 
 /** How far past its files' sizes a group's end marker may come (files that grew meanwhile) before the reply is refused. */
 const GROUP_SLACK_BYTES = 64 * 1024;
@@ -106,7 +124,7 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
 }
 
 /** Every field of {@linkcode ReadSnapshotsOptions}: any other key is refused (`invalid_request`). */
-const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "trustRootAncestors", "cache", "compress"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
+const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "trustRootAncestors", "cache", "compress", "closestFor", "closestSearch"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
 const everySnapshotKey: NamesEveryKey<ReadSnapshotsOptions, (typeof SNAPSHOT_OPTION_KEYS)[number]> = true;
 void everySnapshotKey;
 
@@ -195,7 +213,10 @@ async function readOnce(
   if (!shell || typeof shell.exec !== "function") throw new TypeError("readSnapshots: shell must be a RemoteShell");
   if (!Array.isArray(paths)) throw new TypeError("readSnapshots: paths must be an array of strings");
   const maxFileBytes = options.maxFileBytes ?? resolveLimits(undefined).maxFileBytes;
-  const command = snapshotProgram(root, maxFileBytes, options.sharedDirectories ?? "refuse", options.trustRootAncestors === true); // validates root, limit, policy
+  const need = new Set(options.closestFor ?? []);
+  const search = { ...CLOSEST_SEARCH_DEFAULTS, ...options.closestSearch };
+  const near = { entries: search.maxEntries, depth: search.maxDepth, seconds: search.maxSeconds };
+  const command = snapshotProgram(root, maxFileBytes, options.sharedDirectories ?? "refuse", options.trustRootAncestors === true, near); // validates root, limit, policy, bounds
   const result = new Map<string, FileSnapshot>();
   const send: string[] = [];
   const sending = new Set<string>();
@@ -221,12 +242,14 @@ async function readOnce(
   const held = await heldContents(options.cache, scope, send);
   const codecs = offeredCodecs(shell, options.compress);
   // A compressed stream may be a little longer than its file (stored blocks).
-  const limit = snapshotReplyBytes(send.length, codecs.length > 0 ? compressedBound(maxFileBytes) : maxFileBytes);
+  const wanted = send.some((path) => need.has(path));
+  // the walk's records: at most one per entry looked at, each a path of at most 4096 bytes
+  const limit = snapshotReplyBytes(send.length, codecs.length > 0 ? compressedBound(maxFileBytes) : maxFileBytes) + (wanted ? near.entries * (NEAR_RECORD_MAX + 4) + 64 : 0);
   const violation = (): RemoteShellError => new RemoteShellError(replyTooLarge("snapshot", limit), { started: true });
   // The nonce closes each file's bytes; no file can contain it on purpose:
   // it exists only here and on the program's stdin.
   const nonce = randomBytes(16).toString("hex");
-  const entries = send.map((path, k) => ({ path, ...(held.has(k) ? { hint: held.get(k)!.hint } : {}) }));
+  const entries = send.map((path, k) => ({ path, ...(held.has(k) ? { hint: held.get(k)!.hint } : {}), ...(need.has(path) ? { need: true } : {}) }));
   // Not with compression on: that asks for the bytes to travel (a shell
   // that is local only by name, or a test of the host's codecs).
   const access = local && codecs.length === 0 ? shell.localFiles : undefined;
@@ -302,7 +325,17 @@ async function readOnce(
       }
     }
   };
+  /** `NF <path>` records of the walk near missing paths (sh_near.ts), and its `NEAR` line. */
+  const nearNames: string[] = [];
+  let nearDone = false;
   for (;;) {
+    if (reader.startsWith(NF_PREFIX)) {
+      const record = reader.until(RECORD_END, NEAR_RECORD_MAX + NF_PREFIX.length);
+      if (record === null || !wanted || nearDone || nearNames.length >= near.entries) throw problem("unexpected near-name record in the snapshot output");
+      const name = nearName(record.subarray(NF_PREFIX.length));
+      if (name !== null) nearNames.push(name);
+      continue;
+    }
     const line = reader.line();
     if (line === null) {
       throw problem(exitCode === null && signal === null
@@ -320,6 +353,10 @@ async function readOnce(
       const rejected = rootFailure(f[1]!, root, host);
       for (const path of send) result.set(path, { path, kind: "other", rejected: { ...rejected, path } });
       return result;
+    }
+    if (f[0] === "NEAR" && f.length === 3 && wanted && !nearDone && /^[0-9]{1,9}$/.test(f[1]!) && /^[01]$/.test(f[2]!)) {
+      nearDone = true;
+      continue;
     }
     if (f[0] === "HAVE") {
       noteHostTools(shell, f.slice(1));
@@ -478,6 +515,12 @@ async function readOnce(
     const { bytes: _bytes, sha256: _sha, size: _size, transfer: _transfer, ...rest } = snap;
     result.set(path, { ...rest, rejected: { ...pathRefusal("conflict", path, 0, root), path } });
   }
+  if (nearDone) {
+    for (const path of send) {
+      const snap = result.get(path)!;
+      if (need.has(path) && snap.kind === "missing" && snap.rejected === undefined) snap.closestPaths = closestPaths(path, nearNames).map((c) => c.path);
+    }
+  }
   if (rootId !== undefined) ROOT_IDS.set(result, rootId);
   rememberSnapshots(options.cache, scope, send, result, held);
   for (const k of kept) {
@@ -485,6 +528,24 @@ async function readOnce(
     if (snap !== undefined) snap.warnings = [...(snap.warnings ?? []), privateKept(dirOf(send[k]!), send[k]!)];
   }
   return withReapWarnings(result, send, reaped);
+}
+
+/** A walk record: `NF <path>` NUL newline (a name may hold any byte but NUL). */
+const NF_PREFIX = new TextEncoder().encode("NF ");
+const RECORD_END = new Uint8Array([0x00, 0x0a]);
+/** Longest path a record may carry (the path rules' limit). */
+const NEAR_RECORD_MAX = 4096;
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A walked name as a root-relative path, or null when no patch could name it (not UTF-8, or breaking the path rules). */
+function nearName(bytes: Uint8Array): string | null {
+  let name: string;
+  try {
+    name = STRICT_UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+  return remotePathProblem(name) === null ? name : null;
 }
 
 /**

@@ -74,6 +74,12 @@ export class FrameReader {
   atEnd(): boolean {
     return this.#at === this.#buf.length;
   }
+  /** Whether the unread bytes begin with `prefix` (nothing is consumed). */
+  startsWith(prefix: Uint8Array): boolean {
+    if (this.#at + prefix.length > this.#buf.length) return false;
+    for (let i = 0; i < prefix.length; i++) if (this.#buf[this.#at + i] !== prefix[i]) return false;
+    return true;
+  }
 }
 
 function indexOfBytes(haystack: Uint8Array, needle: Uint8Array): number {

@@ -72,7 +72,7 @@ describe("formatReport", () => {
   test("a refusal: nothing changed, every failure with its indented multi-line message", () => {
     const text = formatReport(failed(
       failure("ambiguous_hunk", "two places:\n  3:aa x\n  9:aa x", { path: "m.js", hunk: 2 }),
-      failure("not_found", "gone.txt does not exist", { path: "gone.txt" }),
+      failure("not_found", "gone.txt does not exist", { path: "gone.txt", closestPaths: [] }),
     ), "local /srv");
     expect(text).toStartWith("Refused: nothing was changed in local /srv (operation op123; 2 problems).");
     expect(text).toContain("[1] ambiguous_hunk · m.js · chunk 2\n    two places:\n      3:aa x\n      9:aa x");

@@ -167,7 +167,7 @@ describe("library → wire", () => {
   });
 
   test("values are never rewritten, except a hint's kind", () => {
-    const f = failure("not_found", "no newSha256 or a_b here", { path: "newSha256_x/a_b.txt", hints: [shaHint("operation_id", null)] });
+    const f = failure("not_found", "no newSha256 or a_b here", { path: "newSha256_x/a_b.txt", hints: [shaHint("operation_id", null)], closestPaths: [] });
     const wire = wireFailure(f);
     expect(wire.path).toBe("newSha256_x/a_b.txt");
     expect(wire.message).toBe("not_found: no newSha256 or a_b here");

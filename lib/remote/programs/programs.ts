@@ -43,6 +43,8 @@ import { SH_LOCK_BATCH } from "./sh_lock_batch.ts";
 import { SH_UNDO } from "./sh_undo.ts";
 import { SH_SNAPSHOT_MAIN } from "./snapshot_program.ts";
 import { SH_SNAPSHOT_WIRE } from "./sh_snapshot_wire.ts";
+import { SH_NEAR } from "./sh_near.ts";
+import { SH_WALK } from "./sh_walk.ts";
 import { SH_COMMIT } from "./commit_program.ts";
 import { SH_RECONCILE } from "./reconcile_program.ts";
 
@@ -79,7 +81,7 @@ const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
  * ```
  */
 export const PROGRAM_SOURCES: Readonly<Record<"snapshot" | "commit" | "reconcile", string>> = {
-  snapshot: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_REAP + SH_SNAPSHOT_WIRE + SH_SNAPSHOT_MAIN,
+  snapshot: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_REAP + SH_SNAPSHOT_WIRE + SH_WALK + SH_NEAR + SH_SNAPSHOT_MAIN,
   commit: COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_COMMIT,
   reconcile: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_RECONCILE,
 };
@@ -149,10 +151,45 @@ function nonNegativeInteger(value: number, name: string): string {
  * const command = snapshotProgram("/srv/app", 1 << 20, "refuse");
  * ```
  */
-export function snapshotProgram(root: string, maxFileBytes: number, sharedDirectories: SharedDirectories = "refuse", trustRootAncestors = false): string {
+export function snapshotProgram(
+  root: string,
+  maxFileBytes: number,
+  sharedDirectories: SharedDirectories = "refuse",
+  trustRootAncestors = false,
+  near: NearBudget = NO_NEAR,
+): string {
   assertRoot(root);
-  return program([root, nonNegativeInteger(maxFileBytes, "maxFileBytes"), policy(sharedDirectories), trustRootAncestors ? "1" : "0"], SNAPSHOT_BODY);
+  return program([
+    root,
+    nonNegativeInteger(maxFileBytes, "maxFileBytes"),
+    policy(sharedDirectories),
+    trustRootAncestors ? "1" : "0",
+    nonNegativeInteger(near.entries, "near.entries"),
+    nonNegativeInteger(near.depth, "near.depth"),
+    nonNegativeInteger(near.seconds, "near.seconds"),
+  ], SNAPSHOT_BODY);
 }
+
+/**
+ * The bounds of the snapshot program's walk for names near a missing path
+ * (sh_near.ts): entries looked at (0: no walk), levels below the root, and
+ * seconds.
+ *
+ * @example
+ * ```ts
+ * const budget: NearBudget = { entries: 4000, depth: 8, seconds: 3 };
+ * ```
+ */
+export interface NearBudget {
+  /** Directory entries looked at, at most (0: no walk). */
+  entries: number;
+  /** Levels below the root walked, at most. */
+  depth: number;
+  /** Seconds the walk may take (checked every 16 directories). */
+  seconds: number;
+}
+
+const NO_NEAR: NearBudget = { entries: 0, depth: 0, seconds: 0 };
 
 /**
  * The commit program (SPEC §7) for one operation. `gateSeconds`: 0 for a

@@ -79,10 +79,12 @@ sap_wire_read_local() {
   [ "$2" != "$SAP_EUID" ] || SAP_LOCAL=1
 }
 sap_wire_read_hint() {
-  # "<sha256|-> <size|->" ($2, a line of stdin) for path $1
+  # "<sha256|-> <size|-> [n]" ($2, a line of stdin) for path $1; n: the
+  # client needs the path to exist (names near it if missing: sh_near.ts)
   sap_wh_l=$2
   set -- "$1" $sap_wh_l
-  [ $# -eq 3 ] || sap_bad_input hint
+  if [ $# -eq 4 ]; then [ "$4" = n ] || sap_bad_input hint; sap_set NN_$1 1
+  else [ $# -eq 3 ] || sap_bad_input hint; fi
   case $2 in -) return 0 ;; esac
   case $2 in *[!0-9a-f]*) sap_bad_input hint ;; esac
   [ $\{#2} -eq 64 ] && sap_isnum "$3" || sap_bad_input hint

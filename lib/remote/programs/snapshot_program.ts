@@ -1,10 +1,11 @@
 /**
  * The snapshot program: one exec reads every path of a patch.
  *
- * Arguments: `<root> <max file bytes> <refuse|allow>`. Stdin:
+ * Arguments: `<root> <max file bytes> <refuse|allow> <trust ancestors 0|1>
+ * <near entries> <near depth> <near seconds>`. Stdin:
  * `SAP-SNAPSHOT-4`, `K <secret>`, `N <nonce>`, `Z <codecs|-> <min bytes>`,
- * `L <euid|-> <min bytes>`, the number of paths, then per path two lines: `<sha256|-> <size|->` (the
- * content the client already holds, if any) and the path. Stdout:
+ * `L <euid|-> <min bytes>`, the number of paths, then per path two lines: `<sha256|-> <size|-> [n]` (the
+ * content the client already holds, if any; `n`: the client needs the path to exist) and the path. Stdout:
  * - `HAVE <tools>`: which of base64, gzip, zstd the host has;
  * - `ROOTID <device>:<inode>` of the root (the commit checks it is the
  *   same directory, so a root swapped between the calls is refused);
@@ -29,6 +30,10 @@
  *   n leftovers of killed snapshots and searches in its directory
  *   (sh_reap.ts);
  * - after all paths, `C k` for every file that changed while it was read;
+ * - when a path marked `n` on its hint line (the client needs it) was
+ *   missing: `NF <path>` NUL newline per regular file of a bounded walk,
+ *   then `NEAR <entries seen> <complete 0|1>` (sh_near.ts; arguments `$5`
+ *   entries, `$6` depth, `$7` seconds);
  * then `SAP-END ok`. `ROOT <reason>` and `UNSUPPORTED <tool>` end early.
  *
  * Where the bytes come from. In a directory that only the effective user
@@ -189,7 +194,7 @@ sap_snap_one() {
   sap_get DCT_$SAP_V
   sap_strust=$SAP_V
   [ "$SAP_V" = 1 ] || [ "$SAP_POLICY" = allow ] || return 0
-  if [ "$sap_sk" = missing ]; then sap_get RX_$1; sap_out "S $1 missing - - - - - $SAP_V"; return 0; fi
+  if [ "$sap_sk" = missing ]; then sap_get RX_$1; sap_out "S $1 missing - - - - - $SAP_V"; sap_near_note $1; return 0; fi
   sap_get SQ_$1
   sap_sq=$SAP_V
   sap_get SR_$1
@@ -392,7 +397,7 @@ sap_snap_part() {
   # would be quadratic in the number of paths.
   k=$SAP_K0
   while [ $k -lt $SAP_K1 ]; do
-    unset P_$k H_$k HZ_$k RK_$k RX_$k N_$k PD_$k RJ_$k RD_$k SQ_$k PIN_$k SR_$k F_$k READ_$k SQ2_$k HQ_$k HS_$k CZ_$k CT_$k CO_$k
+    unset P_$k NN_$k H_$k HZ_$k RK_$k RX_$k N_$k PD_$k RJ_$k RD_$k SQ_$k PIN_$k SR_$k F_$k READ_$k SQ2_$k HQ_$k HS_$k CZ_$k CT_$k CO_$k
     k=$((k + 1))
   done
 }
@@ -402,6 +407,8 @@ sap_wire_have
 SAP_MAX=$2 SAP_POLICY=$3 SAP_ROOTARG=$1
 case $4 in 1) SAP_TRUST_ANC=1 SAP_RPIN=1 ;; 0|'') ;; *) sap_bad_input ancestors ;; esac
 sap_isnum "$SAP_MAX" || sap_bad_input max
+SAP_NEAR_MAX=$\{5:-0} SAP_NEAR_DEPTH=$\{6:-0} SAP_NEAR_SECS=$\{7:-0}
+sap_isnum "$SAP_NEAR_MAX" && sap_isnum "$SAP_NEAR_DEPTH" && sap_isnum "$SAP_NEAR_SECS" || sap_bad_input near
 case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
 umask 077
@@ -451,6 +458,8 @@ while [ $SAP_K0 -lt $SAP_M ] || [ $SAP_M = 0 ]; do
   SAP_K0=$SAP_K1
   [ $SAP_M != 0 ] || break
 done
+# names near the missing paths the client needs (sh_near.ts)
+sap_near_run
 SAP_STATUS=ok
 exit 0
 `;

@@ -113,7 +113,7 @@ describe("foldFailures and numberRanges", () => {
     const input = [
       ...Array.from({ length: 20 }, (_, i) => chunkFailure(i + 1)),
       chunkFailure(21),
-      failure("not_found", "b.txt does not exist", { path: "b.txt" }),
+      failure("not_found", "b.txt does not exist", { path: "b.txt", closestPaths: [] }),
       chunkFailure(22),
     ];
     const out = foldFailures(input);
