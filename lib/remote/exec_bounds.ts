@@ -77,6 +77,23 @@ export function snapshotReplyBytes(paths: number, maxFileBytes: number): number 
 }
 
 /**
+ * The most stdout the snapshot's walk for names near missing paths adds
+ * (programs/sh_near.ts): one record per entry looked at, each a path of
+ * at most 4096 bytes with its `NF ` and NUL newline, and the `NEAR` line.
+ *
+ * @example
+ * ```ts
+ * nearReplyBytes(4000); // 4000 * 4101 + 64
+ * ```
+ */
+export function nearReplyBytes(entries: number): number {
+  return entries * (NEAR_RECORD_MAX_BYTES + 5) + 64;
+}
+
+/** Longest path a walk record carries (the path rules' limit). */
+export const NEAR_RECORD_MAX_BYTES = 4096;
+
+/**
  * The default timeout of a commit or reconcile that sends `stdinBytes` and
  * may wait `lockWaitMs` for locks.
  *

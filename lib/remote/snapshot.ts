@@ -16,7 +16,7 @@ import type { UnsafeLine } from "./protocol.ts";
 import { snapshotProgram } from "./programs/programs.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { closestPaths } from "../text/closest_path.ts";
-import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, replyTooLarge, snapshotReplyBytes, stdoutOverflow } from "./exec_bounds.ts";
+import { DEFAULT_READ_TIMEOUT_MS, MAX_STDERR_BYTES, NEAR_RECORD_MAX_BYTES, nearReplyBytes, replyTooLarge, snapshotReplyBytes, stdoutOverflow } from "./exec_bounds.ts";
 import { COMPRESS_MIN_BYTES, execProgram, noteBrokenCodec, noteHostTools, offeredCodecs } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
 import type { Codec } from "./inflate.ts";
@@ -244,7 +244,7 @@ async function readOnce(
   // A compressed stream may be a little longer than its file (stored blocks).
   const wanted = send.some((path) => need.has(path));
   // the walk's records: at most one per entry looked at, each a path of at most 4096 bytes
-  const limit = snapshotReplyBytes(send.length, codecs.length > 0 ? compressedBound(maxFileBytes) : maxFileBytes) + (wanted ? near.entries * (NEAR_RECORD_MAX + 4) + 64 : 0);
+  const limit = snapshotReplyBytes(send.length, codecs.length > 0 ? compressedBound(maxFileBytes) : maxFileBytes) + (wanted ? nearReplyBytes(near.entries) : 0);
   const violation = (): RemoteShellError => new RemoteShellError(replyTooLarge("snapshot", limit), { started: true });
   // The nonce closes each file's bytes; no file can contain it on purpose:
   // it exists only here and on the program's stdin.
@@ -533,8 +533,7 @@ async function readOnce(
 /** A walk record: `NF <path>` NUL newline (a name may hold any byte but NUL). */
 const NF_PREFIX = new TextEncoder().encode("NF ");
 const RECORD_END = new Uint8Array([0x00, 0x0a]);
-/** Longest path a record may carry (the path rules' limit). */
-const NEAR_RECORD_MAX = 4096;
+const NEAR_RECORD_MAX = NEAR_RECORD_MAX_BYTES;
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** A walked name as a root-relative path, or null when no patch could name it (not UTF-8, or breaking the path rules). */

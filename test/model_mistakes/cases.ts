@@ -294,6 +294,24 @@ export const MISTAKES: Mistake[] = [
       fields: { suggestedPath: "conf/nginx.conf" },
     },
   },
+  {
+    why: "Wrong path casing (`src/Parse.ts` for `src/parse.ts`) cost 3 calls: the answer led with Add and never named `src/parse.ts` (issue 29.1)",
+    name: "a path in the wrong letter case: did you mean the existing file, with the exact header; no Add offered",
+    files: { "src/parse.ts": "export const x = 1;\n" },
+    patch: P("*** Begin Patch", "*** Update File: src/Parse.ts", "@@", "-export const x = 1;", "+export const x = 2;", "*** End Patch"),
+    only: ["apply", "mcp", "cli"],
+    expect: {
+      code: "not_found",
+      path: "src/Parse.ts",
+      says: ["not_found: did you mean `src/parse.ts`?", 'Write the section header as "*** Update File: src/parse.ts"', "differs from it only in letter case"],
+      frontEnd: {
+        apply: ["Next step: send the patch again with that header."],
+        mcp: ["Next step: call apply_patch again with that header"],
+        cli: ["Next step: fix that header in the patch file and run the command again."],
+      },
+      fields: { closestPaths: ["src/parse.ts"] },
+    },
+  },
   // --- resends ------------------------------------------------------------------------------------
   {
     why: "Resending a call that succeeded, with its original `expected_sha256`, says \"The file changed since you read it\"",

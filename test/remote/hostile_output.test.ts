@@ -15,14 +15,14 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
 import { commitRemote } from "../../lib/remote/commit.ts";
-import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, snapshotReplyBytes } from "../../lib/remote/exec_bounds.ts";
+import { MAX_REPLY_BYTES, MAX_STDERR_BYTES, nearReplyBytes, snapshotReplyBytes } from "../../lib/remote/exec_bounds.ts";
 import { listFiles } from "../../lib/remote/list_files.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
 import { reconcile } from "../../lib/remote/reconcile.ts";
 import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
 import { searchFiles } from "../../lib/remote/search_files.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
-import { readSnapshots } from "../../lib/remote/snapshot.ts";
+import { CLOSEST_SEARCH_DEFAULTS, readSnapshots } from "../../lib/remote/snapshot.ts";
 import { cleanupTemps, makeTree, P, plan } from "../support/local_trees.ts";
 
 const MiB = 1024 * 1024;
@@ -159,7 +159,8 @@ describe("every engine exec is bounded in time and output", () => {
       expect(options.maxStderrBytes).toBe(MAX_STDERR_BYTES);
     }
     const stdoutBound = Object.fromEntries(seen.map((s) => [s.program, s.options.maxStdoutBytes]));
-    expect(stdoutBound).toMatchObject({ snapshot: snapshotReplyBytes(1, 128 * MiB), commit: MAX_REPLY_BYTES, reconcile: MAX_REPLY_BYTES });
+    // the Update's source must exist: room for the walk near it, were it missing (sh_near.ts)
+    expect(stdoutBound).toMatchObject({ snapshot: snapshotReplyBytes(1, 128 * MiB) + nearReplyBytes(CLOSEST_SEARCH_DEFAULTS.maxEntries), commit: MAX_REPLY_BYTES, reconcile: MAX_REPLY_BYTES });
   });
 
   test("the default timeouts: snapshot 5 min; commit 5 min + the lock wait + 1 s per MiB sent", async () => {
