@@ -237,7 +237,7 @@ export function listHint(directory: string): FailureHint {
  * h.says; // "send the patch again with that header"
  * ```
  */
-export function pathHint(path: string, suggested: string, section: "Update" | "Delete"): FailureHint {
+export function pathHint(path: string, suggested: string, section: "Update" | "Delete" | "Replace"): FailureHint {
   return { kind: "path", path, suggested, header: `*** ${section} File: ${suggested}`, says: "send the patch again with that header" };
 }
 

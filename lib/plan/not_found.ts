@@ -38,7 +38,7 @@ function how(path: string, c: ClosestPath): string {
  * f.message.startsWith("not_found: did you mean `src/parse.ts`?"); // true
  * ```
  */
-export function missingFileFailure(snap: FileSnapshot, section: "Update" | "Delete"): PatchFailure {
+export function missingFileFailure(snap: FileSnapshot, section: "Update" | "Delete" | "Replace"): PatchFailure {
   const path = snap.path;
   // Ranked again here (pure, at most 5 names) for the reason of each.
   const near = closestPaths(path, snap.closestPaths ?? []);

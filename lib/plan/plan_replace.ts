@@ -25,6 +25,7 @@ import { sha256Hex } from "../text/sha256.ts";
 import { parentOf } from "../patch/paths.ts";
 import { textTooLong } from "./text_too_long.ts";
 import { checkCallerSha, fileTooLarge, notARegularFile, type PlanContext, requireSha, snapshotOf } from "./checks.ts";
+import { missingFileFailure } from "./not_found.ts";
 import type { PatchFailure, PlannedFile, ReplaceFileOp } from "../types.ts";
 
 type OpResult = { ok: true; file: PlannedFile } | { ok: false; errors: PatchFailure[] };
@@ -49,13 +50,15 @@ export function replaceHeader(op: ReplaceFileOp): string {
 export function planReplace(op: ReplaceFileOp, ctx: PlanContext): OpResult {
   const snap = snapshotOf(ctx, op.path);
   if (snap.kind === "missing" && !snap.rejected) {
+    // an existing file close to the path (case, NFC/NFD, moved): "did you mean" first (issue 29.1)
+    if ((snap.closestPaths ?? []).length > 0) return { ok: false, errors: [{ ...missingFileFailure(snap, "Replace"), patchLine: op.patchLine }] };
     const list = listHint(parentOf(op.path));
     return {
       ok: false,
       errors: [failure(
         "not_found",
         `${replaceHeader(op)} — no such file under the root, and a replace rewrites an existing file. To create it, use "*** Add File: ${op.path}" with the same "+" lines; otherwise check the path (${list.says}).`,
-        { path: op.path, patchLine: op.patchLine, actualState: "missing", hints: [list] },
+        { path: op.path, patchLine: op.patchLine, actualState: "missing", hints: [list], closestPaths: [] },
       )],
     };
   }
