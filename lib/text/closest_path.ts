@@ -21,7 +21,14 @@
  */
 import { closestName } from "./closest_name.ts";
 
-/** How a candidate relates to the path asked for. */
+/**
+ * How a candidate relates to the path asked for (see the module doc).
+ *
+ * @example
+ * ```ts
+ * const kind: ClosestPathKind = "same"; // case or Unicode normalisation only
+ * ```
+ */
 export type ClosestPathKind = "same" | "moved" | "typo";
 
 /**
@@ -39,7 +46,14 @@ export interface ClosestPath {
   kind: ClosestPathKind;
 }
 
-/** Most candidates returned. */
+/**
+ * Most candidates returned.
+ *
+ * @example
+ * ```ts
+ * closestPaths("x.ts", names).length <= MAX_CLOSEST_PATHS; // true
+ * ```
+ */
 export const MAX_CLOSEST_PATHS = 5;
 
 /**
