@@ -270,6 +270,26 @@ const DIFFERENCE_WORDS = {
   content: "the text differs",
 } as const;
 
+/**
+ * A file this short whose chunk matches nothing similar is shown whole in
+ * the failure (issue 29.4): re-reading it would cost a call for fewer lines
+ * than the excerpt limit anyway. Still bounded by the excerpt's bytes.
+ */
+export const WHOLE_FILE_LINES = 40;
+
+/** The whole (short) file with line ids, and whether every line fit the excerpt's bytes. */
+function wholeFile(env: DiagnoseEnv): { text: string; complete: boolean } {
+  const n = env.lines.length;
+  if (n === 0) return { text: `The file is empty (0 lines).`, complete: true };
+  const refs = refsOf(env.lines, 0, n, env.limits);
+  const more = n - refs.length;
+  // a line cut to the excerpt's width cannot be copied into a chunk: then the file must be read after all
+  const cut = refs.some((r, i) => r.text !== env.lines.at(i));
+  const block = boundedBlock(refs.map(formatRef), env.limits) + (more > 0 ? `\n  … (${more} more line${more === 1 ? "" : "s"}, past the excerpt's ${env.limits.bytes} bytes)` : "");
+  const title = `The whole file (${n} line${n === 1 ? "" : "s"}${cut ? "; long lines cut" : ""}), with line ids:`;
+  return { text: `${title}\n${block}`, complete: more === 0 && !cut };
+}
+
 function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | undefined, stopped?: string): PatchFailure {
   const n = env.lines.length;
   const m = c.variant.oldTexts.length;
@@ -289,6 +309,14 @@ function mismatchFailure(env: DiagnoseEnv, c: MismatchCase, closest: Closest | u
   if (closest === undefined) {
     parts.push(stopped === undefined ? `Nothing similar was found in the file. The chunk expected:` : `Nothing similar was found (${stopped}). The chunk expected:`);
     parts.push(boundedBlock(c.variant.oldTexts, env.limits));
+    const whole = n <= WHOLE_FILE_LINES ? wholeFile(env) : undefined;
+    if (whole !== undefined) {
+      parts.push(whole.text);
+      if (whole.complete) {
+        parts.push(`Next step: rebuild the chunk from the file's lines above (copy its context and '-' lines exactly, without the N:hh ids), or, if this is not the file you meant, fix the path.`);
+        return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patchLine: c.patchLine });
+      }
+    }
     const read = readHint(env.path);
     parts.push(`Next step: ${read.says} (it may have changed, or this may be the wrong file) and rebuild the chunk from its current text.`);
     return failure("context_mismatch", parts.join("\n"), { path: env.path, hunk: c.hunk, patchLine: c.patchLine, hints: [read] });

@@ -280,6 +280,23 @@ export const MISTAKES: Mistake[] = [
       says: ["context lines 4 and 6 look like they lost the leading ' ' marker", "would have been re-indented", "put ' ' at the start of patch lines 4 and 6"],
     },
   },
+  {
+    why: "A chunk that matches nothing in a tiny file (\"Nothing similar was found\") makes the model read the file, although it is one or a few lines (issue 29.4)",
+    name: "a chunk that matches nothing in a 3-line file: the whole file with line ids, no re-read",
+    files: { ".tool-versions": "nodejs 20.11.0\npython 3.12.1\nterraform 1.7.4\n" },
+    patch: P("*** Begin Patch", "*** Update File: .tool-versions", "@@", "-engines: { node: \">=18\" }", "+engines: { node: \">=20\" }", "*** End Patch"),
+    expect: {
+      code: "context_mismatch",
+      path: ".tool-versions",
+      hunk: 1,
+      says: [
+        "Nothing similar was found",
+        "The whole file (3 lines), with line ids:",
+        `  ${formatLineId("nodejs 20.11.0", 1)}  nodejs 20.11.0\n  ${formatLineId("python 3.12.1", 2)}  python 3.12.1\n  ${formatLineId("terraform 1.7.4", 3)}  terraform 1.7.4`,
+        "Next step: rebuild the chunk from the file's lines above",
+      ],
+    },
+  },
   // --- paths ------------------------------------------------------------------------------------
   {
     why: "An absolute path inside the root gets a generic example instead of the root-relative path",

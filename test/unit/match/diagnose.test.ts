@@ -107,6 +107,42 @@ describe("context_mismatch: closest region, diff and difference kind", () => {
     });
   }
 
+  // Issue 29.4: a short file that matches nothing similar is shown whole.
+  const small = ["[server]", "host = example.org", "port = 8080", "debug = false"];
+  test("nothing similar in a file of at most 40 lines: the whole file with line ids, no re-read", () => {
+    const e = failureOf(small, [chunk([" completely different", "-text here"])]);
+    expect(e.message).toContain("Nothing similar was found");
+    expect(e.message).toContain(`The whole file (4 lines), with line ids:\n${small.map((t, i) => `  ${formatLineId(t, i + 1)}  ${t}`).join("\n")}`);
+    expect(e.message).toContain("Next step: rebuild the chunk from the file's lines above");
+    expect(e.message).not.toContain("read src/file.ts again");
+    expect(e.hints).toBeUndefined();
+  });
+  test("exactly 40 lines: shown whole; 41: not, the step is to re-read", () => {
+    const forty = Array.from({ length: 40 }, (_, i) => `entry_${i} = ${i * 7}`);
+    expect(failureOf(forty, [chunk(["-completely different text"])]).message).toContain("The whole file (40 lines), with line ids:");
+    const more = failureOf([...forty, "entry_40 = 280"], [chunk(["-completely different text"])]);
+    expect(more.message).not.toContain("The whole file");
+    expect(more.message).toContain("Next step: read src/file.ts again");
+  });
+  test("an empty file says so", () => {
+    const e = failureOf([], [chunk(["-completely different text", "+x"])]);
+    expect(e.message).toContain("The file is empty (0 lines).");
+  });
+  test("a short file of long lines: bounded by the excerpt's bytes, the rest counted, the step is to re-read", () => {
+    const wide = Array.from({ length: 40 }, (_, i) => `${i}:` + "w".repeat(200));
+    const e = failureOf(wide, [chunk(["-completely different text"])]);
+    expect(e.message).toContain("The whole file (40 lines), with line ids:");
+    expect(e.message).toMatch(/… \(\d+ more lines, past the excerpt's 4096 bytes\)/);
+    expect(e.message).toContain("Next step: read src/file.ts again");
+    expect(e.message.length).toBeLessThan(6000);
+  });
+  test("a short file with a line too long to show: cut, so the step is to re-read", () => {
+    const e = failureOf(["short", "x".repeat(5000)], [chunk(["-completely different text"])]);
+    expect(e.message).toContain("The whole file (2 lines; long lines cut), with line ids:");
+    expect(e.message).toContain("Next step: read src/file.ts again");
+    expect(e.message.length).toBeLessThan(2000);
+  });
+
   test("the closest region before the search start is flagged", () => {
     const e = locateChunks(lines, [
       chunk(["   return json({ id, index: 200 });", "+  // 200"]),
