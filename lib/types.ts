@@ -39,6 +39,7 @@ export type FailureCode =
   | "context_mismatch"
   | "ambiguous_hunk"
   | "out_of_order_hunk"
+  | "anchor_after_change"
   | "overlapping_hunks"
   | "precondition_failed"
   | "conflict"
@@ -355,6 +356,8 @@ export interface FailureCodeFields {
   /** The file and chunk. */
   out_of_order_hunk: { path: string; hunk: number };
   /** The file and chunk. */
+  anchor_after_change: { path: string; hunk: number };
+  /** The file and chunk. */
   overlapping_hunks: { path: string; hunk: number };
   /** The file; `expectedSha256` / `actualSha256` when both versions are known (not for a malformed or unused precondition). */
   precondition_failed: { path: string };
@@ -445,7 +448,7 @@ export type FailureOf<C extends FailureCode> = C extends FailureCode
  * const chunkFailure = (f: FailureOf<ChunkFailureCode>): string => `${f.path} chunk ${f.hunk}`;
  * ```
  */
-export type ChunkFailureCode = "anchor_not_found" | "context_mismatch" | "ambiguous_hunk" | "out_of_order_hunk" | "overlapping_hunks";
+export type ChunkFailureCode = "anchor_not_found" | "context_mismatch" | "ambiguous_hunk" | "out_of_order_hunk" | "anchor_after_change" | "overlapping_hunks";
 
 /**
  * One or more failures: a report that failed has at least one.

@@ -148,6 +148,7 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - context_mismatch, anchor_not_found: those lines are not in the file; the message shows the closest region with line numbers. read_file and fix the chunk. If it says the change looks already applied, do not resend it.
 - ambiguous_hunk: several places match (candidates listed): add context lines or an @@ anchor.
 - out_of_order_hunk, overlapping_hunks: put chunks in file order, merge overlapping ones.
+- anchor_after_change: the @@ anchor is below the lines it should precede: move it above them, or drop it.
 - precondition_failed: the file is not the version of your expected_sha256 (file_sha256, never content_sha256): read_file again, rebuild the patch — unless the message says the patch is already applied: then do not resend it.
 - conflict: the file changed while the patch was applied; nothing was written: read again, retry.
 - locked: another writer holds the file (structuredContent.errors[].lock says which lock and whose): retry in a few seconds.

@@ -19,7 +19,7 @@ import { strictObject, strictRecord } from "./strict.ts";
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
   "not_regular_file", "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
-  "out_of_order_hunk", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied", "no_space", "read_only_filesystem", "unsafe_directory",
+  "out_of_order_hunk", "anchor_after_change", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied", "no_space", "read_only_filesystem", "unsafe_directory",
   "limit_exceeded", "remote_unsupported", "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled",
   "invalid_argument", "invalid_request", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
 ] as const satisfies readonly FailureCode[];

@@ -16,6 +16,7 @@ const WHAT: Record<ChunkFailureCode, string> = {
   ambiguous_hunk: "matches more than one place",
   anchor_not_found: "has an @@ anchor that was not found",
   out_of_order_hunk: "matches only before where its search started",
+  anchor_after_change: "matches only before its @@ anchor: the anchor is after the change",
   overlapping_hunks: "overlaps an earlier chunk",
 };
 
@@ -54,13 +55,38 @@ export function briefFailure(code: ChunkFailureCode, path: string, ref: { hunk: 
 /**
  * The code {@linkcode outOfOrderFailure} gives a chunk found only before its
  * search start: `overlapping_hunks` when its one match shares lines with an
- * accepted chunk, else `out_of_order_hunk`.
+ * accepted chunk; `anchor_after_change` when its one match lies between
+ * where the search would start without the chunk's @@ anchors and the
+ * anchor (the model put the anchor after the lines it should precede);
+ * else `out_of_order_hunk`.
  *
  * @example
  * ```ts
  * outOfOrderCode([0], 2, []); // "out_of_order_hunk"
+ * outOfOrderCode([3], 1, [], { byAnchor: true, unanchoredFrom: 0 }); // "anchor_after_change"
  * ```
  */
-export function outOfOrderCode(positions: readonly number[], m: number, placements: readonly ChunkPlacement[]): "overlapping_hunks" | "out_of_order_hunk" {
-  return positions.length === 1 && overlappedPlacement(positions[0]!, m, placements) ? "overlapping_hunks" : "out_of_order_hunk";
+export function outOfOrderCode(
+  positions: readonly number[],
+  m: number,
+  placements: readonly ChunkPlacement[],
+  start?: { byAnchor: boolean; unanchoredFrom?: number },
+): "overlapping_hunks" | "out_of_order_hunk" | "anchor_after_change" {
+  if (positions.length !== 1) return "out_of_order_hunk";
+  if (overlappedPlacement(positions[0]!, m, placements)) return "overlapping_hunks";
+  return anchoredAfter(positions[0]!, start) ? "anchor_after_change" : "out_of_order_hunk";
+}
+
+/**
+ * Whether a chunk found only at `s`, before its search start, is there
+ * because of its own @@ anchor: it is at or after where the search would
+ * have started without the anchor.
+ *
+ * @example
+ * ```ts
+ * anchoredAfter(3, { byAnchor: true, unanchoredFrom: 0 }); // true
+ * ```
+ */
+export function anchoredAfter(s: number, start?: { byAnchor: boolean; unanchoredFrom?: number }): boolean {
+  return start?.byAnchor === true && start.unanchoredFrom !== undefined && s >= start.unanchoredFrom;
 }

@@ -53,6 +53,12 @@ export interface SearchStart {
   reason: string;
   /** The chunk's own @@ anchors moved the start. */
   byAnchor: boolean;
+  /**
+   * When the anchors moved it: the 0-based line where the search would have
+   * started without them (after the previous chunk). A chunk found only
+   * between this line and its anchor has its anchor after the change.
+   */
+  unanchoredFrom?: number;
 }
 
 /** A chunk whose old side was found nowhere. */

@@ -2,11 +2,12 @@
  * The other locate failures as recovery instructions (SPEC §5.4):
  * `ambiguous_hunk` (every candidate as `N:hh`, and which line would make
  * each unique), `anchor_not_found` (the nearest similar lines),
- * `out_of_order_hunk` and `overlapping_hunks`.
+ * `out_of_order_hunk`, `anchor_after_change` and `overlapping_hunks`.
  *
  * @module
  */
 import { type ChunkPlacement, overlappedPlacement } from "./placement.ts";
+import { anchoredAfter } from "./brief.ts";
 import type { ChunkRef, DiagnoseEnv, SearchStart } from "./diagnose.ts";
 import { boundedBlock, cutLine, formatRef, type LineSource, lineRange, lineRef } from "../text/excerpt.ts";
 import { failure, readHint } from "../failure.ts";
@@ -248,10 +249,11 @@ export function outOfOrderFailure(
         `Next step: merge the two chunks into one chunk, or remove the shared lines from one of them.`,
       ].join("\n"), fields);
     }
+    if (anchoredAfter(s, start)) return anchorAfterChangeFailure(env, c, s, m, start, fields);
     const next = placements.find((p) => p.start >= s + m);
-    const fix = start.byAnchor
-      ? `its @@ anchor selects a line after these lines; use an anchor above them, or drop it`
-      : `chunks of one file must be in file order: move this chunk${next ? ` before chunk ${next.index}` : ""} in the patch`;
+    // Found above where the previous chunk ended (an anchor after the change
+    // but below the previous chunk is anchor_after_change, above): reorder.
+    const fix = `chunks of one file must be in file order: move this chunk${next ? ` before chunk ${next.index}` : ""} in the patch`;
     return failure("out_of_order_hunk", [
       `out_of_order_hunk: ${label(env, c)} matches only ${lineRange(s, s + m)}, before line ${start.from + 1} where its search started (after ${start.reason}):`,
       boundedBlock([formatRef(candidates[0]!)], env.limits),
@@ -264,4 +266,29 @@ export function outOfOrderFailure(
     boundedBlock(candidates.map(formatRef), env.limits),
     `Next step: put the chunk in file order${start.byAnchor ? " (or fix its @@ anchor)" : ""} and add context lines so it matches exactly one of these places.`,
   ].join("\n"), fields);
+}
+
+/**
+ * `anchor_after_change`: the chunk's only match is above its @@ anchor (and
+ * below the previous chunk), so the anchor was put after the lines it
+ * should precede — an anchor only skips the lines before it. The next step
+ * names a line that works as the anchor: the block the change is in when
+ * it is below the previous chunk, else the line just above the change.
+ */
+function anchorAfterChangeFailure(env: DiagnoseEnv, c: ChunkRef, s: number, m: number, start: SearchStart, fields: Record<string, unknown>): PatchFailure {
+  const lines = env.lines;
+  const anchor = lineRef(lines, start.from - 1);
+  const floor = start.unanchoredFrom ?? 0;
+  const enclosing = enclosingRef(env, s);
+  const above = s - 1 >= floor && contentStart(lines.at(s - 1)!) < lines.at(s - 1)!.length ? lineRef(lines, s - 1) : undefined;
+  const instead = enclosing !== undefined && enclosing.line - 1 >= floor ? { ref: enclosing, why: "the block the change is in" } : above !== undefined ? { ref: above, why: "the line above the change" } : undefined;
+  const use = instead === undefined
+    ? `drop the @@ line (${floor === 0 ? "the change starts the file, so no line above it" : "no line between the previous chunk and the change"} can serve as an anchor)`
+    : `use @@ ${cutLine(instead.ref.text)} (line ${instead.ref.line}, ${instead.why}), or drop the @@ line`;
+  return failure("anchor_after_change", [
+    `anchor_after_change: ${label(env, c)}: its @@ anchor is on line ${anchor.line} (${anchor.id}  ${cutLine(anchor.text.trim())}), after the lines it should precede — the chunk matches only ${lineRange(s, s + m)}, above it:`,
+    boundedBlock([formatRef(lineRef(lines, s))], env.limits),
+    `An @@ anchor goes before the change: the chunk is searched for below it.`,
+    `Next step: move the @@ line above the change: ${use}.`,
+  ].join("\n"), fields as { path: string; hunk: number });
 }

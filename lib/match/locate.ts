@@ -210,7 +210,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
         warnings.push(warning("fuzzy_match", `chunk ${hunk}: the @@ anchor ${JSON.stringify(form.anchors[a])} matched line ${found.line + 1} only ${describeTier(found.tier)} (tier ${found.tier}).`, { ...at, line: found.line + 1 }));
       }
       from = found.line + 1;
-      start = { from, reason: `the @@ anchor at line ${found.line + 1}`, byAnchor: true };
+      start = { from, reason: `the @@ anchor at line ${found.line + 1}`, byAnchor: true, unanchoredFrom: cursor };
     }
     if (!anchorsOk) continue;
 
@@ -257,7 +257,7 @@ export function locateChunks(lines: readonly string[] | TextFile, chunks: readon
     const outOfOrder = (found: Hit): void => {
       const m = found.variant.oldTexts.length;
       if (inFull()) errors.push(outOfOrderFailure(env, ref, found.positions, m, start, placements));
-      else undiagnosed.push(briefFailure(outOfOrderCode(found.positions, m, placements), options.path, ref, found.positions[0]! + 1));
+      else undiagnosed.push(briefFailure(outOfOrderCode(found.positions, m, placements, start), options.path, ref, found.positions[0]! + 1));
     };
     if (hit !== undefined && hit.positions[0]! < from) {
       // Only an End of File chunk gets here: the file's end lies before the cursor.

@@ -22,6 +22,7 @@ const WHAT: Record<ChunkFailureCode, [one: string, many: string]> = {
   ambiguous_hunk: ["matches more than one place too", "match more than one place too"],
   anchor_not_found: ["has an @@ anchor that was not found either", "have an @@ anchor that was not found either"],
   out_of_order_hunk: ["is out of file order too", "are out of file order too"],
+  anchor_after_change: ["has its @@ anchor after the change too", "have their @@ anchor after the change too"],
   overlapping_hunks: ["overlaps an earlier chunk too", "overlap earlier chunks too"],
 };
 

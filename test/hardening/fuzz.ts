@@ -20,7 +20,7 @@ import { seeded } from "./prng.ts";
 /** Every code of the documented FailureCode union (lib/types.ts). */
 const KNOWN_CODES: ReadonlySet<string> = new Set<FailureCode>([
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists", "not_regular_file",
-  "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk", "out_of_order_hunk",
+  "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk", "out_of_order_hunk", "anchor_after_change",
   "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied", "unsafe_directory", "limit_exceeded", "remote_unsupported",
   "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled", "invalid_argument", "connect_failed",
   "auth_failed", "host_key_unknown", "host_key_mismatch",

@@ -123,6 +123,21 @@ export const FOLLOW_UPS: FollowUpCase[] = [
     expect: { "handler.py": HANDLER.replace("return 1", "return 3") },
   },
   {
+    id: "anchor-after-change",
+    why: "an @@ anchor placed after the change was reported as out_of_order_hunk: its own code names the anchor to use instead",
+    firstCode: "anchor_after_change",
+    files: { "handler.py": HANDLER },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: handler.py", "@@ def other():", "-    return 1", "+    return 3") } },
+    model: (answer, sent) => {
+      if (firstError(answer)?.code !== "anchor_after_change") return null;
+      const rest = lineAfter(answer.text, "move the @@ line above the change: use @@ ");
+      const anchor = rest === null ? null : /^(.*) \(line \d+, [^)]*\), or drop the @@ line\.$/.exec(rest)?.[1];
+      if (anchor == null) return null;
+      return resend(sent, { patch: lines(sent).map((l) => (l.startsWith("@@ ") ? `@@ ${anchor}` : l)).join("\n") });
+    },
+    expect: { "handler.py": HANDLER.replace("return 1", "return 3") },
+  },
+  {
     id: "stale-context",
     why: "a chunk written from memory: the failure shows the file's lines there, to copy into the chunk",
     firstCode: "context_mismatch",

@@ -13,6 +13,7 @@ const cases: { code: ChunkFailureCode; line?: number; says: string }[] = [
   { code: "ambiguous_hunk", line: 12, says: "matches more than one place" },
   { code: "anchor_not_found", says: "has an @@ anchor that was not found" },
   { code: "out_of_order_hunk", line: 3, says: "matches only before where its search started" },
+  { code: "anchor_after_change", line: 3, says: "matches only before its @@ anchor: the anchor is after the change" },
   { code: "overlapping_hunks", line: 9, says: "overlaps an earlier chunk" },
 ];
 

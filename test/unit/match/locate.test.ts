@@ -211,6 +211,69 @@ describe("uniqueness and order", () => {
     expect(r.errors[0]!.message).toContain("before chunk 1");
   });
 
+  // Issue 29.5: an @@ anchor below the lines it should precede is its own failure, not "out of order".
+  const afterChange: { name: string; lines?: readonly string[]; chunks: Chunk[]; hunk: number; line: number; says: string[] }[] = [
+    {
+      name: "the block's line is suggested when it is below the previous chunk",
+      chunks: [chunk(["-        return self.data[path]", "+        return self.data.get(path)"], { anchors: ["def main():"] })],
+      hunk: 1,
+      line: 14,
+      says: [
+        `its @@ anchor is on line 16 (${formatLineId("def main():", 16)}  def main():), after the lines it should precede — the chunk matches only line 14, above it:`,
+        `Next step: move the @@ line above the change: use @@     def load(self, path): (line 13, the block the change is in), or drop the @@ line.`,
+      ],
+    },
+    {
+      name: "after a previous chunk: the innermost block's line",
+      chunks: [chunk([" import os", "+import sys"]), chunk(["-            f.write(data)", "+            f.write(data + '\\n')"], { anchors: ["class Cache:"] })],
+      hunk: 2,
+      line: 10,
+      says: ["the chunk matches only line 10, above it:", `use @@         with open(path, 'w') as f: (line 9, the block the change is in), or drop the @@ line.`],
+    },
+    {
+      name: "no block (flat lines): the line just above the change, below the previous chunk",
+      lines: ["x = 1", "y = 2", "z = 3", "end"],
+      chunks: [chunk(["-x = 1", "+x = 0"]), chunk(["-z = 3", "+z = 9"], { anchors: ["end"] })],
+      hunk: 2,
+      line: 3,
+      says: ["use @@ y = 2 (line 2, the line above the change), or drop the @@ line."],
+    },
+    {
+      name: "right after the previous chunk: nothing between can be the anchor",
+      lines: ["x = 1", "y = 2", "z = 3", "end"],
+      chunks: [chunk(["-x = 1", "+x = 0"]), chunk(["-y = 2", "+y = 9"], { anchors: ["end"] })],
+      hunk: 2,
+      line: 2,
+      says: ["drop the @@ line (no line between the previous chunk and the change can serve as an anchor)."],
+    },
+    {
+      name: "a change at the top of the file: only dropping the anchor is offered",
+      lines: ["a = 1", "b = 2", "c = 3"],
+      chunks: [chunk(["-a = 1", "+a = 9"], { anchors: ["c = 3"] })],
+      hunk: 1,
+      line: 1,
+      says: ["drop the @@ line (the change starts the file, so no line above it can serve as an anchor)."],
+    },
+  ];
+  for (const c of afterChange) {
+    test(`anchor after the change: ${c.name}`, () => {
+      const r = locate(c.lines ?? SAMPLE, c.chunks);
+      expect(codes(r)).toEqual(["anchor_after_change"]);
+      expect(r.errors[0]!).toMatchObject({ hunk: c.hunk, line: c.line, candidates: [{ line: c.line }] });
+      for (const s of c.says) expect(r.errors[0]!.message).toContain(s);
+      // Compact (past the detail budget) it keeps its code.
+      expect(codes({ ...r, errors: locate(c.lines ?? SAMPLE, c.chunks, { detail: 0 }).undiagnosed })).toEqual(["anchor_after_change"]);
+    });
+  }
+
+  test("a chunk above the previous chunk stays out of order even with an anchor: reorder, not re-anchor", () => {
+    const r = locate(SAMPLE, [chunk([" def main():", "-    Store().save('x', 'y')", "+    pass"]), chunk([" import os", "+import sys"], { anchors: ["class Cache:"] })]);
+    expect(r.errors.map((e) => [e.code, e.hunk])).toEqual([["anchor_not_found", 2]]);
+    const s = locate(SAMPLE, [chunk(["     def save(self, path, data):", "-        with open(path, 'w') as f:", "+        with open(path) as f:"]), chunk([" import os", "+import sys"], { anchors: ["def main():"] })]);
+    expect(codes(s)).toEqual(["out_of_order_hunk"]);
+    expect(s.errors[0]!.message).toContain("move this chunk before chunk 1 in the patch");
+  });
+
   test("overlapping: the only match shares lines with the previous chunk", () => {
     const r = locate(SAMPLE, [
       chunk(["     def save(self, path, data):", "-        with open(path, 'w') as f:", "+        with open(path, 'a') as f:"]),
@@ -409,7 +472,9 @@ function reference(lines: readonly string[], chunks: readonly Chunk[], maxTier: 
       else if (before.at.length > 1) out.push("out_of_order_hunk");
       else {
         const s = before.at[0]!;
-        out.push(placed.some(([a, b]) => s < b && a < s + old.length) ? "overlapping_hunks" : "out_of_order_hunk");
+        // Found only between the previous chunk and the chunk's own anchor: the anchor is after the change.
+        const afterChange = c.anchors.length > 0 && s >= cursor;
+        out.push(placed.some(([a, b]) => s < b && a < s + old.length) ? "overlapping_hunks" : afterChange ? "anchor_after_change" : "out_of_order_hunk");
       }
     }
   }
@@ -455,7 +520,7 @@ describe("agrees with a naive reference on random inputs", () => {
     }
     // The inputs must exercise every outcome, or the comparison proves little.
     expect([...tally.keys()].sort()).toEqual(
-      ["ambiguous_hunk", "anchor_not_found", "context_mismatch", "ok1", "ok2", "ok3", "out_of_order_hunk", "overlapping_hunks"],
+      ["ambiguous_hunk", "anchor_after_change", "anchor_not_found", "context_mismatch", "ok1", "ok2", "ok3", "out_of_order_hunk", "overlapping_hunks"],
     );
   });
 });
