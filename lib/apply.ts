@@ -192,6 +192,8 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     requireShaForDelete: request.requireShaForDelete,
     createParents: request.createParents,
     limits,
+    // what this caller read through the cache: a stale expectedSha256 then shows what changed (stale_read.ts)
+    ...(request.cache !== undefined ? { contentOf: (sha: string) => request.cache!.get(sha) } : {}),
   });
   if (!planned.ok) return failed(planned.errors, [...warnings, ...planned.warnings]);
   const plan = planned.plan;

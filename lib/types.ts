@@ -1150,6 +1150,15 @@ export interface PlanOptions {
   excerptLines?: number;
   /** Longest excerpt in a failure, in bytes (default 4096). */
   excerptBytes?: number;
+  /**
+   * Contents the caller has seen, by SHA-256 (applyPatch passes its
+   * `cache`'s): when an Update's `expectedSha256` is stale but its chunks
+   * still apply exactly to the current file, the `precondition_failed` shows
+   * what changed since that version (a bounded diff) instead of only which
+   * lines the chunks touch. Bytes that do not hash to the SHA-256 asked for
+   * are ignored.
+   */
+  contentOf?: (sha256: string) => Uint8Array | undefined;
 }
 
 /**

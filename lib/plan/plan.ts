@@ -20,6 +20,7 @@ import { locateChunks } from "../match/locate.ts";
 import { foldFailures, FULL_FAILURES } from "./fold_failures.ts";
 import { diagnoseChunkFailures, guessedIndentation } from "./chunk_diagnoses.ts";
 import { resentAdd, resentMove, resentUpdate } from "./resend.ts";
+import { staleButApplies } from "./stale_read.ts";
 import { isIndentationSensitive } from "../match/normalize.ts";
 import { parentOf } from "../patch/paths.ts";
 import {
@@ -214,7 +215,11 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   }
 
   const shaFailure = checkCallerSha(ctx, snap);
-  if (shaFailure) return { ok: false, errors: [resentUpdate(ctx, op, snap, shaFailure)] };
+  if (shaFailure) {
+    const resent = resentUpdate(ctx, op, snap, shaFailure);
+    // not a resend: a stale read whose chunks still apply gets the one-call path (stale_read.ts)
+    return { ok: false, errors: [resent !== shaFailure ? resent : (staleButApplies(ctx, op, snap, shaFailure) ?? shaFailure)] };
+  }
   const sha = requireSha(snap);
   const bytes = snap.bytes;
   if (!bytes) throw new TypeError(`planPatch: snapshot of ${op.path} has no bytes; an Update needs the file content`);

@@ -329,6 +329,25 @@ export const MISTAKES: Mistake[] = [
       fields: { closestPaths: ["src/parse.ts"] },
     },
   },
+  {
+    why: "A stale read always costs a re-read plus a resend, even when the other writer changed a different part of the file and the chunk still applies uniquely to the current text (issue 29.3)",
+    name: "a stale expected SHA-256 whose chunk still applies exactly: current SHA-256 and the one-call path, nothing applied",
+    files: { "nginx.conf": NGINX.replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n") },
+    patch: P("*** Begin Patch", "*** Update File: nginx.conf", "@@ server {", "-    listen 80;", "+    listen 8080;", "*** End Patch"),
+    expectedSha256: () => ({ "nginx.conf": sha(NGINX) }),
+    expect: {
+      code: "precondition_failed",
+      path: "nginx.conf",
+      says: ["the file changed since your read", "Your chunks still apply to its current text, each exactly and in one place only (chunk 1 at line 2)", "Nothing was applied."],
+      fields: { currentSha256: sha(NGINX.replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n")) },
+      frontEnd: {
+        plan: [`send the same patch again with this SHA-256 (pass expectedSha256 {"nginx.conf": "${sha(NGINX.replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n"))}"})`],
+        apply: [`send the same patch again with this SHA-256 (pass expectedSha256 {"nginx.conf": "${sha(NGINX.replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n"))}"})`],
+        mcp: [`send the same patch again with this SHA-256 (send expected_sha256 {"nginx.conf": "${sha(NGINX.replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n"))}"})`, 'call read_file {"path": "nginx.conf", "offset": 2, "limit": 1}'],
+        cli: [`send the same patch again with this SHA-256 (pass --expect nginx.conf=${sha(NGINX.replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n"))})`],
+      },
+    },
+  },
   // --- resends ------------------------------------------------------------------------------------
   {
     why: "Resending a call that succeeded, with its original `expected_sha256`, says \"The file changed since you read it\"",

@@ -177,6 +177,63 @@ export const FOLLOW_UPS: FollowUpCase[] = [
     expect: { "site.conf": NGINX.replace("listen 80;", "listen 8080;") },
   },
   {
+    id: "path-case",
+    why: "wrong path casing (src/Parse.ts for src/parse.ts): the failure leads with the existing file and the exact header to write (issue 29.1)",
+    firstCode: "not_found",
+    files: { "src/parse.ts": "export const depth = 1;\n" },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: src/Parse.ts", "@@", "-export const depth = 1;", "+export const depth = 2;") } },
+    // The model takes the header the failure tells it to write.
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      const m = e?.code === "not_found" ? /^not_found: did you mean `[^`]+`\? Write the section header as "(\*\*\* Update File: [^"]+)"/.exec(e.message) : null;
+      if (m === null || answer.text.includes("*** Add File:")) return null;
+      return resend(sent, { patch: lines(sent).map((l) => (l.startsWith("*** Update File: ") ? m[1]! : l)).join("\n") });
+    },
+    expect: { "src/parse.ts": "export const depth = 2;\n" },
+  },
+  {
+    id: "stale-read-applies",
+    why: "a stale read whose chunk still applies: the failure carries current_sha256 and shows what the other writer changed, so one resend applies it (issue 29.3)",
+    firstCode: "precondition_failed",
+    files: { "site.conf": NGINX },
+    setup: [
+      { call: { tool: "read_file", arguments: { path: "site.conf" } } },
+      { write: { "site.conf": NGINX.replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n") } },
+    ],
+    first: (seen) => ({
+      tool: "apply_patch",
+      arguments: {
+        patch: patchOf("*** Update File: site.conf", "@@", "-    listen 80;", "+    listen 8080;"),
+        expected_sha256: { "site.conf": String(seen[0]!.structured.file_sha256) },
+      },
+    }),
+    // The model checks what changed (shown, since the server read that version) and resends with the current SHA-256.
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      if (e?.code !== "precondition_failed" || e.current_sha256 === undefined) return null;
+      if (!answer.text.includes("What changed since your read") || !answer.text.includes("+    index index.html;")) return null;
+      return resend(sent, { expected_sha256: { [e.path!]: e.current_sha256 } });
+    },
+    expect: { "site.conf": NGINX.replace("listen 80;", "listen 8080;").replace("    root /srv/site;\n", "    root /srv/site;\n    index index.html;\n") },
+  },
+  {
+    id: "tiny-file-whole",
+    why: "a chunk that matches nothing in a 3-line file: the whole file is in the failure, so the chunk is rebuilt without a read (issue 29.4)",
+    firstCode: "context_mismatch",
+    files: { ".tool-versions": "nodejs 20.11.0\npython 3.12.1\nterraform 1.7.4\n" },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: .tool-versions", "@@", "-node = \"20\"", "+node = \"22\"") } },
+    // The model finds its line among the file's lines shown whole and rewrites the chunk from it.
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      if (e?.code !== "context_mismatch") return null;
+      const shown = answer.text.split("The whole file (")[1]?.split("\n").slice(1).filter((l) => /^\s+\d+:[0-9a-f]{2}  /.test(l)).map(withoutId) ?? [];
+      const node = shown.find((l) => l.startsWith("nodejs "));
+      if (node === undefined) return null;
+      return resend(sent, { patch: patchOf("*** Update File: .tool-versions", "@@", `-${node}`, "+nodejs 22.1.0") });
+    },
+    expect: { ".tool-versions": "nodejs 22.1.0\npython 3.12.1\nterraform 1.7.4\n" },
+  },
+  {
     id: "add-over-existing",
     why: "models rewrite small files whole: an Add of an existing file names the one-step rewrite (*** Replace File:) to put in its place",
     firstCode: "already_exists",
