@@ -2,8 +2,11 @@
  * Whole-process comparison (SPEC §11, §11.1): the same file and change
  * applied by fresh processes, each on a fresh copy of the file —
  *
- * - ours: `bun examples/apply.ts --root DIR < patch` (through LocalShell:
- *   snapshot, plan, commit with locks, backups and SHA checks);
+ * - ours: `bun dist/bun/ssh-apply-patch.js --root DIR < patch` — the CLI
+ *   bundled with its bytecode (scripts/bun_cli.ts), built here from the
+ *   sources being measured — through LocalShell: snapshot, plan, commit
+ *   with locks, backups and SHA checks; `bun examples/apply.ts` (the same
+ *   CLI unbundled) is a reference row;
  * - GNU `patch` and `git apply` on the change as a unified diff;
  * - Codex's native `apply_patch` (npm `@openai/codex`, installed at bench
  *   time into the bench cache: bench/codex.ts) on the Codex patch;
@@ -43,6 +46,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { buildBunCli } from "../scripts/bun_cli.ts";
 import { CODEX_VERSION, ensureCodex, toolsCacheDir } from "./codex.ts";
 import { type PatchFixture, sha256Hex } from "./fixtures.ts";
 import { toUnifiedDiff } from "./peers.ts";
@@ -150,7 +154,8 @@ function mib(kib: number): string {
 export async function runProcessPeers(suite: Suite, rounds: number, cacheDir: string = toolsCacheDir(), options: { busy?: boolean } = {}): Promise<ProcessPeersReport> {
   const sizes = suite.sizes;
   const scratch = mkdtempSync(join(tmpdir(), "sap-peers-"));
-  const oursCli = join(repoRoot, "examples", "apply.ts");
+  const oursCli = await buildBunCli(join(scratch, "cli"), repoRoot);
+  const unbundledCli = join(repoRoot, "examples", "apply.ts");
   const patchAvailable = ensurePackage("patch", () => have("patch"));
   const timeAvailable = ensurePackage("time", () => existsSync(TIME));
   const codex = ensureCodex(cacheDir);
@@ -178,10 +183,11 @@ export async function runProcessPeers(suite: Suite, rounds: number, cacheDir: st
       const newSha = fixture.expect.newSha256;
       const path = fixture.file.path;
       const contenders: Contender[] = [
-        { name: "ours (bun examples/apply.ts, LocalShell)", argv: (d) => [process.execPath, oursCli, "--root", d], stdin: codexPatch, expectedSha: newSha },
+        { name: "ours (bun dist/bun/ssh-apply-patch.js, LocalShell)", argv: (d) => [process.execPath, oursCli, "--root", d], stdin: codexPatch, expectedSha: newSha },
         ...(patchAvailable ? [{ name: "GNU patch", argv: () => ["patch", "-p1", "--batch", "--silent"], stdin: unified, expectedSha: newSha }] : []),
         { name: "git apply", argv: () => ["git", "apply", "-"], stdin: unified, expectedSha: newSha },
         ...(codex.ok ? [{ name: `Codex apply_patch ${codex.version} (native)`, argv: () => [codex.applyPatch], stdin: codexPatch, expectedSha: newSha }] : []),
+        { name: "reference: ours unbundled (bun examples/apply.ts)", reference: true, argv: (d: string) => [process.execPath, unbundledCli, "--root", d], stdin: codexPatch, expectedSha: newSha },
         { name: "reference: plain Bun indexOf script", reference: true, argv: (d: string) => [process.execPath, join(repoRoot, "bench", "indexof_apply.ts"), join(d, path)], stdin: codexPatch, expectedSha: newSha },
         { name: "reference: bun start-up (bun -e 0)", reference: true, argv: () => [process.execPath, "-e", "0"], stdin: new Uint8Array(), expectedSha: fixture.file.sha256 },
       ];

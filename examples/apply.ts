@@ -346,6 +346,9 @@ function usageError(message: string): number {
   return 2;
 }
 
+// No top-level await: the bundled CLI (scripts/bun_cli.ts) is CommonJS, for Bun's bytecode cache.
 if (import.meta.main) {
-  process.exitCode = await main(process.argv.slice(2));
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

@@ -79,7 +79,12 @@ export async function runScript(script: string, args: string[], stdin = "", env:
   return { code, stdout, stderr };
 }
 
-/** `bun examples/apply.ts ...args` with the patch on stdin. */
+/**
+ * `bun examples/apply.ts ...args` with the patch on stdin — or, with
+ * `SAP_TEST_CLI` set to the bundled CLI (`dist/bun/ssh-apply-patch.js`,
+ * scripts/bun_cli.ts), that bundle: `SAP_TEST_CLI=dist/bun/ssh-apply-patch.js
+ * npx bun test test/cli/` runs every CLI test against what users run.
+ */
 export function runApply(args: string[], patch = "", env: Record<string, string> = {}): Promise<Run> {
-  return runScript("examples/apply.ts", args, patch, env);
+  return runScript(process.env.SAP_TEST_CLI || "examples/apply.ts", args, patch, env);
 }
