@@ -43,8 +43,10 @@ if (process.argv[2] === "--child") {
   const patch = readFileSync(patchFile!, "utf8");
   const inner = new mod.LocalShell();
   const execs: { what: string; ms: number; stdin: number }[] = [];
-  const wrapped = Object.create(inner) as typeof inner;
-  wrapped.exec = async (command, options) => {
+  // Everything but exec goes to the LocalShell itself (its local file
+  // access reads private fields: through a prototype copy it would fail and
+  // the snapshot would pipe the file through the program instead).
+  const timedExec: typeof inner.exec = async (command, options) => {
     const t = performance.now();
     try {
       return await inner.exec(command, options);
@@ -53,6 +55,13 @@ if (process.argv[2] === "--child") {
       execs.push({ what, ms: performance.now() - t, stdin: options?.stdin?.length ?? 0 });
     }
   };
+  const wrapped = new Proxy(inner, {
+    get(target, key) {
+      if (key === "exec") return timedExec;
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
   const t0 = performance.now();
   const report = await mod.applyPatch(wrapped, { root: root!, patch });
   marks.push(["applyPatch (snapshot + plan + commit)", performance.now()]);
