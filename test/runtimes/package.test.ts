@@ -139,6 +139,19 @@ describe("installed as a dependency", () => {
     expect(named).toEqual([]);
   });
 
+  // Its --ssh path (ssh2 loaded from node_modules) is tested in the checkout: test/cli/bun_bundle.test.ts.
+  test("bun: the bundled CLI (dist/bun/ssh-apply-patch.js) runs from node_modules: a local apply", () => {
+    const cli = join(app, "node_modules", pkg.name, "dist", "bun", "ssh-apply-patch.js");
+    const root = mkdtempSync(join(app, "bundle-root-"));
+    writeFileSync(join(root, "f.txt"), "one\ntwo\n");
+    const env = { ...process.env, HOME: mkdtempSync(join(app, "bundle-home-")), SSH_AUTH_SOCK: "" };
+    const patch = "*** Begin Patch\n*** Update File: f.txt\n@@\n one\n-two\n+TWO\n*** End Patch\n";
+    const local = spawnSync(join(BIN, "bun"), [cli, "--root", root], { cwd: app, input: patch, encoding: "utf8", env });
+    expect(local.stderr).toBe("");
+    expect(local.status).toBe(0);
+    expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("one\nTWO\n");
+  }, 60_000);
+
   const runners: [string, string[], RegExp][] = [
     ["node", [PINNED_NODE, "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
     ["deno", [PINNED_DENO, "run", "-A", "main.mjs"], /\/node_modules\/ssh-apply-patch\/dist\/mod\.js$/],
