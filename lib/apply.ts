@@ -14,6 +14,8 @@ import { afterCommit } from "./plan/after_commit.ts";
 import { RemoteShellError } from "./remote/shell.ts";
 import type { RemoteShell } from "./remote/shell.ts";
 import { unknownKeysFailure } from "./remote/request_keys.ts";
+import { badValueFailure } from "./remote/request_values.ts";
+import type { ValueRule } from "./remote/request_values.ts";
 import type { NamesEveryKey } from "./remote/request_keys.ts";
 import { readSnapshots, snapshotRootId } from "./remote/snapshot.ts";
 import type { ReadSnapshotsOptions } from "./remote/snapshot.ts";
@@ -120,6 +122,26 @@ const APPLY_REQUEST_KEYS = [
   "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof ApplyRequest)[];
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];
+/** What each request field's value must be (`root` and `patch` are checked before: TypeError); the type makes the list name every field. */
+const APPLY_VALUE_RULES: Readonly<Record<Exclude<keyof ApplyRequest, "root" | "patch">, ValueRule>> = {
+  dryRun: "boolean",
+  expectedSha256: "string-map",
+  matching: { oneOf: ["exact", "whitespace", "lenient"] },
+  requireShaForDelete: "boolean",
+  createParents: "boolean",
+  limits: "count-map",
+  operationId: "operation-id",
+  lockWaitMs: "count",
+  signal: "signal",
+  clientGoneMs: "positive",
+  timeoutMs: "positive",
+  onProgress: "function",
+  delta: "boolean",
+  sharedDirectories: { oneOf: ["refuse", "allow"] },
+  trustRootAncestors: "boolean",
+  cache: { has: ["hint", "get", "put"], what: "a SnapshotCache" },
+  compress: { oneOf: ["auto", true, false] },
+};
 const everyRequestKey: NamesEveryKey<ApplyRequest, (typeof APPLY_REQUEST_KEYS)[number]> = true;
 const everyLimitKey: NamesEveryKey<Limits, (typeof LIMIT_KEYS)[number]> = true;
 void everyRequestKey, everyLimitKey;
@@ -135,7 +157,9 @@ void everyRequestKey, everyLimitKey;
  * a recovery instruction (a RemoteShellError of the adapter becomes one of
  * them). A request key (or `limits` key) this function does not know —
  * `dryrun`, `expected_sha256` — is an `invalid_request` failure naming the
- * closest known field, before anything is read or written. It rejects only
+ * closest known field, before anything is read or written; so is a known
+ * key whose value has the wrong type (`dryRun: "true"`, an
+ * `expectedSha256` Map). It rejects only
  * for a programmer error: no shell, or a request without string `root` and
  * `patch` (TypeError). Warnings of every stage (parse leniencies, fuzzy
  * matches, metadata) are merged into `warnings`.
@@ -157,6 +181,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   const operationId = request.operationId ?? newOperationId();
   const dryRun = request.dryRun === true;
   const strange = unknownKeysFailure("applyPatch request", request, APPLY_REQUEST_KEYS, "nothing was applied") ??
+    badValueFailure("applyPatch request", request, APPLY_VALUE_RULES, "nothing was applied") ??
     unknownKeysFailure("applyPatch limits", request.limits, LIMIT_KEYS, "nothing was applied");
   const base = {
     operationId,

@@ -125,6 +125,8 @@ export class LocalShell implements RemoteShell {
     if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
       throw new TypeError("LocalShell.exec: timeoutMs must be a positive number");
     }
+    // Checked before the spawn: a bad signal found afterwards left the program running, never stopped.
+    if (signal !== undefined && (signal === null || typeof signal.addEventListener !== "function")) throw new TypeError("LocalShell.exec: signal must be an AbortSignal");
     const maxStdout = byteLimit("maxStdoutBytes", options.maxStdoutBytes);
     const maxStderr = byteLimit("maxStderrBytes", options.maxStderrBytes);
     if (signal?.aborted) {
