@@ -20,6 +20,13 @@ export const BENCH_DOC_PATH = "docs/performance.md";
 /** The sections a full run writes, in the order they appear in the doc. */
 export const BENCH_SECTIONS: readonly BenchSection[] = ["summary", "targets", "ratios", "process", "remote", "wire", "fleet", "medians"];
 
+/**
+ * Sections a standalone bench writes from its own run, not the full run:
+ * `load` (`bench/load.ts --write-docs`: it takes minutes of its own, so
+ * `npm run bench -- --load` runs it instead of the suite, never inside it).
+ */
+export const STANDALONE_BENCH_SECTIONS: readonly string[] = ["load"];
+
 /** A section the bench writes. */
 export type BenchSection = "summary" | "targets" | "ratios" | "process" | "remote" | "wire" | "fleet" | "medians";
 

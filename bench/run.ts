@@ -66,6 +66,9 @@ import { evaluateRatios, formatMedians, formatRatios, formatVerdict, ratioSpecs,
 import { measurePaired, type PairedResult } from "./paired.ts";
 import { FULL_SIZES, loadSuite, mitataRegistrar, QUICK_SIZES, type Registrar } from "./suite.ts";
 
+// `npm run bench -- --load [flags]`: the load bench alone (bench/load.ts), not this suite.
+if (process.argv.includes("--load")) await (await import("./load.ts")).loadBenchMain(process.argv.slice(2).filter((a) => a !== "--load"));
+
 const quick = process.argv.includes("--quick");
 const writeDocs = process.argv.includes("--write-docs");
 if (writeDocs && quick) {

@@ -20,7 +20,10 @@
  *
  * Bounds: the memory tier keeps at most `maxBytes` of contents (least
  * recently used first out; one content larger than that is not kept), the
- * hints at most {@linkcode MAX_HINTS} paths. The optional disk tier (`dir`)
+ * hints at most {@linkcode MAX_HINTS} paths. A content a path held until it
+ * moved on (a commit, a change seen, a delete) leaves memory at once when no
+ * other path's hint names it, so a long session that keeps editing a few
+ * files holds their current contents, not every version. The optional disk tier (`dir`)
  * keeps at most `maxBytes` too, as files named by their SHA-256 in a
  * directory only this user can use (mode 0700, checked), written through
  * a private temporary file (mode 0600) and renamed into place, and hashed
@@ -125,6 +128,8 @@ export class SnapshotCache {
   readonly #memory = new Map<string, Uint8Array>();
   #bytes = 0;
   readonly #hints = new Map<string, CacheHint>();
+  /** How many hints name each SHA-256 (so a content no path holds any more can be let go). */
+  readonly #hintRefs = new Map<string, number>();
   #disk: Map<string, number> | null = null;
   #diskBytes = 0;
   #pending = new Set<Promise<void>>();
@@ -294,12 +299,43 @@ export class SnapshotCache {
   see(scope: string, path: string, hint: CacheHint | null): void {
     const key = `${scope}\u0000${path}`;
     const had = this.#hints.get(key);
-    this.#hints.delete(key);
+    if (had !== undefined) this.#unhint(key, had);
     if (hint !== null) {
-      this.#hints.set(key, { sha256: hint.sha256, size: hint.size });
-      while (this.#hints.size > MAX_HINTS) this.#hints.delete(this.#hints.keys().next().value!);
+      this.#setHint(key, { sha256: hint.sha256, size: hint.size });
+      while (this.#hints.size > MAX_HINTS) {
+        const oldest = this.#hints.keys().next().value!;
+        this.#unhint(oldest, this.#hints.get(oldest)!);
+      }
     }
-    if (had?.sha256 !== hint?.sha256) this.#saveHints();
+    if (had?.sha256 !== hint?.sha256) {
+      // The path moved on from that content (a commit, a change seen, a
+      // delete): when no other path is known to hold it, it is dead weight —
+      // each commit of a file would otherwise leave its previous version in
+      // memory until maxBytes pushes it out, and a long session's memory
+      // would grow by a file per commit (issue 28 item 6). Only memory: the
+      // disk tier keeps its LRU.
+      if (had !== undefined && !this.#hintRefs.has(had.sha256)) this.#drop(had.sha256);
+      this.#saveHints();
+    }
+  }
+
+  #setHint(key: string, hint: CacheHint): void {
+    this.#hints.set(key, hint);
+    this.#hintRefs.set(hint.sha256, (this.#hintRefs.get(hint.sha256) ?? 0) + 1);
+  }
+
+  #unhint(key: string, hint: CacheHint): void {
+    this.#hints.delete(key);
+    const refs = (this.#hintRefs.get(hint.sha256) ?? 1) - 1;
+    if (refs > 0) this.#hintRefs.set(hint.sha256, refs);
+    else this.#hintRefs.delete(hint.sha256);
+  }
+
+  #drop(sha256: string): void {
+    const held = this.#memory.get(sha256);
+    if (held === undefined) return;
+    this.#memory.delete(sha256);
+    this.#bytes -= held.length;
   }
 
   /**
@@ -430,7 +466,9 @@ export class SnapshotCache {
       if (!Array.isArray(entry) || entry.length !== 3) continue;
       const [key, sha, size] = entry as unknown[];
       if (typeof key === "string" && typeof sha === "string" && SHA.test(sha) && Number.isSafeInteger(size) && (size as number) >= 0) {
-        this.#hints.set(key, { sha256: sha, size: size as number });
+        const had = this.#hints.get(key);
+        if (had !== undefined) this.#unhint(key, had);
+        this.#setHint(key, { sha256: sha, size: size as number });
       }
     }
   }

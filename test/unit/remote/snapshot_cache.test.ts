@@ -66,6 +66,28 @@ describe("SnapshotCache in memory", () => {
     expect(cache.hint("host\u0000/srv", "a.txt")).toBeUndefined();
   });
 
+  test("a path's previous content leaves memory when the path moves on and no other path holds it (a long session stays flat)", () => {
+    const cache = new SnapshotCache();
+    const first = cache.put(enc("version 0\n"));
+    cache.see("s", "a.txt", { sha256: first, size: 10 });
+    cache.see("s", "copy.txt", { sha256: first, size: 10 }); // another path with the same content
+    let previous = first;
+    for (let i = 1; i <= 100; i++) {
+      const next = cache.put(enc(`version ${i}\n`));
+      cache.see("s", "a.txt", { sha256: next, size: 10 });
+      if (i > 1) expect(cache.has(previous)).toBe(false); // superseded, held by no path
+      previous = next;
+    }
+    expect(cache.has(first)).toBe(true); // copy.txt still holds it
+    expect(cache.stats.entries).toBe(2);
+    cache.see("s", "copy.txt", null); // deleted: its content goes too
+    expect(cache.has(first)).toBe(false);
+    const kept = cache.put(enc("never hinted\n")); // a put without a hint is the caller's: kept
+    cache.see("s", "other.txt", null);
+    expect(cache.has(kept)).toBe(true);
+    expect(cache.stats.entries).toBe(2);
+  });
+
   test("bad arguments are programmer errors", () => {
     expect(() => new SnapshotCache({ maxBytes: -1 })).toThrow(TypeError);
     expect(() => new SnapshotCache().put("text" as unknown as Uint8Array)).toThrow(TypeError);
