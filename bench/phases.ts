@@ -42,7 +42,7 @@ if (process.argv[2] === "--child") {
   marks.push(["module load (mod.ts and the CLI's modules)", performance.now()]);
   const patch = readFileSync(patchFile!, "utf8");
   const inner = new mod.LocalShell();
-  const execs: { what: string; ms: number; stdin: number }[] = [];
+  const execs: { what: string; ms: number; stdin: number; at: number }[] = [];
   // Everything but exec goes to the LocalShell itself (its local file
   // access reads private fields: through a prototype copy it would fail and
   // the snapshot would pipe the file through the program instead).
@@ -52,7 +52,7 @@ if (process.argv[2] === "--child") {
       return await inner.exec(command, options);
     } finally {
       const what = /sap_commit|commit/.test(command) ? "commit program" : /snapshot|sap_snap/.test(command) ? "snapshot program" : command.slice(0, 40);
-      execs.push({ what, ms: performance.now() - t, stdin: options?.stdin?.length ?? 0 });
+      execs.push({ what, ms: performance.now() - t, stdin: options?.stdin?.length ?? 0, at: t });
     }
   };
   const wrapped = new Proxy(inner, {
@@ -72,8 +72,18 @@ if (process.argv[2] === "--child") {
   mod.sha256Hex(bytes);
   const shaMs = performance.now() - s;
   const programsMs = execs.reduce((n, e) => n + e.ms, 0);
+  // The client's own steps, between the programs: parse before the first,
+  // read + SHA-256 + plan + the commit's preparation between them, the report after the last.
+  const gaps: [string, number][] = [];
+  let cursor = t0;
+  for (const [i, e] of execs.entries()) {
+    gaps.push([i === 0 ? "client: parse, before the snapshot program" : `client: after the ${execs[i - 1]!.what}, before the ${e.what} (local read, SHA-256, plan, commit preparation)`, e.at - cursor]);
+    cursor = e.at + e.ms;
+  }
+  gaps.push(["client: after the last program (report)", marks.at(-1)![1] - cursor]);
   const out = {
     marks: marks.map(([name, at], i) => [name, i === 0 ? at : at - marks[i - 1]![1]] as const),
+    gaps,
     execs,
     applyMs: marks.at(-1)![1] - t0,
     programsMs,
@@ -121,6 +131,7 @@ for (let r = 0; r < rounds; r++) {
     for (const [name, ms] of got.marks) add(name, ms);
     for (const e of got.execs) add(`  of which the ${e.what} (exec, wall)`, e.ms);
     add("  of which in this process (apply minus programs)", got.inClientMs);
+    for (const [name, ms] of got.gaps) add(`    ${name}`, ms);
     add("one SHA-256 of the file in this process (the client does two)", got.shaMs);
   } finally {
     rmSync(dir, { recursive: true, force: true });
