@@ -3,7 +3,7 @@
  * this machine (LocalShell) or on a host reached over SSH (connectSsh).
  *
  *     bun examples/apply.ts --root DIR [--dry-run] [--expect PATH=SHA ...] [--json]
- *         [--matching exact|whitespace|lenient] [--require-sha-for-delete]
+ *         [--matching exact|whitespace|lenient] [--encoding utf-8|latin1|windows-1252] [--require-sha-for-delete]
  *         [--ssh [user@]host[:port]] [--sudo | --sudo-password-env VAR]
  *         [--identity FILE] [--known-hosts FILE] [--accept-new-host-key]
  *         [--timeout-ms N] [--patch FILE] < patch
@@ -135,6 +135,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       dryRun: options.dryRun,
       expectedSha256: options.expectedSha256,
       matching: options.matching,
+      ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
       requireShaForDelete: options.requireShaForDelete,
       sharedDirectories: options.sharedDirectories,
       trustRootAncestors: options.trustRootAncestors,

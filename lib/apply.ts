@@ -22,8 +22,9 @@ import type { ReadSnapshotsOptions } from "./remote/snapshot.ts";
 import type { CompressMode } from "./remote/host_wire.ts";
 import type { SnapshotCache } from "./remote/snapshot_cache.ts";
 import { cacheScope, rememberCommitted } from "./remote/snapshot_wire.ts";
-import type { ApplyReport, Failures, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, Warning } from "./types.ts";
+import type { ApplyReport, Failures, FileReport, Limits, MatchingMode, Patch, PatchFailure, Plan, SharedDirectories, Snapshots, TextEncodingName, Warning } from "./types.ts";
 import { appendAll } from "./text/append_all.ts";
+import { TEXT_ENCODINGS } from "./text/encoding.ts";
 
 /**
  * One `applyPatch` request. Only `root` and `patch` are required.
@@ -52,6 +53,13 @@ export interface ApplyRequest {
   expectedSha256?: Readonly<Record<string, string>>;
   /** Where the tier ladder stops (default `"lenient"`). */
   matching?: MatchingMode;
+  /**
+   * How the files are decoded and new text encoded: strict UTF-8 by default,
+   * or `"latin1"` / `"windows-1252"` for legacy single-byte files (every
+   * byte kept exactly; see `PlanOptions.encoding`). Another value fails
+   * `invalid_argument` before anything is read.
+   */
+  encoding?: TextEncodingName;
   /** A Delete must name the SHA-256 of the version it removes. */
   requireShaForDelete?: boolean;
   /** Create missing parent directories of added and moved-to files (default true). */
@@ -117,7 +125,7 @@ export interface ApplyRequest {
 
 /** Every field of {@linkcode ApplyRequest}: any other key is refused (`invalid_request`). */
 const APPLY_REQUEST_KEYS = [
-  "root", "patch", "dryRun", "expectedSha256", "matching", "requireShaForDelete", "createParents", "limits",
+  "root", "patch", "dryRun", "expectedSha256", "matching", "encoding", "requireShaForDelete", "createParents", "limits",
   "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories",
   "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof ApplyRequest)[];
@@ -191,6 +199,9 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   };
   const failed = (errors: Failures, warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
   if (strange !== null) return failed([strange], []);
+  if (request.encoding !== undefined && !(TEXT_ENCODINGS as readonly unknown[]).includes(request.encoding)) {
+    return failed([badEncoding(request.encoding)], []);
+  }
   const limits = resolveLimits(request.limits);
 
   const parsed = parsePatch(request.patch, { limits });
@@ -213,6 +224,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
 
   const planned = planPatch(parsed.patch, snapshots, {
     matching: request.matching,
+    ...(request.encoding !== undefined ? { encoding: request.encoding } : {}),
     expectedSha256: request.expectedSha256,
     requireShaForDelete: request.requireShaForDelete,
     createParents: request.createParents,
@@ -324,6 +336,13 @@ function dryRunFiles(plan: Plan, snapshots: Snapshots): FileReport[] {
     warnings: file.warnings,
     directoryTrust: shared(file.path) || shared(file.moveTo) ? "shared" as const : "trusted" as const,
   }, snapshots));
+}
+
+function badEncoding(value: unknown): PatchFailure {
+  return failure(
+    "invalid_argument",
+    `invalid_argument: encoding ${JSON.stringify(value)} is not one this tool knows; it is ${TEXT_ENCODINGS.map((e) => JSON.stringify(e)).join(", ")} (default "utf-8"). Nothing was read or applied: send one of those.`,
+  );
 }
 
 function cancelledBeforeCommit(operationId: string): PatchFailure {

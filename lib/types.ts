@@ -34,6 +34,7 @@ export type FailureCode =
   | "already_exists"
   | "not_regular_file"
   | "invalid_utf8"
+  | "unencodable_character"
   | "duplicate_path"
   | "anchor_not_found"
   | "context_mismatch"
@@ -204,7 +205,8 @@ export type HintOption =
   | "hostKeyPolicy"
   | "sharedDirectories"
   | "trustRootAncestors"
-  | "sudo";
+  | "sudo"
+  | "encoding";
 
 /**
  * Every field a failure may carry, all but `code`, `message` and
@@ -292,6 +294,8 @@ export interface FailureFields {
   queue?: ApplyQueueState;
   /** For `no_space`: where the space ran out, what was needed and what is free. */
   noSpace?: NoSpace;
+  /** For `unencodable_character`: the character of new text the file's encoding has no byte for. */
+  unencodable?: Unencodable;
   /** For host-key failures: `SHA256:…` fingerprint and the known_hosts line. */
   fingerprint?: string;
   /** For host-key failures: the exact known_hosts line to add once the fingerprint is confirmed. */
@@ -347,6 +351,8 @@ export interface FailureCodeFields {
   not_regular_file: { path: string };
   /** The path two sections of the patch name. */
   duplicate_path: { path: string };
+  /** The file, the patch line of the new text and the character its encoding cannot represent. */
+  unencodable_character: { path: string; patchLine: number; unencodable: Unencodable };
   /** The file and chunk (a compact or folded failure has no `closest` or similar lines). */
   anchor_not_found: { path: string; hunk: number };
   /** The file and chunk (`closest` only when the chunk was diagnosed in full). */
@@ -534,6 +540,40 @@ export interface LockHolder {
   host: string | null;
   /** The operation holding it; the failure's own `operationId` when it is this operation's. */
   operationId: string | null;
+}
+
+/**
+ * How a request's files are decoded and its new text encoded: strict UTF-8
+ * (the default), or an opt-in single-byte legacy encoding in which every
+ * byte round-trips (lib/text/encoding.ts).
+ *
+ * @example
+ * ```ts
+ * const encoding: TextEncodingName = "latin1";
+ * await applyPatch(shell, { root, patch, encoding });
+ * ```
+ */
+export type TextEncodingName = "utf-8" | "latin1" | "windows-1252";
+
+/**
+ * A character of a patch's new text that the request's single-byte
+ * `encoding` has no byte for (`unencodable_character`): nothing is applied,
+ * since writing it would need another encoding than the file's.
+ *
+ * @example
+ * ```ts
+ * if (f.code === "unencodable_character") console.error(`U+${f.unencodable.codePoint.toString(16)} cannot be written in ${f.unencodable.encoding}`);
+ * ```
+ */
+export interface Unencodable {
+  /** The character as text (a whole surrogate pair when it is one). */
+  character: string;
+  /** Its Unicode code point. */
+  codePoint: number;
+  /** The encoding that cannot represent it. */
+  encoding: "latin1" | "windows-1252";
+  /** 1-based column (UTF-16) of the character in the new line's text (after its `+`). */
+  column: number;
 }
 
 /**
@@ -1146,6 +1186,15 @@ export interface PlanOptions {
   createParents?: boolean;
   /** Bounds on the patch and the files (defaults `DEFAULT_LIMITS`). */
   limits?: Partial<Limits>;
+  /**
+   * How the files are decoded and new text encoded: strict UTF-8 (the
+   * default; other bytes fail `invalid_utf8`), or a single-byte legacy
+   * encoding, `"latin1"` (ISO-8859-1) or `"windows-1252"`, in which every
+   * byte round-trips exactly. One encoding for every file of the patch;
+   * new text with a character it cannot represent fails
+   * `unencodable_character`, nothing applied. SHA-256s stay over the bytes.
+   */
+  encoding?: TextEncodingName;
   /** Longest excerpt in a failure, in lines (default 40) and bytes (default 4096). */
   excerptLines?: number;
   /** Longest excerpt in a failure, in bytes (default 4096). */

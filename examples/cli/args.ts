@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseSshDestination, unknownNames, unknownNamesText } from "../../mod.ts";
-import type { MatchingMode, SharedDirectories, SshDestination } from "../../mod.ts";
+import type { MatchingMode, SharedDirectories, SshDestination, TextEncodingName } from "../../mod.ts";
 import { parseHostExpect, parseHosts } from "./hosts.ts";
 import type { HostEntry } from "./hosts.ts";
 
@@ -48,6 +48,8 @@ Patch and checks:
                               versions planned on) for the real run; change nothing
   --expect PATH=SHA256        the file must be exactly this version (repeatable)
   --matching MODE             exact | whitespace | lenient (default lenient)
+  --encoding NAME             utf-8 (default) | latin1 | windows-1252: read and write the files in
+                              that single-byte encoding, every byte kept exactly
   --require-sha-for-delete    a Delete needs an --expect for its path
   --shared-directories MODE   refuse (default) | allow: work in directories other users can
                               write (refused by default: unsafe_directory); see docs/security.md
@@ -118,6 +120,8 @@ export interface ApplyCliOptions {
   json: boolean;
   expectedSha256: Record<string, string>;
   matching?: MatchingMode;
+  /** `--encoding`: how the files are decoded and new text encoded. */
+  encoding?: TextEncodingName;
   requireShaForDelete: boolean;
   /** `--shared-directories`: what to do with directories other users can write. */
   sharedDirectories?: SharedDirectories;
@@ -163,6 +167,7 @@ export type ParsedArgs =
   | { kind: "usage_error"; message: string };
 
 const MATCHING: readonly MatchingMode[] = ["exact", "whitespace", "lenient"];
+const ENCODINGS: readonly TextEncodingName[] = ["utf-8", "latin1", "windows-1252"];
 const SHA256 = /^[0-9a-f]{64}$/;
 
 /**
@@ -217,6 +222,10 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   if (matching !== undefined && !MATCHING.includes(matching)) {
     return usageError(`--matching must be one of ${MATCHING.join(", ")}, not ${JSON.stringify(matching)}`);
   }
+  const encoding = values.encoding as TextEncodingName | undefined;
+  if (encoding !== undefined && !ENCODINGS.includes(encoding)) {
+    return usageError(`--encoding must be one of ${ENCODINGS.join(", ")}, not ${JSON.stringify(encoding)}`);
+  }
   let timeoutMs: number | undefined;
   if (values["timeout-ms"] !== undefined) {
     timeoutMs = Number(values["timeout-ms"]);
@@ -253,7 +262,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
   const reconcileFile = values.reconcile;
   if (reconcileFile !== undefined) {
     // reconcile settles what an earlier run planned: nothing here may change that plan.
-    const patchOnly = ["patch", "dry-run", "expect", "matching", "require-sha-for-delete", "canary", "max-failures", "host-expect"] as const;
+    const patchOnly = ["patch", "dry-run", "expect", "matching", "encoding", "require-sha-for-delete", "canary", "max-failures", "host-expect"] as const;
     const given = patchOnly.find((name) => values[name] !== undefined);
     if (given !== undefined) return usageError(`--${given} cannot be combined with --reconcile (it settles the operation the ticket names)`);
     if (reconcileFile !== "-" && !existsSync(reconcileFile)) return usageError(`--reconcile ${reconcileFile}: no such file`);
@@ -268,6 +277,7 @@ export function parseApplyArgs(argv: readonly string[]): ParsedArgs {
       json: values.json === true,
       expectedSha256,
       ...(matching !== undefined ? { matching } : {}),
+      ...(encoding !== undefined ? { encoding } : {}),
       requireShaForDelete: values["require-sha-for-delete"] === true,
       ...(shared !== undefined ? { sharedDirectories: shared } : {}),
       ...(values["trust-root-ancestors"] === true ? { trustRootAncestors: true } : {}),
@@ -318,6 +328,7 @@ const FLAGS = {
   expect: { type: "string", multiple: true },
   json: { type: "boolean" },
   matching: { type: "string" },
+  encoding: { type: "string" },
   "require-sha-for-delete": { type: "boolean" },
   "shared-directories": { type: "string" },
   "trust-root-ancestors": { type: "boolean" },

@@ -44,6 +44,7 @@ export async function runFleetCli(options: ApplyCliOptions & { fleet: FleetCliOp
     expectedSha256: options.expectedSha256,
     requireShaForDelete: options.requireShaForDelete,
     ...(options.matching !== undefined ? { matching: options.matching } : {}),
+    ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
     ...(options.sharedDirectories !== undefined ? { sharedDirectories: options.sharedDirectories } : {}),
     ...(options.trustRootAncestors !== undefined ? { trustRootAncestors: options.trustRootAncestors } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),

@@ -25,6 +25,7 @@ const FLAGS: Partial<Record<HintOption, (value: FailureHint & { kind: "option" }
   sudo: () => "--sudo",
   sharedDirectories: (h) => `--shared-directories=${String(h.value ?? "allow")}`,
   trustRootAncestors: () => "--trust-root-ancestors",
+  encoding: (h) => `--encoding ${String(h.value ?? "latin1")}`,
 };
 
 /**

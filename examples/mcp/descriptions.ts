@@ -101,7 +101,7 @@ To find a file or a line first, use list_files and search.
 file_sha256 is the SHA-256 of the whole file: pass it to apply_patch as expected_sha256 {"<path>": file_sha256} so the patch applies only to the version you read. content_sha256 hashes only the returned lines' bytes. eol, bom and final_newline describe the file; apply_patch keeps them, so write patch lines without "\\r".
 line_ids: true prefixes each line with "N:hh|" (line number and content hash, as in failure messages); never copy that prefix into a patch.
 
-Failures (isError; the text says what to do): not_found (no such file: check the path, or create it with *** Add File), not_regular_file (a directory or device), symlink_rejected (use the real path), invalid_utf8 (binary or another encoding: not editable here), invalid_argument (offset past the end, or unknown root: the message gives the valid range or roots), permission_denied, limit_exceeded (file too large), connect_failed / auth_failed / auth_unsupported / host_key_unknown / host_key_mismatch (SSH setup: tell the user; connect_failed may be retried).`;
+Failures (isError; the text says what to do): not_found (no such file: check the path, or create it with *** Add File), not_regular_file (a directory or device), symlink_rejected (use the real path), invalid_utf8 (not UTF-8: a legacy single-byte text file reads with encoding "latin1" or "windows-1252" — send the same encoding to apply_patch; binary files are not editable here), invalid_argument (offset past the end, or unknown root: the message gives the valid range or roots), permission_denied, limit_exceeded (file too large), connect_failed / auth_failed / auth_unsupported / host_key_unknown / host_key_mismatch (SSH setup: tell the user; connect_failed may be retried).`;
 }
 
 /** The example patch of the apply_patch description (the tests parse it). */
@@ -140,7 +140,7 @@ Workflow: find the file with list_files or search, read_file it, and copy contex
 Format (paths relative to the root):
 ${EXAMPLE_PATCH}
 
-In an Update, chunk lines start with " " (context, unchanged), "-" (remove) or "+" (add). Give about 3 context lines around each change; "@@ <a line above the change>" (e.g. the def/class line) narrows where the chunk may match, and several @@ lines in a row narrow further. Chunks go in file order. "*** End of File" after a chunk means it must match the end of the file. Add never overwrites an existing file; Move needs a missing destination. A unified / git diff (--- a/x, +++ b/x, @@ hunks) or a Markdown fence around the patch is accepted with a warning, but send the format above.
+In an Update, chunk lines start with " " (context, unchanged), "-" (remove) or "+" (add). Give about 3 context lines around each change; "@@ <a line above the change>" (e.g. the def/class line) narrows where the chunk may match, and several @@ lines in a row narrow further. Chunks go in file order. "*** End of File" after a chunk means it must match the end of the file. Add never overwrites an existing file: to rewrite one whole, use "*** Replace File: <path>" with "+" lines (or a Delete then an Add of the path), one atomic rename that keeps mode and owner. Move needs a missing destination. Files are UTF-8 unless you send encoding "latin1" or "windows-1252" (legacy files; every byte is kept). A unified / git diff (--- a/x, +++ b/x, @@ hunks) or a Markdown fence around the patch is accepted with a warning, but send the format above.
 
 Matching: exact first; only if nothing matches exactly, ignoring trailing then surrounding whitespace, then Unicode punctuation folding (reported as fuzzy_match warnings; the file's own text is kept for context lines). A chunk matching in several places is never applied to the first one.
 
@@ -155,6 +155,7 @@ Failures (isError: true; the first text block says what to do; structuredContent
 - no_space, read_only_filesystem: the host's file system is full (no_space says where, bytes needed and free) or mounted read-only; nothing was changed. Tell the user; resend only once space is freed or the mount is writable.
 - permission_denied: the remote user may not write there (or, in a sticky directory, replace another user's file); nothing was changed. Tell the user.
 - invalid_patch: the format is wrong at the given patch line.
+- invalid_utf8: the file is not UTF-8: if it is legacy text, send the call again with encoding "latin1" (or "windows-1252"). unencodable_character: a "+" line has a character that encoding cannot write (structuredContent.errors[].unencodable): write the line without it.
 - invalid_path, path_outside_root, symlink_rejected, not_found, already_exists, not_regular_file, duplicate_path: fix the path or the operation (list_files and search find the right path).
 - outcome_unknown, partial_apply: the connection or the host failed during the commit. The server reconciles at once and the first text block says the result (structuredContent.reconciled): applied (do not resend), not applied (send again), or diverged / unfinished (read_file the files before anything else).
 - invalid_argument: unknown or missing root.

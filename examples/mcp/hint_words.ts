@@ -6,7 +6,8 @@
  *
  * Options are the user's, not the model's: a root's `matching`, limits or
  * host-key policy are set in the server's configuration, so the words say
- * so instead of suggesting an argument that does not exist.
+ * so instead of suggesting an argument that does not exist. The exception
+ * is `encoding`, which apply_patch and read_file take as an argument.
  *
  * @module
  */
@@ -45,6 +46,8 @@ export function mcpWords(context: McpWordsContext = {}): HintWords {
           ? `send the file_sha256 that read_file returns as expected_sha256 {${JSON.stringify(hint.path)}: "<file_sha256>"}`
           : `send expected_sha256 {${JSON.stringify(hint.path)}: "${hint.sha256}"}`;
       case "option": {
+        // The one option a model sends itself, per call (apply_patch and read_file).
+        if (hint.option === "encoding") return `the argument "encoding": ${JSON.stringify(hint.value ?? "latin1")}`;
         const setting = hint.value === undefined ? hint.option : `${hint.option}=${String(hint.value)}`;
         return `the root option ${setting} (only the user can set it, in this server's configuration)`;
       }

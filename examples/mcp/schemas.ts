@@ -18,7 +18,7 @@ import { strictObject, strictRecord } from "./strict.ts";
 
 const FAILURE_CODES = [
   "invalid_patch", "invalid_path", "path_outside_root", "symlink_rejected", "not_found", "already_exists",
-  "not_regular_file", "invalid_utf8", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
+  "not_regular_file", "invalid_utf8", "unencodable_character", "duplicate_path", "anchor_not_found", "context_mismatch", "ambiguous_hunk",
   "out_of_order_hunk", "anchor_after_change", "overlapping_hunks", "precondition_failed", "conflict", "locked", "permission_denied", "no_space", "read_only_filesystem", "unsafe_directory",
   "limit_exceeded", "remote_unsupported", "remote_error", "outcome_unknown", "partial_apply", "timeout", "cancelled",
   "invalid_argument", "invalid_request", "connect_failed", "auth_failed", "auth_unsupported", "host_key_unknown", "host_key_mismatch",
@@ -36,7 +36,7 @@ const WARNING_CODES = [
 
 const HINT_OPTIONS = [
   "matching", "createParents", "requireShaForDelete", "maxFileBytes", "maxPatchBytes", "maxFiles", "maxChunksPerFile",
-  "timeoutMs", "lockWaitMs", "hostKeyPolicy", "sharedDirectories", "trustRootAncestors", "sudo",
+  "timeoutMs", "lockWaitMs", "hostKeyPolicy", "sharedDirectories", "trustRootAncestors", "sudo", "encoding",
 ] as const satisfies readonly HintOption[];
 
 // The lists above must name every code of the library: a new code fails the type check here.
@@ -152,6 +152,12 @@ export const failureSchema: z.ZodType<WirePatchFailure> = z.looseObject({
     bytes_needed: z.number().nullable(),
     bytes_free: z.number().nullable(),
   }).optional().describe("for no_space: where the host's file system is full, what was needed and what is free"),
+  unencodable: z.looseObject({
+    character: z.string(),
+    code_point: z.number(),
+    encoding: z.enum(["latin1", "windows-1252"]),
+    column: z.number(),
+  }).optional().describe("for unencodable_character: the character of a + line the requested encoding cannot write (nothing was applied)"),
   fingerprint: z.string().optional(),
   known_hosts_line: z.string().optional(),
   suggested_path: z.string().optional().describe("the root-relative path to write instead of an absolute one"),
@@ -212,6 +218,11 @@ export function strictInput<T extends z.ZodRawShape>(shape: T, nothing: string):
   return strictObject(shape, "argument", nothing);
 }
 
+/** The encoding argument of apply_patch and read_file (PlanOptions.encoding). */
+const encodingArgument = z.enum(["utf-8", "latin1", "windows-1252"]).optional().describe(
+  "how the files are read and written: utf-8 (default; other bytes fail invalid_utf8), or latin1 / windows-1252 for legacy single-byte files (every byte kept exactly; a + line with a character the encoding lacks fails unencodable_character)",
+);
+
 /** apply_patch input. */
 export const applyPatchInput: z.ZodType<ApplyPatchArgs> = strictInput({
   patch: z.string().min(1).describe("the patch text, from *** Begin Patch to *** End Patch"),
@@ -220,6 +231,7 @@ export const applyPatchInput: z.ZodType<ApplyPatchArgs> = strictInput({
   expected_sha256: strictRecord(z.string(), z.string(), "expected_sha256", "nothing was applied").optional().describe(
     "path → file_sha256 from read_file, for files the patch updates or deletes: the patch applies only to that exact version",
   ),
+  encoding: encodingArgument,
 }, "nothing was applied");
 
 /** apply_patch output: the library's ApplyReport (operation fields absent when no operation started). */
@@ -252,6 +264,7 @@ export const readFileInput: z.ZodType<ReadFileArgs> = strictInput({
   limit: z.number().int().min(1).optional().describe("most lines (default 800)"),
   line_ids: z.boolean().optional().describe("prefix each line with its N:hh| id"),
   column: z.number().int().min(1).optional().describe("read only line offset, from this character on (to read the rest of a line cut by line_cut)"),
+  encoding: encodingArgument,
 }, "nothing was read");
 
 /** read_file output: the window (lib/plan/read_window.ts) when ok, the failures otherwise. */
@@ -287,6 +300,7 @@ export type ApplyPatchArgs = {
   root?: string;
   dry_run?: boolean;
   expected_sha256?: Record<string, string>;
+  encoding?: "utf-8" | "latin1" | "windows-1252";
 };
 
 /** read_file arguments. */
@@ -297,6 +311,7 @@ export type ReadFileArgs = {
   limit?: number;
   line_ids?: boolean;
   column?: number;
+  encoding?: "utf-8" | "latin1" | "windows-1252";
 };
 
 /** A line cut to read_file's byte budget. */

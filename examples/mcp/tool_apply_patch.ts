@@ -133,6 +133,7 @@ async function applyQueued(
       dryRun,
       expectedSha256: args.expected_sha256,
       matching: root.options.matching,
+      ...(args.encoding !== undefined ? { encoding: args.encoding } : {}),
       requireShaForDelete: root.options.requireShaForDelete,
       createParents: root.options.createParents,
       sharedDirectories: root.options.sharedDirectories,

@@ -78,6 +78,7 @@ async function readFile(ctx: ToolContext, args: ReadFileArgs, extra: Extra): Pro
     lineIds: args.line_ids,
     maxBytes: ctx.readMaxBytes,
     path: args.path,
+    ...(args.encoding !== undefined ? { encoding: args.encoding } : {}),
   });
   if ("code" in window) return failed(window, root.name);
   const cut = cutLongLine(window, args, ctx.readMaxBytes);

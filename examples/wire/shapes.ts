@@ -27,6 +27,7 @@ import type {
   LockHolder,
   ApplyQueueState,
   NoSpace,
+  Unencodable,
   PatchFailure,
   PathOutcome,
   ReadWindowResult,
@@ -51,6 +52,7 @@ import type {
   WireLockHolder,
   WireApplyQueueState,
   WireNoSpace,
+  WireUnencodable,
   WirePatchFailure,
   WirePathOutcome,
   WireReadWindow,
@@ -161,6 +163,8 @@ const applyQueue: ShapeOf<ApplyQueueState> = { path: true, reason: true, waiting
 
 const noSpace: ShapeOf<NoSpace> = { directory: true, bytesNeeded: true, bytesFree: true };
 
+const unencodable: ShapeOf<Unencodable> = { character: true, codePoint: true, encoding: true, column: true };
+
 const unsafeDirectory: ShapeOf<UnsafeDirectory> = { path: true, mode: true, uid: true, gid: true, reason: true, writers: true };
 
 const ticketFile: ShapeOf<ReconcileTicketFile> = { op: true, path: true, moveTo: true, previousSha256: true, newSha256: true, newSize: true };
@@ -194,6 +198,7 @@ const failure: ShapeOf<PatchFailure> = {
   lock: lockHolder,
   queue: applyQueue,
   noSpace,
+  unencodable,
   fingerprint: true,
   knownHostsLine: true,
   suggestedPath: true,
@@ -346,6 +351,7 @@ const keysMatch: [
   WireKeysMatch<LockHolder, WireLockHolder>,
   WireKeysMatch<ApplyQueueState, WireApplyQueueState>,
   WireKeysMatch<NoSpace, WireNoSpace>,
+  WireKeysMatch<Unencodable, WireUnencodable>,
   WireKeysMatch<ReconcileTicketFile, WireTicketFile>,
   WireKeysMatch<ReconcileTicket, WireTicket>,
   WireKeysMatch<PatchFailure, WirePatchFailure>,
@@ -357,5 +363,5 @@ const keysMatch: [
   WireKeysMatch<ReadWindowResult, WireReadWindow>,
   WireKeysMatch<ListFilesResult, WireListResult>,
   WireKeysMatch<SearchFilesResult, WireSearchResult>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void keysMatch;

@@ -73,6 +73,9 @@ export type WireApplyQueueState = {
 };
 
 /** Where a write ran out of space (lib `NoSpace`). */
+/** Unencodable on the wire. */
+export type WireUnencodable = { character: string; code_point: number; encoding: "latin1" | "windows-1252"; column: number };
+
 export type WireNoSpace = {
   directory: string;
   bytes_needed: number | null;
@@ -126,6 +129,7 @@ export type WirePatchFailure = {
   lock?: WireLockHolder;
   queue?: WireApplyQueueState;
   no_space?: WireNoSpace;
+  unencodable?: WireUnencodable;
   fingerprint?: string;
   known_hosts_line?: string;
   suggested_path?: string;

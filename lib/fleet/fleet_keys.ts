@@ -13,7 +13,7 @@ import type { Limits, PatchFailure } from "../types.ts";
 import type { FleetHostOptions, FleetOptions, FleetRequest, FleetTargetCommon, ReconcileFleetOptions } from "./types.ts";
 
 const HOST_OPTION_KEYS = [
-  "matching", "requireShaForDelete", "createParents", "limits", "lockWaitMs", "clientGoneMs", "timeoutMs", "delta",
+  "matching", "encoding", "requireShaForDelete", "createParents", "limits", "lockWaitMs", "clientGoneMs", "timeoutMs", "delta",
   "sharedDirectories", "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof FleetHostOptions)[];
 const REQUEST_KEYS = ["patch", "dryRun", "expectedSha256", ...HOST_OPTION_KEYS] as const satisfies readonly (keyof FleetRequest)[];

@@ -9,7 +9,7 @@ import { failure, listHint, optionHint, readHint, shaHint } from "../failure.ts"
 import { parentOf, validatePath } from "../patch/paths.ts";
 import { isSha256Hex, sha256Hex } from "../text/sha256.ts";
 import { missingFileFailure } from "./not_found.ts";
-import type { FileSnapshot, Limits, Patch, PatchFailure, PlanOptions, Snapshots } from "../types.ts";
+import type { FileSnapshot, Limits, Patch, PatchFailure, PlanOptions, Snapshots, TextEncodingName } from "../types.ts";
 
 /** Everything a per-op planner needs, resolved once by planPatch. */
 export interface PlanContext {
@@ -22,6 +22,8 @@ export interface PlanContext {
   excerptBytes: number;
   /** Caller SHAs, lowercased, by path. */
   expectedSha: Map<string, string>;
+  /** How files are decoded and new text encoded (PlanOptions.encoding). */
+  encoding: TextEncodingName;
 }
 
 /**

@@ -38,6 +38,9 @@ import { sha256Hex, sha256HexOfParts } from "../text/sha256.ts";
 import { decodeText, lineOf, newFileBytes, renderTextParts, type TextFile } from "../text/text.ts";
 import { lazyNewBytes } from "./new_content.ts";
 import { planReplace } from "./plan_replace.ts";
+import { unencodableIn } from "./encodable.ts";
+import { checkedEncoding, notUtf8 } from "./not_utf8.ts";
+import { isSingleByte } from "../text/encoding.ts";
 import { appendAll } from "../text/append_all.ts";
 import { textTooLong } from "./text_too_long.ts";
 import type {
@@ -86,6 +89,7 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
     excerptLines: options.excerptLines ?? 40,
     excerptBytes: options.excerptBytes ?? 4096,
     expectedSha: new Map(),
+    encoding: checkedEncoding(options.encoding),
   };
   const errors: PatchFailure[] = [];
   const warnings: Warning[] = [];
@@ -98,6 +102,11 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
     // Chunk failures past the first FULL_FAILURES of the patch are not
     // diagnosed one by one (see fold_failures.ts).
     const detail = Math.max(0, FULL_FAILURES - errors.length);
+    const unencodable = isSingleByte(ctx.encoding) ? unencodableIn(op, ctx.encoding) : null;
+    if (unencodable !== null) {
+      errors.push(unencodable);
+      continue;
+    }
     const result = op.type === "add"
       ? planAdd(op, ctx)
       : op.type === "delete"
@@ -118,7 +127,7 @@ export function planPatch(patch: Patch, snapshots: Snapshots, options: PlanOptio
 
 function planAdd(op: AddFileOp, ctx: PlanContext): OpResult {
   const blocked = checkDestination(ctx, op.path, "Add", op.patchLine);
-  if (blocked) return { ok: false, errors: [resentAdd(op, snapshotOf(ctx, op.path), blocked)] };
+  if (blocked) return { ok: false, errors: [resentAdd(op, snapshotOf(ctx, op.path), blocked, ctx.encoding)] };
   if (ctx.expectedSha.has(op.path)) {
     return {
       ok: false,
@@ -130,7 +139,7 @@ function planAdd(op: AddFileOp, ctx: PlanContext): OpResult {
       ],
     };
   }
-  const newBytes = newFileBytes(op.lines);
+  const newBytes = newFileBytes(op.lines, ctx.encoding);
   const tooLarge = fileTooLarge(ctx, op.path, newBytes.length, "the new file");
   if (tooLarge) return { ok: false, errors: [tooLarge] };
   const edits: LineEdit[] = [{ start: 0, end: 0, replacement: op.lines.map((text) => ({ text })) }];
@@ -181,7 +190,7 @@ function planDelete(op: DeleteFileOp, ctx: PlanContext): OpResult {
   }
   const sha = requireSha(snap);
   const bytes = snap.bytes ?? new Uint8Array();
-  const decoded = decodeText(bytes);
+  const decoded = decodeText(bytes, ctx.encoding);
   const diff = decoded.ok
     ? unifiedDiff({
         oldPath: op.path,
@@ -226,20 +235,9 @@ function planUpdate(op: UpdateFileOp, ctx: PlanContext, detail: number): OpResul
   const tooLarge = fileTooLarge(ctx, op.path, bytes.length, "the file");
   if (tooLarge) return { ok: false, errors: [tooLarge] };
 
-  const decoded = decodeText(bytes);
+  const decoded = decodeText(bytes, ctx.encoding);
   if (!decoded.ok && decoded.reason === "too_long") return { ok: false, errors: [textTooLong(op.path, decoded.byteLength, decoded.maxChars, op.patchLine)] };
-  if (!decoded.ok) {
-    return {
-      ok: false,
-      errors: [
-        failure(
-          "invalid_utf8",
-          `${op.path} is not valid UTF-8 (first bad byte at offset ${decoded.byteOffset}, line ${decoded.line}). This tool edits UTF-8 text only; use a tool for binary or legacy-encoded files, or convert the file to UTF-8 first.`,
-          { path: op.path, line: decoded.line, patchLine: op.patchLine },
-        ),
-      ],
-    };
-  }
+  if (!decoded.ok) return { ok: false, errors: [{ ...notUtf8(op.path, bytes, decoded.byteOffset, decoded.line), patchLine: op.patchLine }] };
   const file = decoded.file;
   // The decoded file, not its lines: the matcher scans the flat text, and
   // only the lines chunks touch are ever made into strings.

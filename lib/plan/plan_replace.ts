@@ -83,7 +83,7 @@ export function planReplace(op: ReplaceFileOp, ctx: PlanContext): OpResult {
   const tooLarge = fileTooLarge(ctx, op.path, bytes.length, "the file");
   if (tooLarge) return { ok: false, errors: [tooLarge] };
 
-  const decoded = decodeText(bytes);
+  const decoded = decodeText(bytes, ctx.encoding);
   if (!decoded.ok && decoded.reason === "too_long") return { ok: false, errors: [textTooLong(op.path, decoded.byteLength, decoded.maxChars, op.patchLine)] };
   let newBytes: Uint8Array;
   let diff: string;
@@ -106,7 +106,7 @@ export function planReplace(op: ReplaceFileOp, ctx: PlanContext): OpResult {
       newFinalNewline: length > (file.bom ? 3 : 0) && (newBytes[length - 1] === 0x0a || newBytes[length - 1] === 0x0d),
     });
   } else {
-    newBytes = newFileBytes(op.lines);
+    newBytes = newFileBytes(op.lines, ctx.encoding);
     diff = `diff --git a/${op.path} b/${op.path}\n--- a/${op.path}\n+++ b/${op.path}\n(the old content is ${bytes.length} bytes that are not text; replaced by ${newBytes.length} bytes of new text)\n`;
   }
   const newTooLarge = fileTooLarge(ctx, op.path, newBytes.length, "the new content");

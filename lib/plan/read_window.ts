@@ -27,8 +27,9 @@ import { failure } from "../failure.ts";
 import { formatLineId } from "../text/line_id.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { decodeText } from "../text/text.ts";
+import { checkedEncoding, notUtf8 } from "./not_utf8.ts";
 import { textTooLong } from "./text_too_long.ts";
-import type { PatchFailure } from "../types.ts";
+import type { PatchFailure, TextEncodingName } from "../types.ts";
 
 /**
  * Options of {@linkcode readWindow}.
@@ -53,6 +54,13 @@ export interface ReadWindowOptions {
   maxBytes?: number;
   /** The file's name, for failure messages and `path` fields. */
   path?: string;
+  /**
+   * How the bytes are decoded: strict UTF-8 (default; other bytes fail
+   * `invalid_utf8`), or `"latin1"` / `"windows-1252"` (every byte one
+   * character; see `PlanOptions.encoding`). `text` is always a JS string;
+   * the SHA-256s are of the bytes.
+   */
+  encoding?: TextEncodingName;
 }
 
 /**
@@ -151,15 +159,9 @@ export function readWindow(bytes: Uint8Array, options: ReadWindowOptions = {}): 
   const name = options.path ?? "the file";
   const pathField = options.path !== undefined ? { path: options.path } : {};
 
-  const decoded = decodeText(bytes);
+  const decoded = decodeText(bytes, checkedEncoding(options.encoding));
   if (!decoded.ok && decoded.reason === "too_long") return textTooLong(name, decoded.byteLength, decoded.maxChars);
-  if (!decoded.ok) {
-    return failure(
-      "invalid_utf8",
-      `${name} is not valid UTF-8 (first invalid byte at offset ${decoded.byteOffset}, line ${decoded.line}); only UTF-8 text can be read and patched here. Use another tool for binary or legacy-encoded files.`,
-      { ...pathField, line: decoded.line },
-    );
-  }
+  if (!decoded.ok) return { ...notUtf8(name, bytes, decoded.byteOffset, decoded.line), ...pathField };
   const file = decoded.file;
   const total = file.lines.length;
   if (offset > Math.max(total, 1)) {

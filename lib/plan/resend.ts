@@ -22,7 +22,7 @@ import { locateChunks } from "../match/locate.ts";
 import { isIndentationSensitive } from "../match/normalize.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { decodeText, newFileBytes } from "../text/text.ts";
-import type { AddFileOp, FileSnapshot, PatchFailure, UpdateFileOp } from "../types.ts";
+import type { AddFileOp, FileSnapshot, PatchFailure, TextEncodingName, UpdateFileOp } from "../types.ts";
 import type { PlanContext } from "./checks.ts";
 
 /**
@@ -31,7 +31,7 @@ import type { PlanContext } from "./checks.ts";
  */
 function appliedAt(ctx: PlanContext, op: UpdateFileOp, path: string, bytes: Uint8Array | undefined): number[] | undefined {
   if (bytes === undefined || op.chunks.length === 0) return undefined;
-  const decoded = decodeText(bytes);
+  const decoded = decodeText(bytes, ctx.encoding);
   if (!decoded.ok) return undefined;
   const located = locateChunks(decoded.file, op.chunks, {
     matching: ctx.matching,
@@ -100,9 +100,9 @@ export function resentUpdate(ctx: PlanContext, op: UpdateFileOp, snap: FileSnaps
  * const f = resentAdd(op, snapshotOf(ctx, op.path), blocked);
  * ```
  */
-export function resentAdd(op: AddFileOp, snap: FileSnapshot, blocked: PatchFailure): PatchFailure {
+export function resentAdd(op: AddFileOp, snap: FileSnapshot, blocked: PatchFailure, encoding: TextEncodingName = "utf-8"): PatchFailure {
   if (blocked.code !== "already_exists" || snap.kind !== "file" || snap.bytes === undefined) return blocked;
-  const wanted = newFileBytes(op.lines);
+  const wanted = newFileBytes(op.lines, encoding);
   if (wanted.length !== snap.bytes.length || sha256Hex(wanted) !== (snap.sha256 ?? sha256Hex(snap.bytes))) return blocked;
   return {
     ...blocked,

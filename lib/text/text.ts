@@ -19,6 +19,11 @@
  *   property of the file, like its mode, not part of its first line.
  * - Invalid UTF-8 reports the 0-based byte offset (counting the BOM) of the
  *   first ill-formed sequence and its 1-based line.
+ * - A single-byte encoding (`latin1`, `windows-1252`; lib/text/encoding.ts)
+ *   is asked for by the caller, never guessed. It has no BOM (bytes EF BB BF
+ *   are three characters of the first line) and every byte is one
+ *   character, so untouched stretches are still copied as byte slices and
+ *   only new text is encoded, in the file's own encoding.
  *
  * @module
  */
@@ -35,6 +40,7 @@ import {
 import type { ContentPiece, LineEdit } from "../types.ts";
 import type { LineSource } from "./excerpt.ts";
 import { firstInvalidUtf8, lineNumberAt } from "./utf8_errors.ts";
+import { decodeSingleByte, encodeSingleByte, isSingleByte, type TextEncodingName } from "./encoding.ts";
 
 export type { EolCode } from "./line_scan.ts";
 
@@ -59,6 +65,8 @@ export interface TextFile {
   readonly bytes: Uint8Array;
   /** Every character is ASCII, so character offsets equal byte offsets (after the BOM). */
   readonly ascii?: boolean;
+  /** The encoding the bytes were decoded with (absent: UTF-8); new text is encoded in it. */
+  readonly encoding?: TextEncodingName;
   /**
    * The decoded text (without the BOM). The matcher scans this one flat
    * string instead of reading every line.
@@ -109,16 +117,18 @@ class DecodedTextFile implements TextFile {
   readonly bytes: Uint8Array;
   readonly ascii: boolean;
   readonly text: string;
+  readonly encoding: TextEncodingName;
   /** No CR anywhere: every line ends with LF (or, the last, with nothing). */
   readonly lfOnly: boolean;
   #scan: ScannedLines | undefined;
   #lines: string[] | undefined;
 
-  constructor(bytes: Uint8Array, bom: boolean, ascii: boolean, text: string) {
+  constructor(bytes: Uint8Array, bom: boolean, ascii: boolean, text: string, encoding: TextEncodingName = "utf-8") {
     this.bom = bom;
     this.bytes = bytes;
     this.ascii = ascii;
     this.text = text;
+    this.encoding = encoding;
     this.lfOnly = text.indexOf("\r") < 0;
     if (this.lfOnly) {
       // Known without finding the lines.
@@ -239,16 +249,20 @@ export function adoptLfLineStarts(file: TextFile, starts: Int32Array): void {
 
 /**
  * Decode UTF-8 bytes into lines. Invalid UTF-8 gives the first bad
- * sequence's 1-based line and 0-based byte offset.
+ * sequence's 1-based line and 0-based byte offset. With a single-byte
+ * `encoding` (`latin1`, `windows-1252`) every byte is one character and
+ * decoding never fails (lib/text/encoding.ts).
  *
  * @example
  * ```ts
  * const r = decodeText(new TextEncoder().encode("a\r\nb"));
  * if (r.ok) r.file.lines; // ["a", "b"], eols [2, 0], finalNewline false
+ * decodeText(new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]), "latin1"); // ok, lines ["café"]
  * ```
  */
-export function decodeText(bytes: Uint8Array): DecodeResult {
+export function decodeText(bytes: Uint8Array, encoding: TextEncodingName = "utf-8"): DecodeResult {
   if (!(bytes instanceof Uint8Array)) throw new TypeError("decodeText: bytes must be a Uint8Array");
+  if (isSingleByte(encoding)) return decodeSingleByteText(bytes, encoding);
   const bom = hasBom(bytes);
   const body = bom ? bytes.subarray(BOM_LENGTH) : bytes;
   let text: string;
@@ -267,6 +281,29 @@ export function decodeText(bytes: Uint8Array): DecodeResult {
   return { ok: true, file: new DecodedTextFile(bytes, bom, ascii, text) };
 }
 
+function decodeSingleByteText(bytes: Uint8Array, encoding: "latin1" | "windows-1252"): DecodeResult {
+  let text: string;
+  try {
+    text = decodeSingleByte(bytes, encoding);
+  } catch (error) {
+    // One character per byte: only the engine's longest string can stop it.
+    if (error instanceof RangeError) return { ok: false, reason: "too_long", byteLength: bytes.length };
+    throw error;
+  }
+  // `ascii` promises that the bytes are the text's code units in UTF-8 too
+  // (the matcher then scans the bytes): only true when no byte is ≥ 0x80.
+  let ascii = true;
+  for (let i = 0; i < bytes.length && ascii; i++) if (bytes[i]! >= 0x80) ascii = false;
+  return { ok: true, file: new DecodedTextFile(bytes, false, ascii, text, encoding) };
+}
+
+/** How new text of `file` becomes bytes: UTF-8, or the file's single-byte encoding. */
+function encoderOf(file: TextFile): (text: string) => Uint8Array {
+  const encoding = file.encoding;
+  if (isSingleByte(encoding)) return (text) => encodeSingleByte(text, encoding);
+  return (text) => encoder.encode(text);
+}
+
 /**
  * Byte offsets of line starts. In an ASCII file they are the character
  * offsets (after the BOM); other files walk forward from the last answer,
@@ -283,7 +320,8 @@ class LineOffsets {
     this.#file = file;
     this.#base = file.bom ? BOM_LENGTH : 0;
     this.#pos = this.#base;
-    this.#ascii = file.ascii === true;
+    // In a single-byte encoding every character is one byte (and there is no BOM).
+    this.#ascii = file.ascii === true || isSingleByte(file.encoding);
   }
 
   /** Byte offset where line `k` starts (`k` = line count: end of the bytes). `k` never decreases. */
@@ -398,7 +436,8 @@ export function renderTextParts(file: TextFile, edits: readonly LineEdit[]): Ren
   checkEdits(file, edits);
   const { bytes, eols } = file;
   const offsets = new LineOffsets(file);
-  const dominant = encoder.encode(file.dominantEol);
+  const encode = encoderOf(file);
+  const dominant = encode(file.dominantEol);
   const parts: Uint8Array[] = [];
   // Per part: where it starts in the old bytes, or -1 for new bytes.
   const origins: number[] = [];
@@ -410,7 +449,7 @@ export function renderTextParts(file: TextFile, edits: readonly LineEdit[]): Ren
 
   const flushText = (): void => {
     if (pendingText.length > 0) {
-      parts.push(encoder.encode(pendingText));
+      parts.push(encode(pendingText));
       origins.push(-1);
     }
     pendingText = "";
@@ -502,16 +541,19 @@ export function renderTextParts(file: TextFile, edits: readonly LineEdit[]): Ren
 
 /**
  * The bytes of an added file: `\n` endings and a final newline; no lines
- * give an empty file.
+ * give an empty file. UTF-8 unless a single-byte `encoding` is named (its
+ * characters checked by the caller: see lib/text/encoding.ts).
  *
  * @example
  * ```ts
  * newFileBytes(["a", "b"]); // bytes of "a\nb\n"
+ * newFileBytes(["café"], "latin1"); // 63 61 66 e9 0a
  * ```
  */
-export function newFileBytes(lines: readonly string[]): Uint8Array {
+export function newFileBytes(lines: readonly string[], encoding: TextEncodingName = "utf-8"): Uint8Array {
   if (lines.length === 0) return new Uint8Array(0);
-  return encoder.encode(lines.join("\n") + "\n");
+  const text = lines.join("\n") + "\n";
+  return isSingleByte(encoding) ? encodeSingleByte(text, encoding) : encoder.encode(text);
 }
 
 /**

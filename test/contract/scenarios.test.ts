@@ -67,6 +67,7 @@ async function run(c: ShellUnderTest, s: Scenario): Promise<void> {
     root,
     patch: s.patch,
     matching: s.options.matching,
+    ...(s.options.encoding !== undefined ? { encoding: s.options.encoding } : {}),
     expectedSha256: s.options.expectedSha256,
     requireShaForDelete: s.options.requireShaForDelete,
     createParents: s.options.createParents,

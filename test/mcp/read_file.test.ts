@@ -34,9 +34,9 @@ describe("MCP server in-process: tool listing", () => {
       expect(tool.description).toContain("site (local directory), other (local directory)");
     }
     expect(read.inputSchema.required).toEqual(["path"]);
-    expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(["column", "limit", "line_ids", "offset", "path", "root"]);
+    expect(Object.keys(read.inputSchema.properties ?? {}).sort()).toEqual(["column", "encoding", "limit", "line_ids", "offset", "path", "root"]);
     expect(apply.inputSchema.required).toEqual(["patch"]);
-    expect(Object.keys(apply.inputSchema.properties ?? {}).sort()).toEqual(["dry_run", "expected_sha256", "patch", "root"]);
+    expect(Object.keys(apply.inputSchema.properties ?? {}).sort()).toEqual(["dry_run", "encoding", "expected_sha256", "patch", "root"]);
     expect(Object.keys(apply.outputSchema?.properties ?? {})).toContain("errors");
     expect(read.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(apply.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });

@@ -62,7 +62,7 @@ describe("an unknown argument is refused with the closest known one; nothing is 
       says: "unknown arguments `expectedSha256` (did you mean `expected_sha256`?), `dryrun` (did you mean `dry_run`?); nothing was applied",
     },
     { name: "DRY_RUN (upper snake_case)", tool: "apply_patch", args: { patch: PATCH, DRY_RUN: true }, says: "did you mean `dry_run`? nothing was applied" },
-    { name: "a stranger: the arguments are listed", tool: "apply_patch", args: { patch: PATCH, force: true }, says: "unknown argument `force`; the arguments are `patch`, `root`, `dry_run`, `expected_sha256`; nothing was applied" },
+    { name: "a stranger: the arguments are listed", tool: "apply_patch", args: { patch: PATCH, force: true }, says: "unknown argument `force`; the arguments are `patch`, `root`, `dry_run`, `expected_sha256`, `encoding`; nothing was applied" },
     { name: "read_file lineIds", tool: "read_file", args: { path: "app.conf", lineIds: true }, says: "unknown argument `lineIds`: did you mean `line_ids`? nothing was read" },
     { name: "list_files maxDepth", tool: "list_files", args: { maxDepth: 2 }, says: "unknown argument `maxDepth`" },
     { name: "search fixedString", tool: "search", args: { pattern: "debug", fixedString: true }, says: "unknown argument `fixedString`: did you mean `fixed_string`? nothing was searched" },

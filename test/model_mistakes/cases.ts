@@ -26,8 +26,8 @@ export const FOREIGN_WORDS: Record<FrontEnd, readonly string[]> = {
   cli: ["read_file", "file_sha256", "expected_sha256 {", "expectedSha256", "hostKeyPolicy:"],
 };
 
-/** The state of the root before the mistake, as path → text. */
-export type Files = Record<string, string>;
+/** The state of the root before the mistake, as path → text (UTF-8) or bytes (legacy encodings). */
+export type Files = Record<string, string | Uint8Array>;
 
 /** What a failing row expects of the first failure. */
 export interface ExpectedFailure {
@@ -56,6 +56,8 @@ export interface Mistake {
   expectedSha256?: (files: Files) => Record<string, string>;
   /** Apply the same request once first (it succeeds), then send it again: the resend loop. */
   resend?: boolean;
+  /** The request's encoding (`encoding`, `--encoding`), when the row needs one. */
+  encoding?: "latin1" | "windows-1252";
   /** Front ends to run through (default all). */
   only?: readonly FrontEnd[];
   /** A failure, or success with these files afterwards and these warnings. */
@@ -75,6 +77,9 @@ export interface ExpectedSuccess {
 }
 
 const P = (...lines: string[]): string => lines.join("\n") + "\n";
+/** Text as latin-1 bytes (every character below U+0100). */
+const latin1 = (text: string): Uint8Array => Uint8Array.from([...text].map((c) => c.charCodeAt(0)));
+const LATIN1_INI = latin1("[kunde]\r\nname = Müller\r\nstadt = Köln\r\n");
 const id = (text: string, n: number): string => `${formatLineId(text, n)}|${text}`;
 
 const NGINX = "server {\n    listen 80;\n    server_name example.org;\n    root /srv/site;\n}\n";
@@ -457,9 +462,56 @@ export const MISTAKES: Mistake[] = [
     patch: P("*** Begin Patch", "*** Add File: app.ini", "+[main]", "+debug = 0", "*** End Patch"),
     expect: { code: "already_exists", path: "app.ini", says: ['write "*** Replace File: app.ini" in place of the Add header'] },
   },
+  {
+    why: "Non-UTF-8 files (latin-1) are refused clearly, but they cannot be edited at all (issue 29)",
+    name: "a latin-1 file without encoding: invalid_utf8 naming the encoding option in each front end's words",
+    files: { "kunde.ini": LATIN1_INI },
+    patch: P("*** Begin Patch", "*** Update File: kunde.ini", "@@", "-stadt = Köln", "+stadt = Bonn", "*** End Patch"),
+    expect: {
+      code: "invalid_utf8",
+      path: "kunde.ini",
+      line: 2,
+      says: ["first bad byte 0xFC at offset 17, line 2", '(or "windows-1252")'],
+      frontEnd: {
+        plan: ['send the request again with encoding: "latin1"'],
+        apply: ['send the request again with encoding: "latin1"'],
+        mcp: ['send the request again with the argument "encoding": "latin1"'],
+        cli: ["send the request again with --encoding latin1"],
+      },
+      fields: { hints: [{ kind: "option", option: "encoding", value: "latin1" }] },
+    },
+  },
+  {
+    why: "… with `encoding: \"latin1\"` the file is edited, every other byte kept",
+    name: "a latin-1 CRLF file with encoding latin1: applied byte-exactly",
+    files: { "kunde.ini": LATIN1_INI },
+    encoding: "latin1",
+    patch: P("*** Begin Patch", "*** Update File: kunde.ini", "@@", " name = Müller", "-stadt = Köln", "+stadt = Düsseldorf", "*** End Patch"),
+    expect: { ok: true, files: { "kunde.ini": latin1("[kunde]\r\nname = Müller\r\nstadt = Düsseldorf\r\n") }, warnings: [] },
+  },
+  {
+    why: "… a character the encoding has no byte for is refused, never replaced",
+    name: "a + line with € under latin1: unencodable_character naming windows-1252",
+    files: { "kunde.ini": LATIN1_INI },
+    encoding: "latin1",
+    patch: P("*** Begin Patch", "*** Update File: kunde.ini", "@@", "-stadt = Köln", "+preis = 5 €", "*** End Patch"),
+    expect: {
+      code: "unencodable_character",
+      path: "kunde.ini",
+      patchLine: 5,
+      says: ['has the character "€" (U+20AC) at column 11, which latin1 cannot represent', "nothing was applied"],
+      frontEnd: {
+        plan: ['send encoding: "windows-1252" instead'],
+        apply: ['send encoding: "windows-1252" instead'],
+        mcp: ['send the argument "encoding": "windows-1252" instead'],
+        cli: ["send --encoding windows-1252 instead"],
+      },
+      fields: { unencodable: { character: "€", codePoint: 0x20ac, encoding: "latin1", column: 11 } },
+    },
+  },
 ];
 
 import { createHash } from "node:crypto";
-function sha(text: string): string {
+function sha(text: string | Uint8Array): string {
   return createHash("sha256").update(text).digest("hex");
 }

@@ -33,6 +33,17 @@ const INI = "[server]\nhost = 0.0.0.0\ntimeout = 60\n\n[db]\nname = main\n";
 const HANDLER = "import os\n\ndef handle(req):\n    return 1\n\ndef other():\n    return 2\n";
 const NGINX = "server {\n    listen 80;\n    server_name example.org;\n    root /srv/site;\n}\n";
 
+/** Text as single-byte bytes (every character below U+0100). */
+const latin1 = (text: string): Uint8Array => Uint8Array.from([...text].map((c) => c.charCodeAt(0)));
+const KUNDE = latin1("[kunde]\r\nname = Müller\r\nstadt = Köln\r\n");
+// windows-1252: “Café” (0x93 … 0x94).
+const MENU = Uint8Array.from([...latin1("title = "), 0x93, ...latin1("Café"), 0x94, ...latin1("\nprice = 5 EUR\n")]);
+
+/** The encoding a failure's text tells a model to send (the MCP words for the hint). */
+function encodingSaid(answer: { text: string }): string | null {
+  return /the argument "encoding": "([a-z0-9-]+)"/.exec(answer.text)?.[1] ?? null;
+}
+
 /** The patch's lines of a call, for models that edit what they sent. */
 function lines(sent: { arguments: Record<string, unknown> }): string[] {
   return String(sent.arguments.patch).split("\n");
@@ -260,5 +271,41 @@ export const FOLLOW_UPS: FollowUpCase[] = [
       return resend(sent, { patch: lines(sent).map((l) => (l.startsWith("*** Replace File: ") ? m[1]! : l)).join("\n") });
     },
     expect: { "keep.txt": "x\n", "conf/new.ini": "a = 1\n" },
+  },
+  {
+    id: "latin1-read",
+    why: "non-UTF-8 files (latin-1) are refused clearly but cannot be read at all: the failure names the encoding argument",
+    firstCode: "invalid_utf8",
+    files: { "kunde.ini": KUNDE },
+    first: { tool: "read_file", arguments: { path: "kunde.ini" } },
+    model: (answer, sent) => {
+      const encoding = answer.errors[0]?.code === "invalid_utf8" ? encodingSaid(answer) : null;
+      return encoding === null ? null : resend(sent, { encoding });
+    },
+    expect: { "kunde.ini": KUNDE },
+  },
+  {
+    id: "latin1-apply",
+    why: "… nor edited: the failure names the encoding argument, and the file is then patched byte-exactly",
+    firstCode: "invalid_utf8",
+    files: { "kunde.ini": KUNDE },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: kunde.ini", "@@", " name = Müller", "-stadt = Köln", "+stadt = Düsseldorf") } },
+    model: (answer, sent) => {
+      const encoding = answer.errors[0]?.code === "invalid_utf8" ? encodingSaid(answer) : null;
+      return encoding === null ? null : resend(sent, { encoding });
+    },
+    expect: { "kunde.ini": latin1("[kunde]\r\nname = Müller\r\nstadt = Düsseldorf\r\n") },
+  },
+  {
+    id: "cp1252-euro",
+    why: "… a guessed latin1 cannot write €: the failure names windows-1252, in which the file's curly quotes are too",
+    firstCode: "unencodable_character",
+    files: { "menu.txt": MENU },
+    first: { tool: "apply_patch", arguments: { patch: patchOf("*** Update File: menu.txt", "@@", "-price = 5 EUR", "+price = 5 €"), encoding: "latin1" } },
+    model: (answer, sent) => {
+      const encoding = answer.errors[0]?.code === "unencodable_character" ? encodingSaid(answer) : null;
+      return encoding === null ? null : resend(sent, { encoding });
+    },
+    expect: { "menu.txt": Uint8Array.from([...latin1("title = "), 0x93, ...latin1("Café"), 0x94, ...latin1("\nprice = 5 "), 0x80, 0x0a]) },
   },
 ];

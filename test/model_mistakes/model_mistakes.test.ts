@@ -59,17 +59,26 @@ function tempRoot(files: Files): string {
   return root;
 }
 
-function readRoot(root: string): Files {
+/** Every file of the root: text, or bytes where the row's files say bytes (non-UTF-8). */
+function readRoot(root: string, like: Files = {}): Files {
   const out: Files = {};
   for (const path of readdirSync(root, { recursive: true, encoding: "utf8" })) {
     const full = join(root, path);
-    if (statSync(full).isFile()) out[relative(root, full)] = readFileSync(full, "utf8");
+    if (!statSync(full).isFile()) continue;
+    const rel = relative(root, full);
+    const bytes = new Uint8Array(readFileSync(full));
+    out[rel] = like[rel] instanceof Uint8Array ? bytes : decoder.decode(bytes);
   }
   return out;
 }
 
+/** The files a successful row expects, to read the root like (bytes where bytes are expected). */
+function likeOf(m: Mistake): Files {
+  return "ok" in m.expect ? m.expect.files : m.files;
+}
+
 async function viaPlan(m: Mistake): Promise<Outcome> {
-  let tree: Tree = new Map(Object.entries(m.files).map(([p, t]) => [p, encoder.encode(t)]));
+  let tree: Tree = new Map(Object.entries(m.files).map(([p, t]) => [p, typeof t === "string" ? encoder.encode(t) : t]));
   const expectedSha256 = m.expectedSha256?.(m.files);
   const once = (): Outcome => {
     const text = patchText(m, PLAN_ROOT);
@@ -79,10 +88,11 @@ async function viaPlan(m: Mistake): Promise<Outcome> {
       const snapshots = buildSnapshots(tree, parseFailurePaths(text, parsed.errors), {});
       return { ok: false, errors: refineParseFailures(text, parsed.errors, { root: PLAN_ROOT, snapshots }), warnings: parsed.warnings };
     }
-    const result = planPatch(parsed.patch, buildSnapshots(tree, patchPaths(parsed.patch), {}), { ...(expectedSha256 ? { expectedSha256 } : {}) });
+    const result = planPatch(parsed.patch, buildSnapshots(tree, patchPaths(parsed.patch), {}), { ...(expectedSha256 ? { expectedSha256 } : {}), ...(m.encoding ? { encoding: m.encoding } : {}) });
     if (!result.ok) return { ok: false, errors: result.errors, warnings: [...parsed.warnings, ...result.warnings] };
     tree = applyPlanInMemory(tree, result.plan);
-    const files = Object.fromEntries([...tree].map(([p, b]) => [p, decoder.decode(b)]));
+    const like = likeOf(m);
+    const files = Object.fromEntries([...tree].map(([p, b]) => [p, like[p] instanceof Uint8Array ? b : decoder.decode(b)]));
     return { ok: true, errors: [], warnings: [...parsed.warnings, ...result.plan.warnings, ...result.plan.files.flatMap((f) => f.warnings)], files, ops: result.plan.files.map((f) => f.op) };
   };
   if (m.resend) expect(once().ok).toBe(true);
@@ -93,8 +103,8 @@ async function viaApply(m: Mistake): Promise<Outcome> {
   const root = tempRoot(m.files);
   const expectedSha256 = m.expectedSha256?.(m.files);
   const once = async (): Promise<Outcome> => {
-    const r = await applyPatch(new LocalShell(), { root, patch: patchText(m, root), ...(expectedSha256 ? { expectedSha256 } : {}) });
-    return { ok: r.ok, errors: r.errors ?? [], warnings: [...r.warnings, ...r.files.flatMap((f) => f.warnings)], files: readRoot(root), ops: r.files.map((f) => f.op) };
+    const r = await applyPatch(new LocalShell(), { root, patch: patchText(m, root), ...(expectedSha256 ? { expectedSha256 } : {}), ...(m.encoding ? { encoding: m.encoding } : {}) });
+    return { ok: r.ok, errors: r.errors ?? [], warnings: [...r.warnings, ...r.files.flatMap((f) => f.warnings)], files: readRoot(root, likeOf(m)), ops: r.files.map((f) => f.op) };
   };
   if (m.resend) expect((await once()).ok).toBe(true);
   return await once();
@@ -106,14 +116,14 @@ async function viaMcp(m: Mistake): Promise<Outcome> {
   try {
     const expected = m.expectedSha256?.(m.files);
     const once = async (): Promise<Outcome> => {
-      const result = await call(session, "apply_patch", { patch: patchText(m, root), ...(expected ? { expected_sha256: expected } : {}) });
+      const result = await call(session, "apply_patch", { patch: patchText(m, root), ...(expected ? { expected_sha256: expected } : {}), ...(m.encoding ? { encoding: m.encoding } : {}) });
       const out = result.structuredContent as ApplyPatchOutput;
       // The wire's snake_case back in the library's spelling, so one expectation fits every front end.
       return {
         ok: out.ok,
         errors: (out.errors ?? []).map(failureFromWire),
         warnings: [...out.warnings, ...out.files.flatMap((f) => f.warnings)].map(warningFromWire),
-        files: readRoot(root),
+        files: readRoot(root, likeOf(m)),
         ops: out.files.map((f) => f.op),
         text: result.content.map((_, i) => textOf(result, i)).join("\n"),
       };
@@ -129,11 +139,11 @@ async function viaCli(m: Mistake): Promise<Outcome> {
   const root = tempRoot(m.files);
   const expected = Object.entries(m.expectedSha256?.(m.files) ?? {}).flatMap(([p, s]) => ["--expect", `${p}=${s}`]);
   const once = async (): Promise<Outcome> => {
-    const run = await runApply(["--root", root, "--json", ...expected], patchText(m, root));
+    const run = await runApply(["--root", root, "--json", ...expected, ...(m.encoding ? ["--encoding", m.encoding] : [])], patchText(m, root));
     const report = JSON.parse(run.stdout);
     expect(run.code).toBe(report.ok ? 0 : 1);
     const warnings: unknown[] = [...report.warnings, ...report.files.flatMap((f: { warnings: unknown[] }) => f.warnings)];
-    return { ok: report.ok, errors: (report.errors ?? []).map(failureFromWire), warnings: warnings.map(warningFromWire), files: readRoot(root), ops: report.files.map((f: { op: string }) => f.op) };
+    return { ok: report.ok, errors: (report.errors ?? []).map(failureFromWire), warnings: warnings.map(warningFromWire), files: readRoot(root, likeOf(m)), ops: report.files.map((f: { op: string }) => f.op) };
   };
   if (m.resend) expect((await once()).ok).toBe(true);
   return await once();

@@ -137,6 +137,7 @@ async function applyScenarioLocally(scenario: Scenario, shell: LocalShell): Prom
       root,
       patch: scenario.patch,
       matching: scenario.options.matching,
+      ...(scenario.options.encoding !== undefined ? { encoding: scenario.options.encoding } : {}),
       expectedSha256: scenario.options.expectedSha256,
       requireShaForDelete: scenario.options.requireShaForDelete,
       createParents: scenario.options.createParents,

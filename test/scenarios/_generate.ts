@@ -16,6 +16,7 @@ import { FORMAT_CASES } from "./_cases_format.ts";
 import { PLAN_FAILURE_CASES } from "./_cases_plan_failures.ts";
 import { REJECTED_CASES } from "./_cases_rejected.ts";
 import { REPLACE_CASES } from "./_cases_replace.ts";
+import { ENCODING_CASES } from "./_cases_encoding.ts";
 import { ROUND2_CASES } from "./_cases_round2.ts";
 import { TEXT_CASES } from "./_cases_text.ts";
 import { TIER_CASES } from "./_cases_tiers.ts";
@@ -29,6 +30,7 @@ export const ALL_CASES: ScenarioCase[] = [
   ...TIER_CASES,
   ...ROUND2_CASES,
   ...REPLACE_CASES,
+  ...ENCODING_CASES,
 ].sort((a, b) => a.id - b.id);
 
 /**
