@@ -135,6 +135,7 @@ const APPLY_VALUE_RULES: Readonly<Record<Exclude<keyof ApplyRequest, "root" | "p
   dryRun: "boolean",
   expectedSha256: "string-map",
   matching: { oneOf: ["exact", "whitespace", "lenient"] },
+  encoding: { oneOf: TEXT_ENCODINGS },
   requireShaForDelete: "boolean",
   createParents: "boolean",
   limits: "count-map",
@@ -199,9 +200,6 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   };
   const failed = (errors: Failures, warnings: Warning[]): ApplyReport => ({ ok: false, ...base, files: [], warnings, errors });
   if (strange !== null) return failed([strange], []);
-  if (request.encoding !== undefined && !(TEXT_ENCODINGS as readonly unknown[]).includes(request.encoding)) {
-    return failed([badEncoding(request.encoding)], []);
-  }
   const limits = resolveLimits(request.limits);
 
   const parsed = parsePatch(request.patch, { limits });
@@ -336,13 +334,6 @@ function dryRunFiles(plan: Plan, snapshots: Snapshots): FileReport[] {
     warnings: file.warnings,
     directoryTrust: shared(file.path) || shared(file.moveTo) ? "shared" as const : "trusted" as const,
   }, snapshots));
-}
-
-function badEncoding(value: unknown): PatchFailure {
-  return failure(
-    "invalid_argument",
-    `invalid_argument: encoding ${JSON.stringify(value)} is not one this tool knows; it is ${TEXT_ENCODINGS.map((e) => JSON.stringify(e)).join(", ")} (default "utf-8"). Nothing was read or applied: send one of those.`,
-  );
 }
 
 function cancelledBeforeCommit(operationId: string): PatchFailure {

@@ -113,15 +113,16 @@ describe("readWindow with encoding", () => {
 });
 
 describe("applyPatch with an encoding it does not know", () => {
-  test("invalid_argument naming the known ones, before anything is read", async () => {
+  test("invalid_request naming the known ones, before anything is read", async () => {
     const { applyPatch } = await import("../../../lib/apply.ts");
     const { CountingShell } = await import("../../support/local_trees.ts");
     const { LocalShell } = await import("../../../lib/remote/local_shell.ts");
     const shell = new CountingShell(new LocalShell());
     const r = await applyPatch(shell, { root: "/nonexistent", patch: P("*** Add File: a", "+x"), encoding: "cp1252" as never });
     expect(r.ok).toBe(false);
-    expect(r.errors?.[0]).toMatchObject({ code: "invalid_argument" });
-    expect(r.errors?.[0]?.message).toContain('"utf-8", "latin1", "windows-1252"');
+    expect(r.errors?.[0]).toMatchObject({ code: "invalid_request" });
+    expect(r.errors?.[0]?.message).toContain("encoding");
+    expect(r.errors?.[0]?.message).toContain("windows-1252");
     expect(shell.count).toBe(0);
   });
 });
