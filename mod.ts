@@ -68,7 +68,7 @@ export type { ListedEntry, ListedKind, ListFilesFields, ListFilesOptions, ListFi
 export { searchFiles } from "./lib/remote/search_files.ts";
 export type { SearchFilesFields, SearchFilesOptions, SearchFilesResult, SearchMatch, SkipCause, SkippedExample, SkipReason } from "./lib/remote/search_files.ts";
 export { applyPatch, patchPaths } from "./lib/apply.ts";
-export type { ApplyRequest } from "./lib/apply.ts";
+export type { ApplyPhase, ApplyRequest } from "./lib/apply.ts";
 
 // Many hosts.
 export { applyFleet, DEFAULT_FLEET_CONCURRENCY } from "./lib/fleet/fleet.ts";

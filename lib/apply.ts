@@ -85,6 +85,14 @@ export interface ApplyRequest {
   timeoutMs?: number;
   /** Upload progress of the commit's contents. */
   onProgress?: (sent: number, total: number) => void;
+  /**
+   * Called as each stage begins (read the files, plan, commit), with what
+   * it works on. Planning is synchronous and takes a while on large files,
+   * so after this call applyPatch yields to the event loop once (a
+   * macrotask): what the callback sent (a progress notification) goes out
+   * before the stage runs.
+   */
+  onPhase?: (phase: ApplyPhase) => void;
   /** Upload only the new stretches of large updated files (default true; see `CommitOptions.delta`). */
   delta?: boolean;
   /**
@@ -126,7 +134,7 @@ export interface ApplyRequest {
 /** Every field of {@linkcode ApplyRequest}: any other key is refused (`invalid_request`). */
 const APPLY_REQUEST_KEYS = [
   "root", "patch", "dryRun", "expectedSha256", "matching", "encoding", "requireShaForDelete", "createParents", "limits",
-  "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "delta", "sharedDirectories",
+  "operationId", "lockWaitMs", "clientGoneMs", "signal", "timeoutMs", "onProgress", "onPhase", "delta", "sharedDirectories",
   "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof ApplyRequest)[];
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];
@@ -207,6 +215,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   const warnings = [...parsed.warnings];
 
   if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], warnings);
+  await phase(request, { phase: "read", files: patchPaths(parsed.patch).length });
   let snapshots: Snapshots;
   try {
     // Update and Delete sources must exist: a missing one gets the names closest to it, in the same exec.
@@ -220,6 +229,12 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   // what the read did besides (leftovers of killed programs removed)
   for (const snap of snapshots.values()) if (snap.warnings !== undefined) appendAll(warnings, snap.warnings);
 
+  if (request.onPhase !== undefined) {
+    let bytes = request.patch.length;
+    for (const snap of snapshots.values()) bytes += snap.size ?? 0;
+    const chunks = parsed.patch.ops.reduce((n, op) => n + (op.type === "update" ? op.chunks.length : 0), 0);
+    await phase(request, { phase: "plan", files: parsed.patch.ops.length, bytes, chunks });
+  }
   const planned = planPatch(parsed.patch, snapshots, {
     matching: request.matching,
     ...(request.encoding !== undefined ? { encoding: request.encoding } : {}),
@@ -241,6 +256,7 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   // commit program owns the outcome (SPEC §7).
   if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], [...warnings, ...plan.warnings]);
 
+  await phase(request, { phase: "commit", files: plan.files.length });
   const committed = await commitRemote(shell, request.root, plan, {
     operationId,
     lockWaitMs: request.lockWaitMs,
@@ -261,6 +277,31 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
   const fileWarnings = committed.ok ? [] : plan.files.flatMap((f) => afterCommit(f.warnings, outcome));
   const files = committed.files.map((f) => withTransfer(f, snapshots));
   return { ...committed, files, dryRun: false, warnings: [...warnings, ...fileWarnings, ...committed.warnings] };
+}
+
+/**
+ * A stage of {@linkcode applyPatch} as it begins (`onPhase`): reading the
+ * patch's files, planning (matching every chunk; synchronous, the long one
+ * on large files), committing (the upload's bytes go to `onProgress`).
+ *
+ * @example
+ * ```ts
+ * const onPhase = (p: ApplyPhase): void => {
+ *   if (p.phase === "plan") console.error(`planning ${p.chunks} chunks against ${p.bytes} bytes`);
+ * };
+ * ```
+ */
+export type ApplyPhase =
+  | { phase: "read"; files: number }
+  /** `bytes`: the patch's and the read files' together; `chunks`: of every Update. */
+  | { phase: "plan"; files: number; bytes: number; chunks: number }
+  | { phase: "commit"; files: number };
+
+/** Tell the caller a stage begins, then let its I/O out before the stage runs. */
+async function phase(request: ApplyRequest, value: ApplyPhase): Promise<void> {
+  if (request.onPhase === undefined) return;
+  request.onPhase(value);
+  await new Promise<void>((resolve) => setTimeout(resolve, 0));
 }
 
 /** A file report with how its source's snapshot reached the client (none for an Add). */

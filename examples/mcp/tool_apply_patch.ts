@@ -15,6 +15,7 @@ import { DEFAULT_QUEUE_WAIT_MS } from "./apply_queue.ts";
 import type { RootConfig } from "./roots.ts";
 import { boundFileDiffs, guardResult } from "./bounds.ts";
 import { shellOf, unexpected } from "./context.ts";
+import { applyProgress } from "./progress.ts";
 import { pickRootProbing } from "./root_probe.ts";
 import type { ProbeTarget } from "./root_probe.ts";
 import type { Extra, ToolContext } from "./context.ts";
@@ -141,7 +142,7 @@ async function applyQueued(
       limits: root.options.limits,
       timeoutMs: root.options.timeoutMs,
       signal: ctx.connection.signalOf(extra),
-      onProgress: progressReporter(extra),
+      ...applyProgress(extra),
       cache: ctx.connection.snapshots,
     });
   } catch (error) {
@@ -199,29 +200,6 @@ async function applyQueued(
   const wire = wireApplyOutcome(report);
   const structured: ApplyPatchOutput = { ...wire, files: boundFileDiffs(wire.files, ctx.diffBudgetBytes) };
   return guardResult({ content: reportBlocks(report, root.name, ctx.diffBudgetBytes), structuredContent: { ...structured } });
-}
-
-/**
- * Upload progress as MCP progress notifications, when the client asked for
- * them (a progressToken): at most about one per 5% of the bytes, so a 40 MB
- * upload does not flood the client, and always the last one.
- */
-function progressReporter(extra: Extra): ((sent: number, total: number) => void) | undefined {
-  const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined) return undefined;
-  let lastSent = -1;
-  let lastStep = -1;
-  return (sent, total) => {
-    if (total === 0 || sent <= lastSent) return;
-    const step = Math.floor((sent * 20) / total);
-    if (sent < total && step === lastStep) return;
-    lastSent = sent;
-    lastStep = step;
-    extra.sendNotification({
-      method: "notifications/progress",
-      params: { progressToken, progress: sent, total, message: `uploading the new contents: ${sent} of ${total} bytes` },
-    }).catch(() => {});
-  };
 }
 
 /**

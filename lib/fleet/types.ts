@@ -73,7 +73,7 @@ export type FleetHostOptions = Omit<FleetRequest, "patch" | "dryRun" | "expected
 /**
  * The patch and the per-host apply options: `applyPatch`'s request without
  * what is per host or per rollout (`root`, `operationId`, `signal`,
- * `onProgress`: see {@linkcode FleetOptions}). `expectedSha256` here holds
+ * `onPhase`, and `onProgress`: see {@linkcode FleetOptions}). `expectedSha256` here holds
  * for every host (per-host ones go on the targets).
  *
  * @example
@@ -81,7 +81,7 @@ export type FleetHostOptions = Omit<FleetRequest, "patch" | "dryRun" | "expected
  * const request: FleetRequest = { patch, matching: "exact", expectedSha256: { "nginx.conf": "9f86d0…" } };
  * ```
  */
-export type FleetRequest = Omit<ApplyRequest, "root" | "operationId" | "signal" | "onProgress">;
+export type FleetRequest = Omit<ApplyRequest, "root" | "operationId" | "signal" | "onProgress" | "onPhase">;
 
 /**
  * How a rollout proceeds: canary, concurrency, when to stop.
