@@ -153,6 +153,7 @@ const APPLY_VALUE_RULES: Readonly<Record<Exclude<keyof ApplyRequest, "root" | "p
   clientGoneMs: "positive",
   timeoutMs: "positive",
   onProgress: "function",
+  onPhase: "function",
   delta: "boolean",
   sharedDirectories: { oneOf: ["refuse", "allow"] },
   trustRootAncestors: "boolean",

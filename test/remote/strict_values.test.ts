@@ -42,6 +42,7 @@ describe("applyPatch refuses a known field with a value of the wrong type; nothi
     { extra: { timeoutMs: -1 }, says: "field `timeoutMs` must be a number > 0 (milliseconds)" },
     { extra: { signal: {} }, says: "field `signal` must be an AbortSignal, not an object" },
     { extra: { onProgress: "x" }, says: "field `onProgress` must be a function" },
+    { extra: { onPhase: true }, says: "field `onPhase` must be a function" },
     { extra: { cache: {} }, says: "field `cache` must be a SnapshotCache" },
     { extra: { operationId: "../x" }, says: "field `operationId` must be 1 to 64 characters of A-Z, a-z, 0-9 and _" },
   ];
