@@ -137,6 +137,25 @@ check_use() {
   ok "$name imports ., ./core, ./ssh from dist/ and applies a patch"
 }
 check_use "system node $("$SYSTEM_NODE" --version)" "$SYSTEM_NODE" use.mjs
+# CommonJS: require() of the package works where Node has require(esm) (>= 20.19, >= 22.12; no
+# top-level await anywhere in dist/), and is Node's own ERR_REQUIRE_ESM before (docs/library.md).
+cat >use.cjs <<'EOF'
+const { applyPatch } = require("ssh-apply-patch");
+const { sha256Hex } = require("ssh-apply-patch/core");
+const { connectSsh } = require("ssh-apply-patch/ssh");
+console.log(typeof applyPatch, typeof connectSsh, sha256Hex("abc"));
+EOF
+for node in "$SYSTEM_NODE" "$PINNED_NODE"; do
+  if [ "$("$node" -p 'process.features.require_module === true')" = true ]; then
+    out=$("$node" use.cjs 2>&1) || fail "require() from CommonJS under node $("$node" --version): $out"
+    [ "$out" = "function function ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" ] || fail "require() under node $("$node" --version): $out"
+    ok "require() of ., ./core, ./ssh from CommonJS under node $("$node" --version)"
+  else
+    out=$("$node" use.cjs 2>&1) && fail "require() worked without require(esm)?"
+    grep -q ERR_REQUIRE_ESM <<<"$out" || fail "require() under node $("$node" --version) without require(esm): $out"
+    ok "require() under node $("$node" --version) (no require(esm)): Node's ERR_REQUIRE_ESM, as documented"
+  fi
+done
 check_use "pinned node $("$PINNED_NODE" --version)" "$PINNED_NODE" use.mjs
 check_use "bun $("$BIN/bun" --version)" "$BIN/bun" use.mjs
 check_use "deno (npm: specifiers) $("$DENO" --version | head -n1 | cut -d' ' -f2)" "$DENO" run -A use_deno.mjs
@@ -180,10 +199,10 @@ export const connect: typeof connectSsh = connectSsh;
 export const hosts: ReturnType<typeof parseKnownHosts> = parseKnownHosts("");
 EOF
 tsc_check() {
-  local name=$1 module=$2 resolution=$3 lib=$4 types=$5
+  local name=$1 module=$2 resolution=$3 lib=$4 types=$5 extra=${6:-}
   cat >"tsconfig.$name.json" <<EOF
 { "compilerOptions": { "module": "$module", "moduleResolution": "$resolution", "target": "ES2022", "lib": $lib,
-    "types": $types, "strict": true, "skipLibCheck": false, "noEmit": true }, "files": ["consumer.ts"] }
+    "types": $types, "strict": true, "skipLibCheck": false, "noEmit": true $extra }, "files": ["consumer.ts"] }
 EOF
   "$SYSTEM_NODE" "$REPO/tools/node_modules/typescript/bin/tsc" -p "tsconfig.$name.json" >"$WORK/tsc.out" 2>&1 ||
     fail "tsc ($name: module $module, moduleResolution $resolution, lib $lib, types $types):
@@ -192,6 +211,10 @@ $(head -n 40 "$WORK/tsc.out")"
 }
 tsc_check nodenext nodenext nodenext '["ES2022", "DOM"]' '[]'
 tsc_check bundler esnext bundler '["ES2022", "DOM"]' '[]'
+# The stricter flags people turn on, and the CommonJS-era settings (node10 resolution finds /core and
+# /ssh through typesVersions: it does not read `exports`).
+tsc_check strictest nodenext nodenext '["ES2022", "DOM"]' '[]' ', "exactOptionalPropertyTypes": true, "noUncheckedIndexedAccess": true, "verbatimModuleSyntax": true, "noPropertyAccessFromIndexSignature": true'
+tsc_check commonjs-node10 commonjs node10 '["ES2022", "DOM"]' '[]' ', "esModuleInterop": true'
 mkdir -p node_modules/@types
 ln -s "$REPO/node_modules/@types/node" node_modules/@types/node
 tsc_check node-types nodenext nodenext '["ES2022"]' '["node"]'
