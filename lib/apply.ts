@@ -340,7 +340,7 @@ async function refinedParseErrors(shell: RemoteShell, request: ApplyRequest, err
       if (!(error instanceof RemoteShellError)) throw error;
     }
   }
-  return asFailures(refineParseFailures(request.patch, errors, { root: request.root, ...(snapshots ? { snapshots } : {}) }));
+  return asFailures(refineParseFailures(request.patch, errors, { root: request.root, ...(snapshots ? { snapshots } : {}), ...(request.encoding !== undefined ? { encoding: request.encoding } : {}) }));
 }
 
 /**

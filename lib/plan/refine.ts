@@ -21,7 +21,7 @@ import { isIndentationSensitive } from "../match/normalize.ts";
 import { parsePatch } from "../patch/parse.ts";
 import { pathProblem } from "../patch/paths.ts";
 import { decodeText } from "../text/text.ts";
-import type { Chunk, MatchingMode, Patch, PatchFailure, Snapshots } from "../types.ts";
+import type { Chunk, MatchingMode, Patch, PatchFailure, Snapshots, TextEncodingName } from "../types.ts";
 
 /**
  * What the refinements may use.
@@ -39,6 +39,8 @@ export interface RefineContext {
   snapshots?: Snapshots;
   /** Accepted for symmetry with planPatch; the marker readings always match exactly. */
   matching?: MatchingMode;
+  /** How the snapshots' bytes are decoded, as planPatch's `encoding` (default UTF-8). */
+  encoding?: TextEncodingName;
 }
 
 /**
@@ -67,7 +69,7 @@ export function parseFailurePaths(text: string, errors: readonly PatchFailure[])
  */
 export function refineParseFailures(text: string, errors: readonly PatchFailure[], context: RefineContext = {}): PatchFailure[] {
   const reading = context.snapshots ? markedReading(text, errors) : null;
-  const found = reading !== null && context.snapshots ? locateReadings(reading.targets, context.snapshots) : new Map<Target, Found>();
+  const found = reading !== null && context.snapshots ? locateReadings(reading.targets, context.snapshots, context.encoding ?? "utf-8") : new Map<Target, Found>();
   return errors.map((e) => {
     if (e.code === "invalid_path" && e.path !== undefined) return relativePath(text, e, context.root) ?? e;
     const target = reading?.targets.find((t) => t.failure === e);
@@ -89,14 +91,14 @@ interface Found {
  * Both readings of every target, located per file in one pass each (all
  * targets of a file together, in file order), at most MAX_TARGETS targets.
  */
-function locateReadings(targets: readonly Target[], snapshots: Snapshots): Map<Target, Found> {
+function locateReadings(targets: readonly Target[], snapshots: Snapshots, encoding: TextEncodingName): Map<Target, Found> {
   const out = new Map<Target, Found>();
   const byPath = new Map<string, Target[]>();
   for (const t of targets.slice(0, MAX_TARGETS)) byPath.set(t.path, [...(byPath.get(t.path) ?? []), t]);
   for (const [path, list] of byPath) {
     const snap = snapshots.get(path);
     if (snap?.kind !== "file" || snap.bytes === undefined || snap.rejected) continue;
-    const decoded = decodeText(snap.bytes);
+    const decoded = decodeText(snap.bytes, encoding);
     if (!decoded.ok) continue;
     const exact = (chunks: Chunk[]): Map<number, { start: number; end: number }> => {
       const r = locateChunks(decoded.file, chunks, {

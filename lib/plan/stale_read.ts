@@ -47,7 +47,7 @@ export function staleButApplies(ctx: PlanContext, op: UpdateFileOp, snap: FileSn
   if (op.chunks.length === 0 || snap.bytes === undefined || shaFailure.code !== "precondition_failed") return null;
   const expected = shaFailure.expectedSha256;
   if (typeof expected !== "string") return null;
-  const decoded = decodeText(snap.bytes);
+  const decoded = decodeText(snap.bytes, ctx.encoding);
   if (!decoded.ok) return null;
   const located = locateChunks(decoded.file, op.chunks, {
     matching: "exact",
@@ -108,7 +108,7 @@ export function staleButApplies(ctx: PlanContext, op: UpdateFileOp, snap: FileSn
 function changedRegion(ctx: PlanContext, sha: string, now: readonly string[], nowFinal: boolean): { start: number; end: number; diff: string[] } | null {
   const bytes = ctx.options.contentOf?.(sha);
   if (bytes === undefined || sha256Hex(bytes) !== sha) return null;
-  const old = decodeText(bytes);
+  const old = decodeText(bytes, ctx.encoding);
   if (!old.ok) return null;
   const was = old.file.lines;
   let prefix = 0;

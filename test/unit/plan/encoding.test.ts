@@ -126,3 +126,10 @@ describe("applyPatch with an encoding it does not know", () => {
     expect(shell.count).toBe(0);
   });
 });
+
+describe("the other diagnoses read the file in the request's encoding too", () => {
+  test("a stale expectedSha256 whose chunk still applies to the current latin-1 text carries currentSha256", () => {
+    const r = plan(P("*** Update File: a.ini", "@@", "-city = Köln", "+city = Bonn"), { "a.ini": LATIN }, { encoding: "latin1", expectedSha256: { "a.ini": "1".repeat(64) } });
+    expect(!r.ok && r.errors[0]).toMatchObject({ code: "precondition_failed", path: "a.ini", currentSha256: sha256Hex(LATIN) });
+  });
+});
