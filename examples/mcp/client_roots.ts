@@ -21,6 +21,12 @@
  *   (and what is above them): whole system trees, or every user's home at
  *   once; a project inside them (`/usr/local/src/app`, `/var/www/site`,
  *   `/home/me/project`) is fine.
+ * The paths are compared by name and, since a bind mount (a container's
+ * `/host`, a `mount --bind /etc /srv/x`) shows the same directory under a
+ * name realpath cannot see through, also by identity (device and inode):
+ * a client root that is `/`, one of the directories above, or inside one
+ * of those that may not even be neared, by another name, is refused the
+ * same way (checked: a bind mount of /etc was accepted as a root before).
  * Such a directory can still be served: configure it with `--root`, which
  * is the operator's decision, not the client's. The refusal is logged and
  * shown to the model, like any other unusable client root.
@@ -28,7 +34,7 @@
  * @module
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RootConfig } from "./roots.ts";
 
@@ -82,7 +88,7 @@ export function rootsFromClient(listed: readonly ClientRoot[]): ClientRootsResul
       continue;
     }
     path = realpathSync(path);
-    const sensitive = sensitiveRootProblem(path);
+    const sensitive = sensitiveRootProblem(path) ?? sameDirectoryProblem(path);
     if (sensitive !== null) {
       ignored.push(`${root.uri}: ${sensitive}`);
       continue;
@@ -128,6 +134,41 @@ export function sensitiveRootProblem(path: string, rootHomes: readonly string[] 
     if (inside(dir, path)) return `refused: ${path} ${path === dir ? "is" : "holds"} the whole of ${dir}; share a project folder inside it instead, or ${fix}`;
   }
   return null;
+}
+
+/**
+ * Why `path` (a real path) is, by device and inode, one of the refused
+ * directories under another name (a bind mount), or inside one of those
+ * that may not even be neared; null when it is none of them.
+ *
+ * @example
+ * ```ts
+ * sameDirectoryProblem("/srv/etc-bind"); // "refused: /srv/etc-bind is the directory /etc (the same device and inode: a bind mount) …"
+ * ```
+ */
+export function sameDirectoryProblem(path: string, rootHomes: readonly string[] = homesOfRoot()): string | null {
+  const idOf = (dir: string): string | null => {
+    try {
+      const s = statSync(dir);
+      return `${s.dev}:${s.ino}`;
+    } catch {
+      return null;
+    }
+  };
+  const near = new Map<string, string>();
+  const whole = new Map<string, string>();
+  for (const dir of [...rootHomes, ...NEVER_NEAR]) near.set(idOf(dir) ?? `none:${dir}`, dir);
+  for (const dir of ["/", ...NOT_WHOLE]) whole.set(idOf(dir) ?? `none:${dir}`, dir);
+  const fix = "configure it with --root if the server really should edit it";
+  const own = idOf(path);
+  if (own !== null && whole.has(own)) return `refused: ${path} is the directory ${whole.get(own)} (the same device and inode: a bind mount); ${fix}`;
+  for (let dir = path; ; dir = dirname(dir)) {
+    const id = idOf(dir);
+    if (id !== null && near.has(id)) {
+      return `refused: ${path} ${dir === path ? "is" : "is inside"} ${dir === path ? "the directory " : `${dir}, the directory `}${near.get(id)} (the same device and inode: a bind mount), whose files configure or run the machine; ${fix}`;
+    }
+    if (dir === "/") return null;
+  }
 }
 
 /** The path and, when it is a symlink (merged /usr: /bin → /usr/bin), what it points to. */

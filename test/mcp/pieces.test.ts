@@ -11,6 +11,8 @@ import { boundFileDiffs, cutText, guardResult } from "../../examples/mcp/bounds.
 import { rootsFromClient, sensitiveRootProblem } from "../../examples/mcp/client_roots.ts";
 import { escapeForLog, lineWriter } from "../../examples/mcp/log.ts";
 import { TopLevelScanner } from "../../examples/mcp/oversize.ts";
+import { readOnlyBind, unmountAll } from "../support/fault_mounts.ts";
+import { rootTest } from "../support/local_trees.ts";
 
 const work = mkdtempSync(join(tmpdir(), "sap-mcp-pieces-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -128,6 +130,24 @@ describe("rootsFromClient", () => {
     expect(result.ignored).toHaveLength(8);
     expect(result.ignored[0]).toContain("refused: / holds the whole machine");
     expect(result.ignored.every((line) => line.includes("configure it with --root"))).toBe(true);
+  });
+});
+
+describe("rootsFromClient compares by identity too (bind mounts)", () => {
+  afterAll(unmountAll);
+  // realpath cannot see through a bind mount: before, a bind of /etc was accepted as a client root.
+  rootTest("a bind mount of /etc (and a directory inside it) or of /usr is refused as that directory", () => {
+    const etc = readOnlyBind("/etc");
+    const usr = readOnlyBind("/usr");
+    const project = join(work, "bound-project");
+    mkdirSync(project);
+    const result = rootsFromClient([etc, join(etc, "ssh"), usr, join(usr, "local"), project].map((d) => ({ uri: pathToFileURL(d).href })));
+    expect(result.roots.map((r) => r.path)).toEqual([join(usr, "local"), project]);
+    expect(result.ignored).toEqual([
+      expect.stringContaining(`refused: ${etc} is the directory /etc (the same device and inode: a bind mount)`),
+      expect.stringContaining(`refused: ${join(etc, "ssh")} is inside ${etc}, the directory /etc`),
+      expect.stringContaining(`refused: ${usr} is the directory /usr (the same device and inode: a bind mount)`),
+    ]);
   });
 });
 
