@@ -354,7 +354,16 @@ const FLAGS = {
 const FLAG_NAMES: readonly string[] = Object.keys(FLAGS);
 
 function readFlags(argv: readonly string[]) {
-  return parseArgs({ args: [...argv], strict: true, allowPositionals: true, options: FLAGS });
+  const flags = parseArgs({ args: [...argv], strict: true, allowPositionals: true, options: FLAGS, tokens: true });
+  // parseArgs keeps the last of a repeated flag: `--root /srv/app … --root /srv/other` ran on the
+  // second without a word. A value flag that is not repeatable is given once (as the MCP server's).
+  const seen = new Map<string, number>();
+  for (const token of flags.tokens) if (token.kind === "option") seen.set(token.name, (seen.get(token.name) ?? 0) + 1);
+  for (const [name, count] of seen) {
+    const spec = (FLAGS as Record<string, { type: string; multiple?: boolean }>)[name];
+    if (count > 1 && spec?.type === "string" && spec.multiple !== true) throw new Error(`--${name} is given ${count} times; give it once`);
+  }
+  return flags;
 }
 
 /**

@@ -128,6 +128,10 @@ export function parseServerArgs(
       given.set(flag, [...(given.get(flag) ?? []), ""]);
       continue;
     }
+    if (!arg.startsWith("--") && FLAG_NAMES.includes(flag.replace(/^-+/, ""))) {
+      // `-http 8080`: a known name with one dash ("unknown flags " and no name, before)
+      throw new ConfigError(`${flag}: a flag takes two dashes: --${flag.replace(/^-+/, "")}\n\n${USAGE}`);
+    }
     if (!(VALUE_FLAGS as readonly string[]).includes(flag)) {
       unknown.push(flag.replace(/^-+/, ""));
       // Its value, most likely: it is not a stray argument of its own.

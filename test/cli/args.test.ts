@@ -36,6 +36,9 @@ describe("parseApplyArgs usage errors", () => {
     { name: "--reconcile with --dry-run", argv: ["--root", "/r", "--reconcile", "-", "--dry-run"], message: "--dry-run cannot be combined with --reconcile" },
     { name: "--reconcile with --expect", argv: ["--root", "/r", "--reconcile", "-", "--expect", `a.txt=${SHA}`], message: "--expect cannot be combined" },
     { name: "--reconcile with --matching", argv: ["--root", "/r", "--reconcile", "-", "--matching", "exact"], message: "--matching cannot be combined" },
+    // parseArgs kept the last one: the run went to /s without a word
+    { name: "--root twice", argv: ["--root", "/r", "--root", "/s"], message: "--root is given 2 times; give it once" },
+    { name: "--matching twice (= form)", argv: ["--root", "/r", "--matching=exact", "--matching=lenient"], message: "--matching is given 2 times; give it once" },
   ];
   for (const c of cases) {
     test(c.name, () => {

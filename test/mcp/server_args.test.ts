@@ -94,6 +94,7 @@ describe("refused, with the fix", () => {
     { name: "--no-auth with --token-file", argv: [...R, "--http", "1", "--no-auth", "--token-file", token], says: /contradict/ },
     { name: "--no-auth with SAP_MCP_TOKEN", argv: [...R, "--http", "1", "--no-auth"], env: { SAP_MCP_TOKEN: "abcdefghijklmnopqrstu" }, says: /contradict/ },
     { name: "--http and --socket", argv: [...R, "--http", "1", "--socket", "s.sock"], says: /choose one/ },
+    { name: "a known flag with one dash (the message named no flag)", argv: [...R, "-http", "8080"], says: /^-http: a flag takes two dashes: --http/ },
     { name: "--token-file without HTTP", argv: ["--token-file", token], says: /applies to --http and --socket only/ },
     { name: "--no-auth without HTTP", argv: ["--no-auth"], says: /applies to --http and --socket only/ },
     { name: "a socket in a directory others can write (/tmp)", argv: [...R, "--socket", join(tmpdir(), "sap-x.sock")], says: /other users can write the directory/ },
