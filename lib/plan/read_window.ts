@@ -27,6 +27,8 @@ import { failure } from "../failure.ts";
 import { formatLineId } from "../text/line_id.ts";
 import { sha256Hex } from "../text/sha256.ts";
 import { decodeText } from "../text/text.ts";
+import { isSingleByte } from "../text/encoding.ts";
+import { utf8Length } from "../patch/paths.ts";
 import { checkedEncoding, notUtf8 } from "./not_utf8.ts";
 import { textTooLong } from "./text_too_long.ts";
 import type { PatchFailure, TextEncodingName } from "../types.ts";
@@ -159,7 +161,9 @@ export function readWindow(bytes: Uint8Array, options: ReadWindowOptions = {}): 
   const name = options.path ?? "the file";
   const pathField = options.path !== undefined ? { path: options.path } : {};
 
-  const decoded = decodeText(bytes, checkedEncoding(options.encoding));
+  const encoding = checkedEncoding(options.encoding);
+  const singleByte = isSingleByte(encoding);
+  const decoded = decodeText(bytes, encoding);
   if (!decoded.ok && decoded.reason === "too_long") return textTooLong(name, decoded.byteLength, decoded.maxChars);
   if (!decoded.ok) return { ...notUtf8(name, bytes, decoded.byteOffset, decoded.line), ...pathField };
   const file = decoded.file;
@@ -188,7 +192,9 @@ export function readWindow(bytes: Uint8Array, options: ReadWindowOptions = {}): 
   while (end < last) {
     const eol = eols[end]!;
     const next = endOfLine(bytes, pos, eol);
-    const lineBytes = next - pos - EOL_LENGTH[eol as 0 | 1 | 2 | 3];
+    // The budget counts the UTF-8 of `text`: in a single-byte file a
+    // character above U+007F is one byte there but two or three here.
+    const lineBytes = singleByte && !file.ascii ? utf8Length(file.lines[end]!) : next - pos - EOL_LENGTH[eol as 0 | 1 | 2 | 3];
     const prefix = options.lineIds ? `${formatLineId(file.lines[end]!, end + 1)}|` : "";
     const cost = prefix.length + lineBytes + (eol === 0 ? 0 : 1);
     if (end >= offset && textBytes + cost > maxBytes) break;

@@ -133,3 +133,14 @@ describe("the other diagnoses read the file in the request's encoding too", () =
     expect(!r.ok && r.errors[0]).toMatchObject({ code: "precondition_failed", path: "a.ini", currentSha256: sha256Hex(LATIN) });
   });
 });
+
+describe("readWindow's byte budget under a single-byte encoding", () => {
+  test("counts the UTF-8 of the text it returns, not the file's bytes (é is 1 byte in the file, 2 in text)", () => {
+    // Four lines of 10 × é (10 bytes each in latin-1, 20 in UTF-8).
+    const file = Uint8Array.from(Array.from({ length: 4 }, () => [...Array(10).fill(0xe9), 0x0a]).flat());
+    const w = readWindow(file, { encoding: "latin1", maxBytes: 45 });
+    if ("code" in w) throw new Error(w.message);
+    expect(w.endLine).toBe(2);
+    expect(new TextEncoder().encode(w.text).length).toBeLessThanOrEqual(45);
+  });
+});
