@@ -80,6 +80,20 @@ export const FOLLOW_UPS: FollowUpCase[] = [
     expect: { "settings.ini": "debug = false\n" },
   },
   {
+    id: "read-root-prefix",
+    why: "read_file with a root that does not exist and the real root's name as the path's first segment: the failure gives both arguments",
+    firstCode: "invalid_argument",
+    files: { "notes.txt": "remember the milk\n" },
+    first: { tool: "read_file", arguments: { root: "docs", path: "read-root-prefix/notes.txt" } },
+    model: (answer, sent) => {
+      const e = firstError(answer);
+      if (e?.suggested_root === undefined || e.suggested_path === undefined) return null;
+      return resend(sent, { root: e.suggested_root, path: e.suggested_path });
+    },
+    // A read changes nothing: recovered when the second call reads the file.
+    expect: { "notes.txt": "remember the milk\n" },
+  },
+  {
     id: "ambiguous-context",
     why: "the peer edited the wrong one of two same-shape functions: the failure names a line that singles out each",
     firstCode: "ambiguous_hunk",
