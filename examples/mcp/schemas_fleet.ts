@@ -23,6 +23,7 @@ export type ApplyPatchFleetArgs = {
   canary?: number;
   max_failures?: number;
   concurrency?: number;
+  encoding?: "utf-8" | "latin1" | "windows-1252";
 };
 
 const sha256 = z.string().regex(/^[0-9a-fA-F]{64}$/, "a SHA-256: 64 hex digits");
@@ -39,6 +40,7 @@ export const applyPatchFleetInput: z.ZodType<ApplyPatchFleetArgs> = strictInput(
   canary: z.number().int().min(0).max(100).optional().describe("hosts done first, one at a time; if one fails, nothing else starts (default 1)"),
   max_failures: z.number().int().min(0).optional().describe("once more than this many hosts failed, no new host starts (default 0)"),
   concurrency: z.number().int().min(1).max(MAX_FLEET_CONCURRENCY).optional().describe(`hosts at once (default 8, at most ${MAX_FLEET_CONCURRENCY})`),
+  encoding: z.enum(["utf-8", "latin1", "windows-1252"]).optional().describe("how every host's files are read and written, as apply_patch's encoding: utf-8 (default), or latin1 / windows-1252 for legacy single-byte files"),
 }, "nothing was applied on any host");
 
 const hostState = z.enum(["applied", "planned", "skipped", "failed", "outcome_unknown", "cancelled", "not_started"]);

@@ -88,7 +88,7 @@ async function fleetTool(ctx: ToolContext, groups: readonly GroupConfig[], args:
   let report: FleetReport;
   let reconciled: FleetReconcileReport | undefined;
   try {
-    report = await applyFleet(targets, { patch: args.patch, dryRun, cache: ctx.connection.snapshots }, {
+    report = await applyFleet(targets, { patch: args.patch, dryRun, cache: ctx.connection.snapshots, ...(args.encoding !== undefined ? { encoding: args.encoding } : {}) }, {
       ...(args.canary !== undefined ? { canary: args.canary } : {}),
       ...(args.max_failures !== undefined ? { maxFailures: args.max_failures } : {}),
       ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),

@@ -95,3 +95,24 @@ describe("MCP: encoding", () => {
     expect(textOf(result)).toContain("encoding");
   });
 });
+
+describe("MCP apply_patch_fleet: encoding", () => {
+  test("the same latin-1 edit on every host of a group, byte-exactly; without encoding every host refuses invalid_utf8", async () => {
+    const { loadGroups } = await import("../../examples/mcp/groups.ts");
+    const dirs: Record<string, string> = {};
+    for (const name of ["h1", "h2"]) dirs[name] = makeTree({ "kunde.ini": LATIN }, `sap-mcp-enc-${name}-`);
+    dir = dirs.h1!;
+    const roots = localRoots(dirs);
+    session = await connect({ roots, groups: loadGroups(["hosts=h1,h2"], roots) });
+    const patch = "*** Begin Patch\n*** Update File: kunde.ini\n@@\n-stadt = Köln\n+stadt = Bonn\n*** End Patch";
+    const refused = await call(session, "apply_patch_fleet", { group: "hosts", patch, canary: 0, max_failures: 5 });
+    expect(refused.isError).toBe(true);
+    const hosts = (refused.structuredContent as { hosts: { state: string; error?: { code: string } }[] }).hosts;
+    expect(hosts.map((h) => h.error?.code)).toEqual(["invalid_utf8", "invalid_utf8"]);
+    const applied = await call(session, "apply_patch_fleet", { group: "hosts", patch, encoding: "latin1" });
+    expect(applied.isError).toBeFalsy();
+    const want = bytes("[kunde]\r\nname = M", [0xfc], "ller\r\nstadt = Bonn\r\n");
+    for (const d of Object.values(dirs)) expect([...new Uint8Array(readFileSync(join(d, "kunde.ini")))]).toEqual([...want]);
+    rmSync(dirs.h2!, { recursive: true, force: true });
+  });
+});
