@@ -265,8 +265,10 @@ export interface SnapshotOffer {
 
 /**
  * The snapshot program's stdin: header, secret, nonce, compression offer,
- * local-read offer (`L <euid|-> <min bytes>`), count, then per path its hint line (`<sha256|-> <size|->`: a content
- * this client holds for it; then ` n` when `need`: the client needs the path to exist) and the path.
+ * local-read offer (`L <euid|-> <min bytes>`), count, the number of hint
+ * lines, the hint lines (`<k> <sha256|-> <size|-> [n]`, in path order, only
+ * for paths with one: a content this client holds for path k; `n`: the
+ * client needs the path to exist), then the paths.
  *
  * @example
  * ```ts
@@ -286,18 +288,25 @@ export function snapshotInput(
     throw new TypeError("snapshotInput: a local-read offer is a uid and a size");
   }
   const lines = [
-    "SAP-SNAPSHOT-4",
+    "SAP-SNAPSHOT-5",
     `K ${secret}`,
     `N ${nonce}`,
     `Z ${offer.codecs.length ? offer.codecs.join(",") : "-"} ${offer.minBytes}`,
     local === undefined ? "L - 0" : `L ${local} ${offer.localMinBytes ?? 0}`,
     String(entries.length),
   ];
-  for (const { path, hint, need } of entries) {
+  // the hint lines (path index first, in path order, only where there is
+  // something to say), then the paths: the program hands the paths to its
+  // tools as one run of arguments
+  const hints: string[] = [];
+  entries.forEach(({ hint, need }, k) => {
     if (hint !== undefined && (!SHA.test(hint.sha256) || !Number.isSafeInteger(hint.size) || hint.size < 0)) throw new TypeError("snapshotInput: a hint is a SHA-256 and a size");
+    if (hint === undefined && need !== true) return;
     // " n": the client needs the path to exist (names near it when missing: sh_near.ts)
-    lines.push((hint ? `${hint.sha256} ${hint.size}` : "- -") + (need === true ? " n" : ""), path);
-  }
+    hints.push(`${k} ${hint ? `${hint.sha256} ${hint.size}` : "- -"}${need === true ? " n" : ""}`);
+  });
+  lines.push(String(hints.length), ...hints);
+  for (const { path } of entries) lines.push(path);
   return encoder.encode(lines.join("\n") + "\n");
 }
 

@@ -102,6 +102,10 @@ const GROUP_SLACK_BYTES = 64 * 1024;
 
 const KINDS: ReadonlySet<string> = new Set(["missing", "file", "directory", "symlink", "other"]);
 const FIELD = /^(-|[0-9]{1,15})$/;
+/** A bulk block's stat line: hex mode of a regular file, size, uid, gid, nlink, mtime, inode. */
+const BULK_STAT = /^(8[0-9a-f]{3}) ([0-9]{1,15}) ([0-9]{1,15}) ([0-9]{1,15}) ([0-9]{1,15}) [0-9]{1,15} [0-9]{1,20}$/;
+/** A bulk block's sha256sum line (a leading backslash when the name needed escapes). */
+const BULK_SHA = /^\\?([0-9a-f]{64}) /;
 
 /** The root a snapshot was read under (device:inode on the host), per returned map. */
 const ROOT_IDS = new WeakMap<Snapshots, string>();
@@ -209,6 +213,7 @@ async function readOnce(
   paths: readonly string[],
   options: ReadSnapshotsOptions,
   local: boolean,
+  bulkRetry = true,
 ): Promise<Snapshots> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("readSnapshots: shell must be a RemoteShell");
   if (!Array.isArray(paths)) throw new TypeError("readSnapshots: paths must be an array of strings");
@@ -308,7 +313,9 @@ async function readOnce(
    * that does not (the file changed in between, or one before it changed
    * size and moved it) is refused as changed, like a `C k`.
    */
-  const takeGroup = (files: readonly { k: number; size: number; sha256: string }[]): void => {
+  /** Bulk pieces that missed their hash: read again once (below), since one file that changed size moves every piece after it. */
+  const bulkMissed = new Set<number>();
+  const takeGroup = (files: readonly { k: number; size: number; sha256: string }[], missed: Set<number> = changed): void => {
     const total = files.reduce((sum, file) => sum + file.size, 0);
     const data = reader.until(endMarker, total + GROUP_SLACK_BYTES);
     if (data === null) throw problem(`the bytes of ${files.length} files did not end where their sizes said (one changed size while it was being read?)`);
@@ -321,13 +328,39 @@ async function readOnce(
         snap.bytes = piece;
         snap.sha256 = sha256;
       } else {
-        changed.add(k);
+        missed.add(k);
       }
     }
   };
   /** `NF <path>` records of the walk near missing paths (sh_near.ts), and its `NEAR` line. */
   const nearNames: string[] = [];
   let nearDone = false;
+  /**
+   * A `BULK n` block (programs/sh_snapshot_bulk.ts): every path, in order,
+   * a small regular file; the host's `stat` lines, its `sha256sum` lines,
+   * then the files' bytes as one group.
+   */
+  const takeBulk = (n: number): void => {
+    const files: { k: number; size: number; sha256: string }[] = [];
+    const stats = reader.lines(n);
+    const hashes = reader.lines(n);
+    if (stats === null || hashes === null) throw problem("the snapshot's bulk block ended early");
+    for (let k = 0; k < n; k++) {
+      const m = BULK_STAT.exec(stats[k]!);
+      if (m === null) throw problem("a malformed stat line in the snapshot's bulk block");
+      const size = Number(m[2]);
+      if (size > maxFileBytes) throw problem(`the host sent ${send[k]!} in bulk although it is over the size limit`);
+      result.set(send[k]!, { path: send[k]!, kind: "file", size, mode: parseInt(m[1]!, 16) & 4095, uid: Number(m[3]), gid: Number(m[4]), nlink: Number(m[5]), transfer: "downloaded" });
+      seen.add(k);
+      files.push({ k, size, sha256: "" });
+    }
+    for (const file of files) {
+      const m = BULK_SHA.exec(hashes[file.k]!);
+      if (m === null) throw problem("a malformed hash line in the snapshot's bulk block");
+      file.sha256 = m[1]!;
+    }
+    takeGroup(files, bulkMissed);
+  };
   for (;;) {
     if (reader.startsWith(NF_PREFIX)) {
       const record = reader.until(RECORD_END, NEAR_RECORD_MAX + NF_PREFIX.length);
@@ -373,6 +406,12 @@ async function readOnce(
       seen.add(u.k);
       const path = send[u.k]!;
       result.set(path, { path, kind: "other", rejected: unsafeDirectory(path, u.dir, u.ownerName, u.groupName, root) });
+      continue;
+    }
+    if (f[0] === "BULK") {
+      // every path at once, before anything else about them; never with hints (the host hashes those one by one)
+      if (f.length !== 2 || f[1] !== String(send.length) || seen.size > 0 || shared.size > 0 || held.size > 0) throw problem(`unexpected snapshot line ${JSON.stringify(line.slice(0, 80))}`);
+      takeBulk(send.length);
       continue;
     }
     if (f[0] === "GROUP") {
@@ -508,6 +547,20 @@ async function readOnce(
     const snap = result.get(send[k]!)!;
     snap.bytes = bytes;
     snap.sha256 = file.sha256;
+  }
+  if (bulkMissed.size > 0) {
+    // A piece of the bulk block that missed its hash: that file changed
+    // between the hash and the read, or one before it changed size and
+    // moved it. Those paths are read once more on their own (the same
+    // checks); what that read says is their truth — changed again is a
+    // conflict. Without a second chance (or a root that is not the same
+    // directory any more) they are conflicts.
+    const again = bulkRetry ? await readOnce(shell, root, [...bulkMissed].map((k) => send[k]!), options, local, false) : undefined;
+    for (const k of bulkMissed) {
+      const snap = again?.get(send[k]!);
+      if (snap !== undefined && ROOT_IDS.get(again!) === rootId && !changed.has(k)) result.set(send[k]!, snap);
+      else changed.add(k);
+    }
   }
   for (const k of changed) {
     const path = send[k]!;

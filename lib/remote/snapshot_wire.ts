@@ -32,6 +32,10 @@ export function compressedBound(size: number): number {
   return size + Math.ceil(size / 128) + 1024;
 }
 
+/** Any character outside printable ASCII (the latin1 decoder maps every byte outside 0x20-0x7e outside it too). */
+const NOT_PRINTABLE = /[^\x20-\x7e]/;
+const NOT_PRINTABLE_OR_NL = /[^\x20-\x7e\n]/;
+
 /** Reads header lines and raw byte runs from one buffer. */
 export class FrameReader {
   #at = 0;
@@ -43,10 +47,29 @@ export class FrameReader {
   line(): string | null {
     const end = this.#buf.indexOf(0x0a, this.#at);
     if (end < 0) return null;
-    const bytes = this.#buf.subarray(this.#at, end);
+    const text = LATIN1.decode(this.#buf.subarray(this.#at, end));
     this.#at = end + 1;
-    for (const b of bytes) if (b < 0x20 || b > 0x7e) return "\u0000invalid";
-    return LATIN1.decode(bytes);
+    // printable ASCII only (a regular expression over the decoded text: a
+    // loop over the bytes costs more than the rest of a bulk reply's parse)
+    return NOT_PRINTABLE.test(text) ? "\u0000invalid" : text;
+  }
+  /**
+   * The next `n` lines (as {@linkcode line} reads them: one "\u0000invalid"
+   * for a line that is not printable ASCII), or null when fewer remain:
+   * one decode and one split for a block of many lines.
+   */
+  lines(n: number): string[] | null {
+    let end = this.#at - 1;
+    for (let i = 0; i < n; i++) {
+      end = this.#buf.indexOf(0x0a, end + 1);
+      if (end < 0) return null;
+    }
+    if (n === 0) return [];
+    const text = LATIN1.decode(this.#buf.subarray(this.#at, end));
+    this.#at = end + 1;
+    const out = text.split("\n");
+    if (NOT_PRINTABLE_OR_NL.test(text)) return out.map((l) => (NOT_PRINTABLE.test(l) ? "\u0000invalid" : l));
+    return out;
   }
   /**
    * Exactly `n` bytes, or null when fewer remain: a view of the reply, not a

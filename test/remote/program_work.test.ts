@@ -83,6 +83,10 @@ const cases: [string, (shell: TracingShell, root: string, paths: string[]) => Pr
     const snaps = await readSnapshots(shell, root, paths);
     expect([...snaps.values()].filter((s) => s.rejected === undefined).length).toBe(paths.length);
   }],
+  ["readSnapshots (one file per directory)", async (shell, root, paths) => {
+    const snaps = await readSnapshots(shell, root, paths);
+    expect([...snaps.values()].filter((s) => s.rejected === undefined).length).toBe(paths.length);
+  }],
   ["listFiles (the whole tree)", async (shell, root, paths) => {
     const listed = await listFiles(shell, root, { depth: 3, maxEntries: 100_000 });
     expect(listed.entries?.length ?? 0).toBeGreaterThanOrEqual(paths.length);
@@ -103,8 +107,10 @@ describe("counted work of the remote programs (dash)", () => {
   for (const [name, run] of cases) {
     const commit = name.startsWith("commit");
     const n = commit ? COMMIT_N : N;
-    // the commit's files two to a directory: its per-directory work shows most
-    const perDirectory = commit ? 2 : 5;
+    // the commit's files two to a directory: its per-directory work shows
+    // most; one read with a directory per file (the bulk read judges each
+    // directory once)
+    const perDirectory = commit ? 2 : name.includes("one file per directory") ? 1 : 5;
     test(`${name}: commands for ${4 * n} files within n log n of those for ${n}`, async () => {
       const small = await commandsFor(n, run, perDirectory);
       const large = await commandsFor(4 * n, run, perDirectory);

@@ -3,9 +3,11 @@
  *
  * Arguments: `<root> <max file bytes> <refuse|allow> <trust ancestors 0|1>
  * <near entries> <near depth> <near seconds>`. Stdin:
- * `SAP-SNAPSHOT-4`, `K <secret>`, `N <nonce>`, `Z <codecs|-> <min bytes>`,
- * `L <euid|-> <min bytes>`, the number of paths, then per path two lines: `<sha256|-> <size|-> [n]` (the
- * content the client already holds, if any; `n`: the client needs the path to exist) and the path. Stdout:
+ * `SAP-SNAPSHOT-5`, `K <secret>`, `N <nonce>`, `Z <codecs|-> <min bytes>`,
+ * `L <euid|-> <min bytes>`, the number of paths M, the number of hint
+ * lines h, h lines `<k> <sha256|-> <size|-> [n]` in path order (a content
+ * the client already holds for path k; `n`: the client needs the path to
+ * exist), then the M paths. Stdout:
  * - `HAVE <tools>`: which of base64, gzip, zstd the host has;
  * - `ROOTID <device>:<inode>` of the root (the commit checks it is the
  *   same directory, so a root swapped between the calls is refused);
@@ -34,7 +36,8 @@
  *   missing: `NF <path>` NUL newline per regular file of a bounded walk,
  *   then `NEAR <entries seen> <complete 0|1>` (sh_near.ts; arguments `$5`
  *   entries, `$6` depth, `$7` seconds);
- * then `SAP-END ok`. `ROOT <reason>` and `UNSUPPORTED <tool>` end early.
+ * then `SAP-END ok`. Many plain small files come instead as one `BULK`
+ * block (sh_snapshot_bulk.ts). `ROOT <reason>` and `UNSUPPORTED <tool>` end early.
  *
  * Where the bytes come from. In a directory that only the effective user
  * and root can write (up to `/`), nobody else can swap the name, so the
@@ -413,7 +416,7 @@ case $SAP_POLICY in refuse|allow) ;; *) sap_bad_input policy ;; esac
 sap_root "$1" || { sap_out "ROOT $SAP_ROOTERR"; SAP_STATUS=root; exit 0; }
 umask 077
 sap_read_line
-[ "$SAP_L" = SAP-SNAPSHOT-4 ] || sap_bad_input header
+[ "$SAP_L" = SAP-SNAPSHOT-5 ] || sap_bad_input header
 sap_read_line
 case $SAP_L in "K "????????????????*) SAP_SECRET=$\{SAP_L#K } ;; *) sap_bad_input secret ;; esac
 case $SAP_SECRET in *[!0-9a-f]*) sap_bad_input secret ;; esac
@@ -424,40 +427,52 @@ sap_wire_read_offer
 sap_wire_read_local
 sap_read_count
 SAP_M=$SAP_L
-# The rest of stdin (per path: its hint line and its path line) in one
+sap_read_count
+SAP_HLN=$SAP_L
+# The rest of stdin (the hint lines, then the path lines) in one
 # read: the read builtin takes one byte per system call. The lines become
 # the positional parameters (none is empty), reached by index.
 sap_in=$(cat) || sap_bad_input eof
+# every path relative (a hint line starts with its index)
+case "$SAP_NL$sap_in" in *"$SAP_NL/"*) sap_bad_input path ;; esac
+sap_bulk_names "$sap_in"
 sap_ifs=$IFS
 IFS=$SAP_NL
 set -- $sap_in
 IFS=$sap_ifs
 sap_in=
-[ $# -eq $((SAP_M * 2)) ] || sap_bad_input eof
-k=0
-while [ $k -lt $SAP_M ]; do
-  eval "SAP_L=\$\{$((k * 2 + 2))}"
-  case $SAP_L in /*) sap_bad_input path ;; esac
-  k=$((k + 1))
-done
+[ $# -eq $((SAP_HLN + SAP_M)) ] || sap_bad_input eof
 sap_hook start
 sap_trust_root "$SAP_ROOTARG" || { sap_out "ROOT unstable"; SAP_STATUS=root; exit 0; }
 sap_dir_index "$SAP_R"
+# many plain small files: one run of each tool (sh_snapshot_bulk.ts)
+if sap_bulk_wanted && sap_snap_bulk "$@"; then SAP_STATUS=ok; exit 0; fi
 # In parts of SAP_PART paths, each part's variables removed after it (64: measured
 # fastest here; 512 costs four times as much under dash).
-SAP_PART=64 SAP_K0=0
+SAP_PART=64 SAP_K0=0 SAP_HI=1
 while [ $SAP_K0 -lt $SAP_M ] || [ $SAP_M = 0 ]; do
   SAP_K1=$((SAP_K0 + SAP_PART))
   [ $SAP_K1 -le $SAP_M ] || SAP_K1=$SAP_M
   k=$SAP_K0
   while [ $k -lt $SAP_K1 ]; do
-    eval "sap_wire_read_hint $k \"\$\{$((k * 2 + 1))}\"; sap_set P_$k \"\$\{$((k * 2 + 2))}\""
+    eval "sap_set P_$k \"\$\{$((SAP_HLN + k + 1))}\""
     k=$((k + 1))
+  done
+  # this part's hint lines ("<k> <sha256|-> <size|-> [n]", in path order)
+  while [ $SAP_HI -le $SAP_HLN ]; do
+    eval "sap_hl=\$\{$SAP_HI}"
+    sap_hk=$\{sap_hl%% *}
+    sap_isnum "$sap_hk" || sap_bad_input hint
+    [ "$sap_hk" -lt $SAP_K1 ] || break
+    [ "$sap_hk" -ge $SAP_K0 ] || sap_bad_input hint
+    sap_wire_read_hint $sap_hk "$\{sap_hl#* }"
+    SAP_HI=$((SAP_HI + 1))
   done
   sap_snap_part
   SAP_K0=$SAP_K1
   [ $SAP_M != 0 ] || break
 done
+[ $SAP_HI -gt $SAP_HLN ] || sap_bad_input hint
 # names near the missing paths the client needs (sh_near.ts)
 sap_near_run
 SAP_STATUS=ok
