@@ -305,7 +305,8 @@ export function snapshotInput(
     // " n": the client needs the path to exist (names near it when missing: sh_near.ts)
     hints.push(`${k} ${hint ? `${hint.sha256} ${hint.size}` : "- -"}${need === true ? " n" : ""}`);
   });
-  lines.push(String(hints.length), ...hints);
+  lines.push(String(hints.length));
+  for (const hint of hints) lines.push(hint);
   for (const { path } of entries) lines.push(path);
   return encoder.encode(lines.join("\n") + "\n");
 }
