@@ -129,6 +129,13 @@ for (const c of shells) {
       const cut = walkOf(shell.outputs.at(-1)!);
       expect(cut.near).toBe("40 0");
       expect(cut.records).toBeLessThanOrEqual(40);
+      // time: with 0 seconds the clock, read every 16 directories, stops the walk at the 16th
+      const wide: Record<string, string> = {};
+      for (let i = 0; i < 40; i++) wide[`d${String(i).padStart(2, "0")}/f.txt`] = "";
+      const timed = makeTree(wide);
+      expect(await closest(shell, timed, "f.txt", { closestSearch: { maxSeconds: 0 } })).toEqual(Array.from({ length: 5 }, (_, i) => `d${String(i).padStart(2, "0")}/f.txt`));
+      // the root (40 names) and 14 directories below it (one name each), then stopped
+      expect(walkOf(shell.outputs.at(-1)!)).toEqual({ records: 14, near: "54 0" });
       // the missing path's own directory is listed first, whatever the budget
       mkdirSync(join(root, "a/b/c/d/e/f/g"));
       writeFileSync(join(root, "a/b/c/d/e/f/g/Thing.ts"), "x\n");
