@@ -39,14 +39,24 @@ describe("apply.ts in CLI words", () => {
     expect(applied.stdout).toContain(`To patch these files again on top of this result, pass:\n  --expect site.conf=${sha(root, "site.conf")}\n`);
   });
 
+  test("a wrong --expect whose chunk still applies exactly: the current SHA-256 as a flag (issue 29.3)", async () => {
+    const root = siteCopy();
+    const json = JSON.parse((await runApply(["--root", root, "--json", "--expect", `site.conf=${"0".repeat(64)}`], CONF_PATCH)).stdout);
+    const current = json.errors[0].current_sha256;
+    expect(current).toMatch(/^[0-9a-f]{64}$/);
+    expect(json.errors[0].message).toContain(`send the same patch again with this SHA-256 (pass --expect site.conf=${current})`);
+    for (const word of ["read_file", "file_sha256", "expected_sha256", "expectedSha256"]) expect(json.errors[0].message).not.toContain(word);
+  });
+
   test("a wrong --expect: the next step is in flags (--expect), with no MCP tool or library option named", async () => {
     const root = siteCopy();
-    const run = await runApply(["--root", root, "--expect", `site.conf=${"0".repeat(64)}`], CONF_PATCH);
+    const STALE = CONF_PATCH.replace("listen 80", "listen 8080");
+    const run = await runApply(["--root", root, "--expect", `site.conf=${"0".repeat(64)}`], STALE);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain("[1] precondition_failed · site.conf");
     expect(run.stdout).toContain("pass --expect site.conf=<SHA-256 of the version you read>");
     for (const word of ["read_file", "file_sha256", "expected_sha256", "expectedSha256"]) expect(run.stdout).not.toContain(word);
-    const json = JSON.parse((await runApply(["--root", root, "--json", "--expect", `site.conf=${"0".repeat(64)}`], CONF_PATCH)).stdout);
+    const json = JSON.parse((await runApply(["--root", root, "--json", "--expect", `site.conf=${"0".repeat(64)}`], STALE)).stdout);
     expect(json.errors[0].message).toContain("pass --expect site.conf=");
     expect(json.errors[0].hints.map((h: { kind: string }) => h.kind)).toEqual(["read", "expected_sha256"]);
   });

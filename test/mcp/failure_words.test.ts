@@ -94,10 +94,26 @@ describe("MCP failure results in MCP words", () => {
     for (const code of CODES) for (const block of blocks) expect(block.split(`${code}:`).length - 1).toBeLessThanOrEqual(1);
   });
 
-  test("a wrong expected_sha256: read_file and expected_sha256 with file_sha256, no library option names", async () => {
+  test("a wrong expected_sha256 whose chunk still applies exactly: current_sha256, expected_sha256 and read_file in MCP words (issue 29.3)", async () => {
     dir = makeTree({ "app.py": APP });
     session = await connect({ roots: localRoots({ site: dir }) });
     const result = await call(session, "apply_patch", { patch: FIX, expected_sha256: { "app.py": "0".repeat(64) } });
+    const out = result.structuredContent as ApplyPatchOutput;
+    const current = out.errors![0]!.current_sha256!;
+    expect(current).toMatch(/^[0-9a-f]{64}$/);
+    expect(out.errors![0]).toMatchObject({ code: "precondition_failed", actual_sha256: current });
+    const text = textOf(result);
+    expect(text).toContain("Your chunks still apply to its current text");
+    expect(text).toContain(`send the same patch again with this SHA-256 (send expected_sha256 {"app.py": "${current}"})`);
+    expect(text).toMatch(/call read_file \{"path": "app\.py", "offset": \d+, "limit": \d+\} \(the lines your chunks touch\)/);
+    expect(text).not.toContain("expectedSha256");
+    expect(text).not.toContain("--expect");
+  });
+
+  test("a wrong expected_sha256 whose chunk no longer applies: read_file and expected_sha256 with file_sha256, no library option names", async () => {
+    dir = makeTree({ "app.py": APP });
+    session = await connect({ roots: localRoots({ site: dir }) });
+    const result = await call(session, "apply_patch", { patch: FIX.replace("run(debug=True)", "run(debug=1)"), expected_sha256: { "app.py": "0".repeat(64) } });
     const text = textOf(result);
     expect(text).toStartWith("precondition_failed: app.py: ");
     expect(text).toContain('call read_file {"path": "app.py"}');
