@@ -11,6 +11,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ApplyPatchOutput, ReadFileOutput } from "../../examples/mcp/schemas.ts";
@@ -19,6 +20,7 @@ import { sha256 } from "./helpers.ts";
 import { httpClient, startHttpServer } from "./http_helpers.ts";
 import type { Running } from "./http_helpers.ts";
 import { REPO } from "./stdio_helpers.ts";
+import { PINNED_NODE } from "../support/runtimes.ts";
 
 const MB = 1_000_000;
 const TOKEN = "test-token-0123456789abcdef";
@@ -154,6 +156,33 @@ describe("Streamable HTTP: a client that vanishes mid-call", () => {
       expect(await server.stop()).toBe(0);
     }
   }, 30_000);
+});
+
+describe("a client that trickles its headers is cut off (the server under Node)", () => {
+  // Node's defaults (headersTimeout 60 s, checked every 30 s) kept 3000 such connections of
+  // another uid open for over 75 s, each a file descriptor, before any token was seen.
+  test("partial headers, one more line every 2 s: 408 and the connection closed (before: still open at 25 s)", async () => {
+    const server = await startHttpServer(["--root", `site=${dir}`], { SAP_MCP_TOKEN: TOKEN }, PINNED_NODE);
+    try {
+      const got = await new Promise<string>((resolve) => {
+        const socket = connect(Number(server.url.port), "127.0.0.1");
+        let answer = "";
+        socket.on("error", () => {});
+        socket.write("POST /mcp HTTP/1.1\r\nHost: localhost\r\n");
+        const drip = setInterval(() => socket.write("X-Drip: 1\r\n"), 2_000);
+        const giveUp = setTimeout(() => socket.destroy(), 25_000);
+        socket.on("data", (chunk) => (answer += String(chunk)));
+        socket.on("close", () => {
+          clearInterval(drip);
+          clearTimeout(giveUp);
+          resolve(answer.split("\r\n")[0] ?? "");
+        });
+      });
+      expect(got).toBe("HTTP/1.1 408 Request Timeout");
+    } finally {
+      await server.stop();
+    }
+  }, 40_000);
 });
 
 describe("Streamable HTTP with a bearer token (SAP_MCP_TOKEN) and a small patch limit", () => {

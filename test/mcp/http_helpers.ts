@@ -29,8 +29,8 @@ export interface Running {
 }
 
 /** Start the server with --http 127.0.0.1:0 and read its URL from the ready line. */
-export async function startHttpServer(args: string[], env: Record<string, string> = {}): Promise<Running> {
-  const child = spawn(process.execPath, ["examples/mcp_server.ts", ...args, "--http", "127.0.0.1:0"], { cwd: REPO, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function startHttpServer(args: string[], env: Record<string, string> = {}, runtime: string = process.execPath): Promise<Running> {
+  const child = spawn(runtime, ["examples/mcp_server.ts", ...args, "--http", "127.0.0.1:0"], { cwd: REPO, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   let stdout = "";
   child.stderr!.on("data", (c) => (stderr += String(c)));
