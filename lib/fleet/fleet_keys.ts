@@ -8,6 +8,9 @@
  * @module
  */
 import { unknownKeysFailure } from "../remote/request_keys.ts";
+import { badValueFailure } from "../remote/request_values.ts";
+import type { ValueRule } from "../remote/request_values.ts";
+import { TEXT_ENCODINGS } from "../text/encoding.ts";
 import type { NamesEveryKey } from "../remote/request_keys.ts";
 import type { Limits, PatchFailure } from "../types.ts";
 import type { FleetHostOptions, FleetOptions, FleetRequest, FleetTargetCommon, ReconcileFleetOptions } from "./types.ts";
@@ -22,6 +25,28 @@ const OPTION_KEYS = [
   "canary", "concurrency", "connectTimeoutMs", "maxFailures", "dryRun", "signal", "stopSignal", "onProgress", "words",
 ] as const satisfies readonly (keyof FleetOptions)[];
 const TARGET_KEYS = ["name", "root", "expectedSha256", "options", "shell", "connect", "release"] as const;
+/**
+ * What the values must be (badValueFailure): a `dryRun: "true"` in the request or
+ * the options was a real run on every host (only `=== true` is a dry run). The host
+ * options are checked again by each host's applyPatch; here they refuse the whole call.
+ */
+const HOST_VALUE_RULES: Readonly<Record<(typeof HOST_OPTION_KEYS)[number], ValueRule>> = {
+  matching: { oneOf: ["exact", "whitespace", "lenient"] },
+  encoding: { oneOf: TEXT_ENCODINGS },
+  requireShaForDelete: "boolean",
+  createParents: "boolean",
+  limits: "count-map",
+  lockWaitMs: "count",
+  clientGoneMs: "positive",
+  timeoutMs: "positive",
+  delta: "boolean",
+  sharedDirectories: { oneOf: ["refuse", "allow"] },
+  trustRootAncestors: "boolean",
+  cache: { has: ["hint", "get", "put"], what: "a SnapshotCache" },
+  compress: { oneOf: ["auto", true, false] },
+};
+const REQUEST_VALUE_RULES: Readonly<Record<string, ValueRule>> = { dryRun: "boolean", expectedSha256: "string-map", ...HOST_VALUE_RULES };
+const OPTION_VALUE_RULES: Readonly<Record<string, ValueRule>> = { dryRun: "boolean", signal: "signal", stopSignal: "signal", onProgress: "function" };
 const RECONCILE_KEYS = [
   "concurrency", "connectTimeoutMs", "signal", "words", "lockWaitMs", "timeoutMs", "sharedDirectories", "trustRootAncestors", "compress",
 ] as const satisfies readonly (keyof ReconcileFleetOptions)[];
@@ -48,14 +73,18 @@ export function fleetKeysFailure(targets: readonly object[], request: object, op
   const nothing = "nothing was applied on any host";
   const found = unknownKeysFailure("applyFleet request", request, REQUEST_KEYS, nothing) ??
     unknownKeysFailure("applyFleet request limits", (request as { limits?: unknown }).limits, LIMIT_KEYS, nothing) ??
-    unknownKeysFailure("applyFleet options", options, OPTION_KEYS, nothing);
+    unknownKeysFailure("applyFleet options", options, OPTION_KEYS, nothing) ??
+    badValueFailure("applyFleet request", request, REQUEST_VALUE_RULES, nothing) ??
+    badValueFailure("applyFleet options", options, OPTION_VALUE_RULES, nothing);
   if (found !== null) return found;
   for (const target of targets) {
     const name = JSON.stringify((target as { name?: unknown }).name);
     const own = (target as { options?: unknown }).options;
     const bad = unknownKeysFailure(`applyFleet target ${name}`, target, TARGET_KEYS, nothing) ??
       unknownKeysFailure(`applyFleet target ${name} options`, own, HOST_OPTION_KEYS, nothing) ??
-      unknownKeysFailure(`applyFleet target ${name} options limits`, (own as { limits?: unknown } | undefined)?.limits, LIMIT_KEYS, nothing);
+      unknownKeysFailure(`applyFleet target ${name} options limits`, (own as { limits?: unknown } | undefined)?.limits, LIMIT_KEYS, nothing) ??
+      badValueFailure(`applyFleet target ${name}`, target, { expectedSha256: "string-map" }, nothing) ??
+      badValueFailure(`applyFleet target ${name} options`, own, HOST_VALUE_RULES, nothing);
     if (bad !== null) return bad;
   }
   return null;

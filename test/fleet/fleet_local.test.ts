@@ -450,6 +450,19 @@ describe("applyFleet over LocalShell roots", () => {
       call: (t) => applyFleet(t.map((x, i) => (i === 2 ? { ...x, options: { timeout: 5 } } as unknown as FleetTarget : x)), { patch: PATCH }),
       says: 'unknown applyFleet target "h03" options field `timeout`',
     },
+    // A known field with a value of the wrong type: `dryRun: "true"` was a real run on every host.
+    { name: 'dryRun: "true" in the request', call: (t) => applyFleet(t, { patch: PATCH, dryRun: "true" } as never), says: 'applyFleet request field `dryRun` must be true or false, not the string "true"' },
+    { name: "dryRun: 1 in the options", call: (t) => applyFleet(t, { patch: PATCH }, { dryRun: 1 } as never), says: "applyFleet options field `dryRun` must be true or false, not number 1" },
+    {
+      name: "a target's expectedSha256 as a Map",
+      call: (t) => applyFleet(t.map((x, i) => (i === 1 ? { ...x, expectedSha256: new Map([["app.conf", "0".repeat(64)]]) } as unknown as FleetTarget : x)), { patch: PATCH }),
+      says: 'applyFleet target "h02" field `expectedSha256` must be a plain object of path → SHA-256 strings',
+    },
+    {
+      name: "a target's requireShaForDelete as a string",
+      call: (t) => applyFleet(t.map((x, i) => (i === 2 ? { ...x, options: { requireShaForDelete: "yes" } } as unknown as FleetTarget : x)), { patch: PATCH }),
+      says: 'applyFleet target "h03" options field `requireShaForDelete` must be true or false',
+    },
   ];
   for (const c of strange) {
     test(`a field the fleet does not read refuses the call before any host starts (invalid_request): ${c.name}`, async () => {
