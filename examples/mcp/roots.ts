@@ -251,10 +251,14 @@ function rootFromFlag(value: string, cwd: string): RootConfig {
 function queryOptions(name: string, query: string): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   const limits: Record<string, unknown> = {};
+  const seen = new Set<string>();
   for (const [key, raw] of new URLSearchParams(query)) {
     if (!QUERY_KEYS.includes(key)) {
       throw new ConfigError(`--root ${name}: ${unknownNamesText(unknownNames([key], QUERY_KEYS), "option", QUERY_KEYS)}`);
     }
+    // The last one won without a word (`?matching=exact&matching=lenient` served lenient).
+    if (seen.has(key)) throw new ConfigError(`--root ${name}: option \`${key}\` is given twice; give it once`);
+    seen.add(key);
     let value: unknown = raw;
     if ((BOOLEAN_KEYS as readonly string[]).includes(key)) {
       value = /^(1|true|yes)$/i.test(raw) ? true : /^(0|false|no)$/i.test(raw) ? false : raw;

@@ -129,6 +129,9 @@ describe("configuration errors say what is wrong", () => {
     { name: "bad option value", argv: () => ["--root", "a=site?matching=fuzzy"], says: /matching: Invalid option: expected one of "exact"\|"whitespace"\|"lenient"/ },
     { name: "unknown query option", argv: () => ["--root", "a=site?matchng=exact"], says: /unknown option `matchng`: did you mean `matching`\?/ },
     { name: "unknown query option, no near one", argv: () => ["--root", "a=site?colour=red"], says: /unknown option `colour`; the options are `matching`, `sharedDirectories`/ },
+    // the last one won without a word
+    { name: "a query option given twice", argv: () => ["--root", "a=site?matching=exact&matching=lenient"], says: /--root a: option `matching` is given twice; give it once/ },
+    { name: "a limit given twice (percent-encoded name)", argv: () => ["--root", "a=site?maxFiles=5&%6daxFiles=500"], says: /option `maxFiles` is given twice/ },
     { name: "ssh-only option on a local root", argv: () => ["--root", "a=site?sudo=1"], says: /local directory: sudo applies to ssh:\/\/ roots only/ },
     { name: "sudoPasswordEnv naming an unset variable", argv: () => ["--root", "a=ssh://h/x?sudoPasswordEnv=SAP_TEST_UNSET_VAR"], says: /sudoPasswordEnv SAP_TEST_UNSET_VAR: that environment variable is not set/ },
     { name: "sudoPasswordEnv with sudo=0", argv: () => ["--root", "a=ssh://h/x?sudoPasswordEnv=HOME&sudo=0"], says: /sudoPasswordEnv means sudo/ },
