@@ -44,7 +44,7 @@ import { SH_UNDO } from "./sh_undo.ts";
 import { SH_SNAPSHOT_MAIN } from "./snapshot_program.ts";
 import { SH_SNAPSHOT_WIRE } from "./sh_snapshot_wire.ts";
 import { SH_NEAR } from "./sh_near.ts";
-import { SH_WALK } from "./sh_walk.ts";
+import { SH_WALK_QUEUE } from "./sh_walk.ts";
 import { SH_SNAPSHOT_BULK } from "./sh_snapshot_bulk.ts";
 import { SH_COMMIT } from "./commit_program.ts";
 import { SH_RECONCILE } from "./reconcile_program.ts";
@@ -82,7 +82,7 @@ const COMMON = SH_PRELUDE + SH_PROBE + SH_STAT_SHA + SH_PATHS + SH_MANIFEST;
  * ```
  */
 export const PROGRAM_SOURCES: Readonly<Record<"snapshot" | "commit" | "reconcile", string>> = {
-  snapshot: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_REAP + SH_SNAPSHOT_WIRE + SH_WALK + SH_NEAR + SH_SNAPSHOT_BULK + SH_SNAPSHOT_MAIN,
+  snapshot: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_REAP + SH_SNAPSHOT_WIRE + SH_WALK_QUEUE + SH_NEAR + SH_SNAPSHOT_BULK + SH_SNAPSHOT_MAIN,
   commit: COMMON + SH_FAULTS + SH_DURABLE + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_COMMIT,
   reconcile: COMMON + SH_FAULTS + SH_TRUST + SH_PRIVATE + SH_LOCKS + SH_LOCK_BATCH + SH_UNDO + SH_RECONCILE,
 };

@@ -39,7 +39,7 @@
  */
 import { sh } from "./sh_text.ts";
 
-/** sap_near_note, sap_near_run (need SH_WALK, SH_TRUST and sap_probe stat id). */
+/** sap_near_note, sap_near_run (need SH_WALK_QUEUE, SH_TRUST and sap_probe stat id). */
 export const SH_NEAR: string = sh`
 SAP_NEAR= SAP_NEAR_SN=0 SAP_NEAR_SEEDS=
 sap_near_note() {

@@ -34,24 +34,14 @@
  */
 import { sh } from "./sh_text.ts";
 
-/** Walk functions (need SH_PRELUDE, SH_STAT_SHA and SH_PATHS before them). */
-export const SH_WALK: string = sh`
+/**
+ * The queue of the walk, a record printer and the child path: what a walk
+ * that lists names itself needs (the snapshot's walk near missing paths,
+ * sh_near.ts), without the list and search helpers below.
+ */
+export const SH_WALK_QUEUE: string = sh`
 WQH=0 WQT=0
 sap_rec() { printf '%s %s\000\n' "$1" "$2"; }
-sap_start_dir() {
-  if [ -z "$1" ]; then SD=$SAP_R; sap_cd "$SD" || { sap_out "REJECT permission_denied 0"; return 1; }; return 0; fi
-  if ! sap_resolve "$1"; then
-    sap_out "REJECT $RJ $RD"
-    return 1
-  fi
-  [ "$RK" = directory ] || { sap_out "NOTDIR $RK"; return 1; }
-  sap_join "$RP" "$RN"
-  SD=$SAP_J1
-  if ! sap_cd "$SD"; then
-    if [ -d "$SD" ] && ! [ -L "$SD" ]; then sap_out "REJECT permission_denied 0"; else sap_out "REJECT conflict 0"; fi
-    return 1
-  fi
-}
 sap_walk_push() {
   sap_set WQ_d_$WQT "$1"
   sap_set WQ_r_$WQT "$2"
@@ -70,6 +60,25 @@ sap_walk_next() {
   WQH=$((WQH + 1))
 }
 sap_walk_enter() { sap_cd "$WD"; }
+sap_child_rel() { if [ -z "$WR" ]; then SAP_CR=$1; else SAP_CR=$WR/$1; fi; }
+`;
+
+/** Walk functions (need SH_PRELUDE, SH_STAT_SHA and SH_PATHS before them). */
+export const SH_WALK: string = SH_WALK_QUEUE + sh`
+sap_start_dir() {
+  if [ -z "$1" ]; then SD=$SAP_R; sap_cd "$SD" || { sap_out "REJECT permission_denied 0"; return 1; }; return 0; fi
+  if ! sap_resolve "$1"; then
+    sap_out "REJECT $RJ $RD"
+    return 1
+  fi
+  [ "$RK" = directory ] || { sap_out "NOTDIR $RK"; return 1; }
+  sap_join "$RP" "$RN"
+  SD=$SAP_J1
+  if ! sap_cd "$SD"; then
+    if [ -d "$SD" ] && ! [ -L "$SD" ]; then sap_out "REJECT permission_denied 0"; else sap_out "REJECT conflict 0"; fi
+    return 1
+  fi
+}
 sap_dir_names() {
   SAP_NC=0
   set +f
@@ -88,7 +97,6 @@ sap_kind() {
   elif [ -f "./$1" ]; then SAP_K=file
   else SAP_K=other; fi
 }
-sap_child_rel() { if [ -z "$WR" ]; then SAP_CR=$1; else SAP_CR=$WR/$1; fi; }
 sap_stat_batch() {
   # The names C_n_0 … C_n_<$1 - 1> of the current directory: CZ_j CM_j CT_j
   # CU_j (size, mode, mtime, uid; empty when it could not be stat'ed), one
