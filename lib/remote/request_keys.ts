@@ -35,7 +35,10 @@ export type NamesEveryKey<T, K extends PropertyKey> = [Exclude<keyof T, K>] exte
  */
 export function unknownKeysFailure(what: string, value: unknown, known: readonly string[], nothing: string): PatchFailure | null {
   if (value === null || typeof value !== "object") return null;
-  const found = unknownNames(Object.keys(value), known);
+  // Inherited enumerable keys too (`Object.create({ dryrun: true })`): they are as misspelt as own ones.
+  const keys: string[] = [];
+  for (const key in value) keys.push(key);
+  const found = unknownNames(keys, known);
   if (found.length === 0) return null;
   const text = unknownNamesText(found, `${what} field`, known);
   return failure(

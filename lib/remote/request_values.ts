@@ -90,7 +90,9 @@ function problem(rule: ValueRule, value: unknown): string | null {
 export function badValueFailure(what: string, value: unknown, rules: Readonly<Record<string, ValueRule>>, nothing: string): PatchFailure | null {
   if (value === null || typeof value !== "object") return null;
   for (const [field, rule] of Object.entries(rules)) {
-    if (!Object.hasOwn(value, field)) continue;
+    // `in`, not hasOwn: the functions read a field through the prototype too
+    // (`Object.create({ dryRun: "true" })` was a real run).
+    if (!(field in value)) continue;
     const given = (value as Record<string, unknown>)[field];
     if (given === undefined) continue;
     const wanted = problem(rule, given);

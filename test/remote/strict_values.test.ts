@@ -61,6 +61,24 @@ describe("applyPatch refuses a known field with a value of the wrong type; nothi
     });
   }
 
+  // The functions read fields through the prototype, so the checks look there too.
+  const inherited: { name: string; proto: Record<string, unknown>; says: string }[] = [
+    { name: 'an inherited dryRun: "true"', proto: { dryRun: "true" }, says: 'field `dryRun` must be true or false, not the string "true"' },
+    { name: "an inherited misspelt dryrun", proto: { dryrun: true }, says: "unknown applyPatch request field `dryrun`: did you mean `dryRun`?" },
+  ];
+  for (const c of inherited) {
+    test(c.name, async () => {
+      const root = makeTree({ "app.conf": BEFORE });
+      const shell = new CountingShell(new LocalShell());
+      const request = Object.assign(Object.create(c.proto) as Record<string, unknown>, { root, patch });
+      const report = await applyPatch(shell, request as unknown as Parameters<typeof applyPatch>[1]);
+      expect(report.errors?.map((e) => e.code)).toEqual(["invalid_request"]);
+      expect(report.errors![0]!.message).toContain(c.says);
+      expect(shell.count).toBe(0);
+      expect(readFileSync(join(root, "app.conf"), "utf8")).toBe(BEFORE);
+    });
+  }
+
   test("the right types still work, undefined counts as absent, and a null-prototype map is a map", async () => {
     const root = makeTree({ "app.conf": BEFORE });
     const expectedSha256 = Object.assign(Object.create(null) as Record<string, string>, { "app.conf": WRONG_SHA });
