@@ -20,10 +20,13 @@
  *
  * Bounds: the memory tier keeps at most `maxBytes` of contents (least
  * recently used first out; one content larger than that is not kept), the
- * hints at most {@linkcode MAX_HINTS} paths. A content a path held until it
- * moved on (a commit, a change seen, a delete) leaves memory at once when no
- * other path's hint names it, so a long session that keeps editing a few
- * files holds their current contents, not every version. The optional disk tier (`dir`)
+ * hints at most {@linkcode MAX_HINTS} paths. Per path the cache also keeps
+ * the last {@linkcode SUPERSEDED_PER_PATH} contents it held before it moved
+ * on (a commit, a change seen, a delete) — what a caller that read an
+ * earlier version needs for the stale-read diagnosis (what changed since
+ * your read) — and lets go of an older one at once when no path names it
+ * any more, so a long session that keeps editing a few files holds a few
+ * versions of each, not every version until `maxBytes`. The optional disk tier (`dir`)
  * keeps at most `maxBytes` too, as files named by their SHA-256 in a
  * directory only this user can use (mode 0700, checked), written through
  * a private temporary file (mode 0600) and renamed into place, and hashed
@@ -90,6 +93,11 @@ export interface SnapshotCacheStats {
 export const DEFAULT_CACHE_BYTES: number = 128 * 1024 * 1024;
 /** Most paths whose last-seen SHA-256 a cache remembers. */
 export const MAX_HINTS = 4096;
+/**
+ * Contents a path held before it moved on that the cache keeps per path
+ * (the stale-read diagnosis shows what changed since a read of one of them).
+ */
+export const SUPERSEDED_PER_PATH = 4;
 
 const SHA = /^[0-9a-f]{64}$/;
 
@@ -128,8 +136,10 @@ export class SnapshotCache {
   readonly #memory = new Map<string, Uint8Array>();
   #bytes = 0;
   readonly #hints = new Map<string, CacheHint>();
-  /** How many hints name each SHA-256 (so a content no path holds any more can be let go). */
+  /** How many hints and superseded slots name each SHA-256 (so a content no path holds any more can be let go). */
   readonly #hintRefs = new Map<string, number>();
+  /** Per hint key, the contents it held before, newest first (at most SUPERSEDED_PER_PATH). */
+  readonly #superseded = new Map<string, string[]>();
   #disk: Map<string, number> | null = null;
   #diskBytes = 0;
   #pending = new Set<Promise<void>>();
@@ -305,18 +315,37 @@ export class SnapshotCache {
       while (this.#hints.size > MAX_HINTS) {
         const oldest = this.#hints.keys().next().value!;
         this.#unhint(oldest, this.#hints.get(oldest)!);
+        for (const sha of this.#superseded.get(oldest) ?? []) this.#unref(sha);
+        this.#superseded.delete(oldest);
       }
     }
     if (had?.sha256 !== hint?.sha256) {
       // The path moved on from that content (a commit, a change seen, a
-      // delete): when no other path is known to hold it, it is dead weight —
-      // each commit of a file would otherwise leave its previous version in
-      // memory until maxBytes pushes it out, and a long session's memory
-      // would grow by a file per commit (issue 28 item 6). Only memory: the
-      // disk tier keeps its LRU.
-      if (had !== undefined && !this.#hintRefs.has(had.sha256)) this.#drop(had.sha256);
+      // delete). Its last few versions stay (a caller that read one of them
+      // gets what changed since); an older one that no path names any more
+      // is dead weight — each commit of a file would otherwise leave its
+      // previous version in memory until maxBytes pushes it out, and a long
+      // session's memory would grow by a file per commit (issue 28 item 6).
+      // Only memory: the disk tier keeps its LRU.
+      if (had !== undefined) this.#supersede(key, had.sha256);
       this.#saveHints();
     }
+  }
+
+  #supersede(key: string, sha256: string): void {
+    const list = this.#superseded.get(key) ?? [];
+    const at = list.indexOf(sha256);
+    if (at >= 0) {
+      list.splice(at, 1);
+      this.#unref(sha256);
+    }
+    list.unshift(sha256);
+    this.#hintRefs.set(sha256, (this.#hintRefs.get(sha256) ?? 0) + 1);
+    while (list.length > SUPERSEDED_PER_PATH) {
+      const gone = list.pop()!;
+      if (this.#unref(gone) === 0) this.#drop(gone);
+    }
+    this.#superseded.set(key, list);
   }
 
   #setHint(key: string, hint: CacheHint): void {
@@ -326,9 +355,15 @@ export class SnapshotCache {
 
   #unhint(key: string, hint: CacheHint): void {
     this.#hints.delete(key);
-    const refs = (this.#hintRefs.get(hint.sha256) ?? 1) - 1;
-    if (refs > 0) this.#hintRefs.set(hint.sha256, refs);
-    else this.#hintRefs.delete(hint.sha256);
+    this.#unref(hint.sha256);
+  }
+
+  /** One reference fewer to `sha256`; how many are left. */
+  #unref(sha256: string): number {
+    const refs = (this.#hintRefs.get(sha256) ?? 1) - 1;
+    if (refs > 0) this.#hintRefs.set(sha256, refs);
+    else this.#hintRefs.delete(sha256);
+    return refs;
   }
 
   #drop(sha256: string): void {

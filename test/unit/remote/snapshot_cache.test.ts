@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SnapshotCache } from "../../../lib/remote/snapshot_cache.ts";
+import { SnapshotCache, SUPERSEDED_PER_PATH } from "../../../lib/remote/snapshot_cache.ts";
 import { sha256Hex } from "../../../lib/text/sha256.ts";
 import { ensureTestUsers } from "../../support/sshd.ts";
 
@@ -66,26 +66,33 @@ describe("SnapshotCache in memory", () => {
     expect(cache.hint("host\u0000/srv", "a.txt")).toBeUndefined();
   });
 
-  test("a path's previous content leaves memory when the path moves on and no other path holds it (a long session stays flat)", () => {
+  test("per path, the last SUPERSEDED_PER_PATH versions stay and older ones no path names leave memory (a long session stays flat)", () => {
     const cache = new SnapshotCache();
     const first = cache.put(enc("version 0\n"));
     cache.see("s", "a.txt", { sha256: first, size: 10 });
     cache.see("s", "copy.txt", { sha256: first, size: 10 }); // another path with the same content
-    let previous = first;
+    const versions = [first];
     for (let i = 1; i <= 100; i++) {
-      const next = cache.put(enc(`version ${i}\n`));
-      cache.see("s", "a.txt", { sha256: next, size: 10 });
-      if (i > 1) expect(cache.has(previous)).toBe(false); // superseded, held by no path
-      previous = next;
+      versions.push(cache.put(enc(`version ${i}\n`)));
+      cache.see("s", "a.txt", { sha256: versions[i]!, size: 10 });
     }
-    expect(cache.has(first)).toBe(true); // copy.txt still holds it
-    expect(cache.stats.entries).toBe(2);
-    cache.see("s", "copy.txt", null); // deleted: its content goes too
+    const kept = versions.map((sha) => cache.has(sha));
+    // the current version, the 4 before it (a caller that read one gets what changed since), and version 0 (copy.txt holds it)
+    expect(kept.flatMap((k, i) => (k ? [i] : []))).toEqual([0, 96, 97, 98, 99, 100]);
+    expect(SUPERSEDED_PER_PATH).toBe(4);
+    expect(cache.stats.entries).toBe(6);
+    // copy.txt deleted: version 0 is now one of copy.txt's superseded versions, then pushed out by four more
+    cache.see("s", "copy.txt", null);
+    expect(cache.has(first)).toBe(true);
+    for (let i = 0; i < 4; i++) {
+      const other = cache.put(enc(`copy ${i}\n`));
+      cache.see("s", "copy.txt", { sha256: other, size: 7 });
+    }
+    cache.see("s", "copy.txt", null);
     expect(cache.has(first)).toBe(false);
-    const kept = cache.put(enc("never hinted\n")); // a put without a hint is the caller's: kept
+    const unhinted = cache.put(enc("never hinted\n")); // a put without a hint is the caller's: kept
     cache.see("s", "other.txt", null);
-    expect(cache.has(kept)).toBe(true);
-    expect(cache.stats.entries).toBe(2);
+    expect(cache.has(unhinted)).toBe(true);
   });
 
   test("bad arguments are programmer errors", () => {
