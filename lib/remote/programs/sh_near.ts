@@ -27,7 +27,9 @@
  * entered only through `sap_cd` (physical path compared with the one
  * recorded: a directory swapped for a link meanwhile is skipped), and only
  * when its name is in a directory nobody else can write. Each directory's
- * own mode, owner and group are judged by the programs' trust rule
+ * own mode, owner and group (one `stat` for up to 256 queued directories,
+ * by absolute path: every component of it is such a name) are judged by
+ * the programs' trust rule
  * (`sap_verdict`, sh_trust.ts; an unconfirmed ACL counts as untrusted): a
  * directory others can write is not listed at all under policy `refuse`
  * (a path there would be refused anyway), and under `allow` its files are
@@ -62,13 +64,59 @@ sap_near_note() {
 sap_near_trust() {
   # SAP_NT: 1 when the current directory (just entered) is trusted by itself
   sap_stat . || { SAP_NT=0; return 0; }
-  sap_verdict $(( ST_TYPE << 12 | ST_MODE )) "$ST_UID" "$ST_GID" 0
+  sap_near_verdict $(( ST_TYPE << 12 | ST_MODE )) "$ST_UID" "$ST_GID"
+}
+sap_near_verdict() {
+  # $1 mode (with the file type), $2 uid, $3 gid: SAP_NT
+  sap_verdict "$1" "$2" "$3" 0
   if [ -z "$SAP_VR" ] && [ "$SAP_ANC_OK" = 1 ] && [ -z "$SAP_TRUST_ANC" ]; then SAP_NT=1; else SAP_NT=0; fi
 }
+sap_near_judge() {
+  # The queued directories from WQH on whose trust is not judged yet (flag
+  # ?), up to 256: one stat of all of them (absolute paths: every
+  # component is a name in a directory nobody else can write, which is why
+  # they were queued), flag t (trusted) or u. A short answer (one vanished)
+  # leaves them ?, judged one by one when entered.
+  set --
+  sap_nj_i=$WQH
+  while [ $sap_nj_i -lt $WQT ] && [ $# -lt 256 ]; do
+    sap_get WQ_t_$sap_nj_i
+    [ "$SAP_V" = "?" ] || break
+    sap_get WQ_d_$sap_nj_i
+    set -- "$@" "$SAP_V"
+    sap_nj_i=$((sap_nj_i + 1))
+  done
+  sap_nj_n=$#
+  [ $sap_nj_n -gt 0 ] || return 0
+  case $SAP_STAT in
+  gnu) sap_nj_all=$(stat -c '%f %u %g' "$@" 2>/dev/null) ;;
+  *) sap_nj_all=$(stat -f '%p %u %g' "$@" 2>/dev/null) ;;
+  esac || return 0
+  sap_ifs=$IFS
+  IFS=$SAP_NL
+  set -- $sap_nj_all
+  IFS=$sap_ifs
+  [ $# -eq $sap_nj_n ] || return 0
+  sap_nj_i=$WQH
+  for sap_nj_l in "$@"; do
+    set -- $sap_nj_l
+    sap_nj_f=u
+    if [ $# -eq 3 ] && sap_isnum "$2" && sap_isnum "$3"; then
+      case $SAP_STAT in gnu) sap_nj_m=$(( 0x$1 )) ;; *) sap_nj_m=$(( 0$1 )) ;; esac
+      if [ $(( sap_nj_m >> 12 & 15 )) = 4 ]; then
+        sap_near_verdict $sap_nj_m "$2" "$3"
+        [ $SAP_NT = 0 ] || sap_nj_f=t
+      fi
+    fi
+    sap_set WQ_t_$sap_nj_i $sap_nj_f
+    sap_nj_i=$((sap_nj_i + 1))
+  done
+}
 sap_near_list() {
-  # The current directory WD (root-relative WR, depth WL, WT: s for a seed,
-  # which is listed but not descended from): NF records, subdirectories queued.
-  sap_near_trust
+  # The current directory WD (root-relative WR, depth WL, WT: t or u as
+  # judged by sap_near_judge, ? not judged, s for a seed, which is judged
+  # here and listed but not descended from): NF records, subdirectories queued.
+  case $WT in t) SAP_NT=1 ;; u) SAP_NT=0 ;; *) sap_near_trust ;; esac
   [ $SAP_NT = 1 ] || [ "$SAP_POLICY" = allow ] || return 0
   sap_nl_down=0
   [ $SAP_NT = 1 ] && [ "$WT" != s ] && [ $((WL + 1)) -lt $SAP_NEAR_DEPTH ] && sap_nl_down=1
@@ -87,7 +135,7 @@ sap_near_list() {
     elif [ $sap_nl_down = 1 ] && [ -d "./$sap_nl_n" ]; then
       case $sap_nl_n in .git|node_modules) continue ;; esac
       sap_join "$WD" "$sap_nl_n"
-      sap_walk_push "$SAP_J1" "$SAP_CR" $((WL + 1))
+      sap_walk_push "$SAP_J1" "$SAP_CR" $((WL + 1)) "?"
     fi
   done
 }
@@ -103,8 +151,12 @@ sap_near_run() {
     sap_walk_push "$SAP_V" "$\{SAP_V#"$SAP_B"/}" 0 s
     sap_nr_i=$((sap_nr_i + 1))
   done
-  sap_walk_push "$SAP_R" "" 0
-  while sap_walk_next; do
+  sap_walk_push "$SAP_R" "" 0 "?"
+  while :; do
+    # the next directories' trust, judged in one stat for up to 256 of them
+    sap_get WQ_t_$WQH
+    [ "$SAP_V" != "?" ] || sap_near_judge
+    sap_walk_next || break
     sap_nr_dirs=$((sap_nr_dirs + 1))
     if [ $((sap_nr_dirs % 16)) = 0 ] && [ "$(date +%s)" -ge $sap_nr_end ]; then SAP_NEAR_DONE=0; break; fi
     sap_walk_enter || continue
