@@ -217,8 +217,6 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
 
   if (request.signal?.aborted) return failed([cancelledBeforeCommit(operationId)], warnings);
   await phase(request, { phase: "read", files: patchPaths(parsed.patch).length });
-  // Taken before the read, which lets the cache drop a path's superseded content (stale_read.ts needs it).
-  const versionsRead = request.cache !== undefined ? readVersions(request.cache, cacheScope(shell, request.root), request.expectedSha256) : undefined;
   let snapshots: Snapshots;
   try {
     // Update and Delete sources must exist: a missing one gets the names closest to it, in the same exec.
@@ -246,7 +244,8 @@ export async function applyPatch(shell: RemoteShell, request: ApplyRequest): Pro
     createParents: request.createParents,
     limits,
     // what this caller read through the cache: a stale expectedSha256 then shows what changed (stale_read.ts)
-    ...(versionsRead !== undefined ? { contentOf: (sha: string) => versionsRead.get(sha) } : {}),
+    // (the cache keeps a path's last superseded versions for this: snapshot_cache.ts)
+    ...(request.cache !== undefined ? { contentOf: (sha: string) => request.cache!.get(sha) } : {}),
   });
   if (!planned.ok) return failed(planned.errors, [...warnings, ...planned.warnings]);
   const plan = planned.plan;
@@ -311,32 +310,6 @@ async function phase(request: ApplyRequest, value: ApplyPhase): Promise<void> {
 function withTransfer(file: FileReport, snapshots: Snapshots): FileReport {
   const transfer = file.op === "add" ? undefined : snapshots.get(file.path)?.transfer;
   return transfer === undefined ? file : { ...file, snapshot: transfer };
-}
-
-/** Largest version read that applyPatch keeps aside to show what changed since (a bounded diff is all it feeds). */
-const VERSION_READ_MAX_BYTES = 1024 * 1024;
-/** Most versions kept aside per call. */
-const VERSIONS_READ_MAX = 16;
-
-/**
- * The contents the caller's `expectedSha256` names that the cache holds as
- * the last version seen at that very path (what the caller read through
- * it), each up to 1 MiB, at most 16: copies taken before the snapshot read,
- * because remembering the current content lets the cache drop the one it
- * replaces. A stale expectedSha256 whose chunks still apply then shows what
- * changed since (lib/plan/stale_read.ts).
- */
-function readVersions(cache: SnapshotCache, scope: string, expected: ApplyRequest["expectedSha256"]): Map<string, Uint8Array> {
-  const kept = new Map<string, Uint8Array>();
-  for (const [path, sha] of Object.entries(expected ?? {})) {
-    if (kept.size >= VERSIONS_READ_MAX) break;
-    if (typeof sha !== "string") continue;
-    const hint = cache.hint(scope, path);
-    if (hint === undefined || hint.sha256 !== sha.toLowerCase() || hint.size > VERSION_READ_MAX_BYTES) continue;
-    const bytes = cache.get(hint.sha256);
-    if (bytes !== undefined) kept.set(hint.sha256, bytes);
-  }
-  return kept;
 }
 
 /** The snapshot options of a request: both reads (the plan's and a failed parse's) are the same read. */
