@@ -21,6 +21,8 @@ import type { WriteRefusalContext } from "./host_refusals.ts";
 import { execProgram } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
 import { unknownKeysFailure } from "./request_keys.ts";
+import { badValueFailure, PROGRAM_VALUE_RULES } from "./request_values.ts";
+import type { ValueRule } from "./request_values.ts";
 import type { NamesEveryKey } from "./request_keys.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
@@ -166,6 +168,15 @@ const COMMIT_OPTION_KEYS = [
 ] as const satisfies readonly (keyof CommitOptions)[];
 const everyCommitKey: NamesEveryKey<CommitOptions, (typeof COMMIT_OPTION_KEYS)[number]> = true;
 void everyCommitKey;
+/** What each option's value must be (a mistyped one is refused like an unknown key). */
+const COMMIT_VALUES: Readonly<Record<keyof CommitOptions, ValueRule>> = {
+  ...PROGRAM_VALUE_RULES,
+  operationId: "string", // its form is checked where the program is built: a TypeError, as documented
+  clientGoneMs: "positive",
+  onProgress: "function",
+  delta: "boolean",
+  expectRootId: "string",
+};
 
 /**
  * Commit a plan: stage every new content (SHA-checked), lock all paths in
@@ -202,7 +213,8 @@ export async function commitRemote(
 ): Promise<CommitReport> {
   if (!shell || typeof shell.exec !== "function") throw new TypeError("commitRemote: shell must be a RemoteShell");
   const operationId = options.operationId ?? newOperationId();
-  const strange = unknownKeysFailure("commitRemote options", options, COMMIT_OPTION_KEYS, "nothing was committed");
+  const strange = unknownKeysFailure("commitRemote options", options, COMMIT_OPTION_KEYS, "nothing was committed") ??
+    badValueFailure("commitRemote options", options, COMMIT_VALUES, "nothing was committed");
   if (strange !== null) {
     return { ok: false, operationId, atomicity: "batch_preflight_per_file_commit", elevated: shell.elevated ?? false, files: [], warnings: [], errors: [strange] };
   }

@@ -6,6 +6,8 @@
  */
 import type { Failures, PatchFailure } from "../types.ts";
 import { unknownKeysFailure } from "./request_keys.ts";
+import { badValueFailure, PROGRAM_VALUE_RULES } from "./request_values.ts";
+import type { ValueRule } from "./request_values.ts";
 import type { NamesEveryKey } from "./request_keys.ts";
 import { brokenOutput, countOption, decodeName, directoryArg, earlyEnd, globProblem, runDiscovery } from "./discovery.ts";
 import { listProgram } from "./programs/list_program.ts";
@@ -118,6 +120,15 @@ const MAX_ENTRIES = 100_000;
 const LIST_OPTION_KEYS = ["path", "depth", "glob", "maxEntries", "signal", "timeoutMs"] as const satisfies readonly (keyof ListFilesOptions)[];
 const everyListKey: NamesEveryKey<ListFilesOptions, (typeof LIST_OPTION_KEYS)[number]> = true;
 void everyListKey;
+/** What each option's value must be (a mistyped one is refused like an unknown key). */
+const LIST_VALUES: Readonly<Record<keyof ListFilesOptions, ValueRule>> = {
+  path: "string",
+  depth: "count",
+  glob: "string",
+  maxEntries: "count",
+  signal: PROGRAM_VALUE_RULES.signal,
+  timeoutMs: PROGRAM_VALUE_RULES.timeoutMs,
+};
 
 /**
  * List a directory below `root` on the host: each entry's kind, size
@@ -153,7 +164,8 @@ export async function listFiles(shell: RemoteShell, root: string, options: ListF
     errors: [f],
   });
   if (typeof dir !== "string") return failed(dir);
-  const strange = unknownKeysFailure("listFiles options", options, LIST_OPTION_KEYS, "nothing was listed");
+  const strange = unknownKeysFailure("listFiles options", options, LIST_OPTION_KEYS, "nothing was listed") ??
+    badValueFailure("listFiles options", options, LIST_VALUES, "nothing was listed");
   if (strange !== null) return failed(strange);
   const glob = options.glob ?? "";
   const globFailure = globProblem(glob);

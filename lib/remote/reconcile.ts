@@ -19,6 +19,8 @@ import { isWriteRefusal, lockedFailure, lockHolder, writeRefused } from "./host_
 import { execProgram } from "./host_wire.ts";
 import type { CompressMode } from "./host_wire.ts";
 import { unknownKeysFailure } from "./request_keys.ts";
+import { badValueFailure, PROGRAM_VALUE_RULES } from "./request_values.ts";
+import type { ValueRule } from "./request_values.ts";
 import type { NamesEveryKey } from "./request_keys.ts";
 import { programMayHaveRun, RemoteShellError } from "./shell.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
@@ -52,6 +54,8 @@ export interface ReconcileOptions {
 const RECONCILE_OPTION_KEYS = ["lockWaitMs", "signal", "timeoutMs", "sharedDirectories", "trustRootAncestors", "compress"] as const satisfies readonly (keyof ReconcileOptions)[];
 const everyReconcileKey: NamesEveryKey<ReconcileOptions, (typeof RECONCILE_OPTION_KEYS)[number]> = true;
 void everyReconcileKey;
+/** What each option's value must be (a mistyped one is refused like an unknown key). */
+const RECONCILE_VALUES: Readonly<Record<keyof ReconcileOptions, ValueRule>> = PROGRAM_VALUE_RULES;
 
 /**
  * Find out what the operation of `ticket` did to its files, finish it
@@ -124,7 +128,8 @@ export async function reconcile(
     warnings,
     errors: asFailures(errors.map((e) => ({ ...e, operationId }))),
   });
-  const strange = unknownKeysFailure("reconcile options", options, RECONCILE_OPTION_KEYS, "nothing was reconciled");
+  const strange = unknownKeysFailure("reconcile options", options, RECONCILE_OPTION_KEYS, "nothing was reconciled") ??
+    badValueFailure("reconcile options", options, RECONCILE_VALUES, "nothing was reconciled");
   if (strange !== null) return fail([strange]);
   // A bad ticket is a typed failure, not a TypeError: it is data.
   const subject = ticketPlan(ticket);

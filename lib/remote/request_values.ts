@@ -19,6 +19,8 @@ import type { PatchFailure } from "../types.ts";
 /** What a field's value must be. */
 export type ValueRule =
   | "boolean"
+  | "string"
+  | "string-list"
   | "string-map"
   | "count-map"
   | "count"
@@ -53,6 +55,10 @@ function problem(rule: ValueRule, value: unknown): string | null {
   switch (rule) {
     case "boolean":
       return typeof value === "boolean" ? null : "true or false";
+    case "string":
+      return typeof value === "string" ? null : "a string";
+    case "string-list":
+      return Array.isArray(value) && value.every((v) => typeof v === "string") ? null : "an array of strings";
     case "string-map":
       return isMap(value) && Object.values(value).every((v) => typeof v === "string") ? null : "a plain object of path → SHA-256 strings, e.g. {\"app.conf\": \"<sha256>\"}";
     case "count-map":
@@ -105,3 +111,28 @@ export function badValueFailure(what: string, value: unknown, rules: Readonly<Re
   }
   return null;
 }
+
+/**
+ * The rules of the options every remote program takes (signal, timeout,
+ * directory policy, compression), for the option tables of the functions.
+ *
+ * @example
+ * ```ts
+ * const rules = { ...PROGRAM_VALUE_RULES, maxEntries: "count" } as const;
+ * ```
+ */
+export const PROGRAM_VALUE_RULES: {
+  readonly signal: ValueRule;
+  readonly timeoutMs: ValueRule;
+  readonly sharedDirectories: ValueRule;
+  readonly trustRootAncestors: ValueRule;
+  readonly compress: ValueRule;
+  readonly lockWaitMs: ValueRule;
+} = {
+  signal: "signal",
+  timeoutMs: "positive",
+  sharedDirectories: { oneOf: ["refuse", "allow"] },
+  trustRootAncestors: "boolean",
+  compress: { oneOf: ["auto", true, false] },
+  lockWaitMs: "count",
+};

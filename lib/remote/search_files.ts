@@ -15,6 +15,8 @@ import { isWriteRefusal, writeRefused } from "./host_refusals.ts";
 import { leftoversRemoved, privateKept } from "./leftovers.ts";
 import { RecordReader } from "./records.ts";
 import { unknownKeysFailure } from "./request_keys.ts";
+import { badValueFailure, PROGRAM_VALUE_RULES } from "./request_values.ts";
+import type { ValueRule } from "./request_values.ts";
 import type { NamesEveryKey } from "./request_keys.ts";
 import type { ExecResult, RemoteShell } from "./shell.ts";
 import { appendAll } from "../text/append_all.ts";
@@ -176,6 +178,17 @@ const REASONS: Record<string, SkipReason> = { B: "binary", U: "unreadable", X: "
 const SEARCH_OPTION_KEYS = ["path", "glob", "fixedString", "ignoreCase", "maxResults", "maxLineBytes", "signal", "timeoutMs"] as const satisfies readonly (keyof SearchFilesOptions)[];
 const everySearchKey: NamesEveryKey<SearchFilesOptions, (typeof SEARCH_OPTION_KEYS)[number]> = true;
 void everySearchKey;
+/** What each option's value must be (a mistyped one is refused like an unknown key). */
+const SEARCH_VALUES: Readonly<Record<keyof SearchFilesOptions, ValueRule>> = {
+  path: "string",
+  glob: "string",
+  fixedString: "boolean",
+  ignoreCase: "boolean",
+  maxResults: "count",
+  maxLineBytes: "count",
+  signal: PROGRAM_VALUE_RULES.signal,
+  timeoutMs: PROGRAM_VALUE_RULES.timeoutMs,
+};
 
 /**
  * Search the regular files below `root` (or `options.path` in it) for
@@ -224,7 +237,8 @@ export async function searchFiles(shell: RemoteShell, root: string, pattern: str
   };
   const failed = (f: PatchFailure): SearchFilesResult => ({ ...out, ok: false, matches: [], errors: [f] });
   if (typeof dir !== "string") return failed(dir);
-  const strange = unknownKeysFailure("searchFiles options", options, SEARCH_OPTION_KEYS, "nothing was searched");
+  const strange = unknownKeysFailure("searchFiles options", options, SEARCH_OPTION_KEYS, "nothing was searched") ??
+    badValueFailure("searchFiles options", options, SEARCH_VALUES, "nothing was searched");
   if (strange !== null) return failed(strange);
   const problem = patternProblem(pattern) ?? globProblem(options.glob ?? "");
   if (problem !== null) return failed(problem);

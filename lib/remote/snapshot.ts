@@ -21,6 +21,8 @@ import { COMPRESS_MIN_BYTES, execProgram, noteBrokenCodec, noteHostTools, offere
 import type { CompressMode } from "./host_wire.ts";
 import type { Codec } from "./inflate.ts";
 import { unknownKeysFailure } from "./request_keys.ts";
+import { badValueFailure, PROGRAM_VALUE_RULES } from "./request_values.ts";
+import type { ValueRule } from "./request_values.ts";
 import type { NamesEveryKey } from "./request_keys.ts";
 import { RemoteShellError } from "./shell.ts";
 import type { LocalFileIdentity, RemoteShell } from "./shell.ts";
@@ -131,6 +133,18 @@ export function snapshotRootId(snapshots: Snapshots): string | undefined {
 const SNAPSHOT_OPTION_KEYS = ["signal", "timeoutMs", "maxFileBytes", "sharedDirectories", "trustRootAncestors", "cache", "compress", "closestFor", "closestSearch"] as const satisfies readonly (keyof ReadSnapshotsOptions)[];
 const everySnapshotKey: NamesEveryKey<ReadSnapshotsOptions, (typeof SNAPSHOT_OPTION_KEYS)[number]> = true;
 void everySnapshotKey;
+/** What each option's value must be (a mistyped one is refused like an unknown key). */
+const SNAPSHOT_VALUES: Readonly<Record<keyof ReadSnapshotsOptions, ValueRule>> = {
+  signal: PROGRAM_VALUE_RULES.signal,
+  timeoutMs: PROGRAM_VALUE_RULES.timeoutMs,
+  sharedDirectories: PROGRAM_VALUE_RULES.sharedDirectories,
+  trustRootAncestors: PROGRAM_VALUE_RULES.trustRootAncestors,
+  compress: PROGRAM_VALUE_RULES.compress,
+  maxFileBytes: "count",
+  cache: { has: ["hint", "get", "put"], what: "a SnapshotCache" },
+  closestFor: "string-list",
+  closestSearch: "count-map",
+};
 
 /**
  * Read the kind, bytes, SHA-256 (computed here, from the bytes received),
@@ -176,7 +190,8 @@ export function readSnapshots(
   paths: readonly string[],
   options: ReadSnapshotsOptions = {},
 ): Promise<Snapshots> {
-  const strange = unknownKeysFailure("readSnapshots options", options, SNAPSHOT_OPTION_KEYS, "nothing was read");
+  const strange = unknownKeysFailure("readSnapshots options", options, SNAPSHOT_OPTION_KEYS, "nothing was read") ??
+    badValueFailure("readSnapshots options", options, SNAPSHOT_VALUES, "nothing was read");
   if (strange !== null) return Promise.reject(new RemoteShellError(strange, { started: false }));
   return readOnce(shell, root, paths, options, shell?.localFiles !== undefined).then((snaps) => inPathOrder(snaps, paths));
 }

@@ -12,8 +12,15 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { applyPatch } from "../../lib/apply.ts";
+import { commitRemote } from "../../lib/remote/commit.ts";
+import { listFiles } from "../../lib/remote/list_files.ts";
 import { LocalShell } from "../../lib/remote/local_shell.ts";
-import { cleanupTemps, CountingShell, leftovers, makeTree } from "../support/local_trees.ts";
+import { reconcileTicket } from "../../lib/remote/plan_shas.ts";
+import { reconcile } from "../../lib/remote/reconcile.ts";
+import { searchFiles } from "../../lib/remote/search_files.ts";
+import { RemoteShellError } from "../../lib/remote/shell.ts";
+import { readSnapshots } from "../../lib/remote/snapshot.ts";
+import { cleanupTemps, CountingShell, leftovers, makeTree, P, plan } from "../support/local_trees.ts";
 
 afterAll(cleanupTemps, 30_000);
 
@@ -96,4 +103,33 @@ describe("LocalShell.exec checks its signal before it starts the program", () =>
     // before the fix the program started, then the signal threw, and `sleep` ran on with nothing to stop it
     expect(() => shell.exec("exec sleep 30", { signal: {} as AbortSignal })).toThrow("signal must be an AbortSignal");
   });
+});
+
+describe("the other option objects: a mistyped value is refused before any program runs", () => {
+  const errorOf = async (run: (shell: CountingShell, root: string) => Promise<unknown>): Promise<{ code?: string; message?: string; count: number; file: string }> => {
+    const root = makeTree({ "a.txt": "v1\n" });
+    const shell = new CountingShell(new LocalShell());
+    const got = await run(shell, root).then((r) => r, (e: unknown) => e);
+    const f = got instanceof RemoteShellError ? got.failure : (got as { errors?: { code: string; message: string }[] }).errors?.[0];
+    return { code: f?.code, message: f?.message, count: shell.count, file: readFileSync(join(root, "a.txt"), "utf8") };
+  };
+  const cases: { name: string; run: (shell: CountingShell, root: string) => Promise<unknown>; says: string }[] = [
+    // fixedString: "false" searched for the literal text instead of the pattern, without a word
+    { name: 'searchFiles fixedString: "false"', run: (s, r) => searchFiles(s, r, "v[0-9]", { fixedString: "false" } as never), says: "searchFiles options field `fixedString` must be true or false" },
+    { name: 'listFiles glob: ["*.txt"] (an array where a string goes)', run: (s, r) => listFiles(s, r, { glob: ["*.txt"] } as never), says: "listFiles options field `glob` must be a string, not an array" },
+    { name: "readSnapshots maxFileBytes: -1 (rejects)", run: (s, r) => readSnapshots(s, r, ["a.txt"], { maxFileBytes: -1 }), says: "readSnapshots options field `maxFileBytes` must be a whole number ≥ 0" },
+    { name: 'commitRemote delta: "no"', run: (s, r) => commitRemote(s, r, plan([P.update("a.txt", "v1\n", "v2\n")]), { delta: "no" } as never), says: "commitRemote options field `delta` must be true or false" },
+    {
+      name: 'reconcile trustRootAncestors: "yes"',
+      run: (s, r) => reconcile(s, r, reconcileTicket(plan([P.update("a.txt", "v1\n", "v2\n")]), "0123456789abcdef"), { trustRootAncestors: "yes" } as never),
+      says: "reconcile options field `trustRootAncestors` must be true or false",
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const got = await errorOf(c.run);
+      expect([got.code, got.count, got.file]).toEqual(["invalid_request", 0, "v1\n"]);
+      expect(got.message).toContain(c.says);
+    });
+  }
 });
