@@ -138,8 +138,16 @@ const APPLY_REQUEST_KEYS = [
   "trustRootAncestors", "cache", "compress",
 ] as const satisfies readonly (keyof ApplyRequest)[];
 const LIMIT_KEYS = ["maxPatchBytes", "maxFiles", "maxChunksPerFile", "maxFileBytes"] as const satisfies readonly (keyof Limits)[];
-/** What each request field's value must be (`root` and `patch` are checked before: TypeError); the type makes the list name every field. */
-const APPLY_VALUE_RULES: Readonly<Record<Exclude<keyof ApplyRequest, "root" | "patch">, ValueRule>> = {
+/**
+ * What each request field's value must be (`root` and `patch` are checked before: TypeError); the type makes the list name every field.
+ * lib/fleet checks its hosts' options by the same table, so a rule is written once.
+ *
+ * @example
+ * ```ts
+ * APPLY_VALUE_RULES.dryRun; // "boolean"
+ * ```
+ */
+export const APPLY_VALUE_RULES: Readonly<Record<Exclude<keyof ApplyRequest, "root" | "patch">, ValueRule>> = {
   dryRun: "boolean",
   expectedSha256: "string-map",
   matching: { oneOf: ["exact", "whitespace", "lenient"] },

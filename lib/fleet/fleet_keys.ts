@@ -10,7 +10,7 @@
 import { unknownKeysFailure } from "../remote/request_keys.ts";
 import { badValueFailure } from "../remote/request_values.ts";
 import type { ValueRule } from "../remote/request_values.ts";
-import { TEXT_ENCODINGS } from "../text/encoding.ts";
+import { APPLY_VALUE_RULES } from "../apply.ts";
 import type { NamesEveryKey } from "../remote/request_keys.ts";
 import type { Limits, PatchFailure } from "../types.ts";
 import type { FleetHostOptions, FleetOptions, FleetRequest, FleetTargetCommon, ReconcileFleetOptions } from "./types.ts";
@@ -30,21 +30,9 @@ const TARGET_KEYS = ["name", "root", "expectedSha256", "options", "shell", "conn
  * the options was a real run on every host (only `=== true` is a dry run). The host
  * options are checked again by each host's applyPatch; here they refuse the whole call.
  */
-const HOST_VALUE_RULES: Readonly<Record<(typeof HOST_OPTION_KEYS)[number], ValueRule>> = {
-  matching: { oneOf: ["exact", "whitespace", "lenient"] },
-  encoding: { oneOf: TEXT_ENCODINGS },
-  requireShaForDelete: "boolean",
-  createParents: "boolean",
-  limits: "count-map",
-  lockWaitMs: "count",
-  clientGoneMs: "positive",
-  timeoutMs: "positive",
-  delta: "boolean",
-  sharedDirectories: { oneOf: ["refuse", "allow"] },
-  trustRootAncestors: "boolean",
-  cache: { has: ["hint", "get", "put"], what: "a SnapshotCache" },
-  compress: { oneOf: ["auto", true, false] },
-};
+const HOST_VALUE_RULES: Readonly<Record<(typeof HOST_OPTION_KEYS)[number], ValueRule>> = Object.fromEntries(
+  HOST_OPTION_KEYS.map((key) => [key, APPLY_VALUE_RULES[key]]),
+) as Record<(typeof HOST_OPTION_KEYS)[number], ValueRule>;
 const REQUEST_VALUE_RULES: Readonly<Record<string, ValueRule>> = { dryRun: "boolean", expectedSha256: "string-map", ...HOST_VALUE_RULES };
 const OPTION_VALUE_RULES: Readonly<Record<string, ValueRule>> = { dryRun: "boolean", signal: "signal", stopSignal: "signal", onProgress: "function" };
 const RECONCILE_KEYS = [
