@@ -943,6 +943,12 @@ export interface FileSnapshot {
    */
   closestPaths?: string[];
   /**
+   * `true` when that walk stopped at one of its bounds (entries, depth,
+   * time) before it had seen every name: an empty `closestPaths` then does
+   * not mean that no similar file exists.
+   */
+  closestSearchCut?: boolean;
+  /**
    * `"shared"` when a directory on the path can be written by users other
    * than the remote user and root (read with `sharedDirectories: "allow"`:
    * the bytes come from a pinned inode); absent when trusted.

@@ -57,7 +57,7 @@ export function missingFileFailure(snap: FileSnapshot, section: "Update" | "Dele
     const list = listHint(parentOf(path));
     return failure(
       "not_found",
-      `*** Update File: ${path} — no such file under the root${snap.closestPaths === undefined ? "" : ", and no file of a similar name was found"}. To create it, use "*** Add File: ${path}" with every line prefixed by "+"; otherwise check the path (${list.says}).`,
+      `*** Update File: ${path} — no such file under the root${snap.closestPaths === undefined ? "" : snap.closestSearchCut ? ", and no file of a similar name was found among the names searched, but that search stopped at its bound before it had seen the whole root" : ", and no file of a similar name was found"}. To create it, use "*** Add File: ${path}" with every line prefixed by "+"; otherwise check the path (${list.says}).`,
       { path, actualState: "missing", hints: [list], closestPaths: [] },
     );
   }

@@ -350,6 +350,8 @@ async function readOnce(
   /** `NF <path>` records of the walk near missing paths (sh_near.ts), and its `NEAR` line. */
   const nearNames: string[] = [];
   let nearDone = false;
+  /** The walk's `NEAR` line said it stopped at a bound (entries, depth or time) before it saw every name. */
+  let nearCut = false;
   /**
    * A `BULK n` block (programs/sh_snapshot_bulk.ts): every path, in order,
    * a small regular file; the host's `stat` lines, its `sha256sum` lines,
@@ -404,6 +406,7 @@ async function readOnce(
     }
     if (f[0] === "NEAR" && f.length === 3 && wanted && !nearDone && /^[0-9]{1,9}$/.test(f[1]!) && /^[01]$/.test(f[2]!)) {
       nearDone = true;
+      nearCut = f[2] === "0";
       continue;
     }
     if (f[0] === "HAVE") {
@@ -586,7 +589,10 @@ async function readOnce(
   if (nearDone) {
     for (const path of send) {
       const snap = result.get(path)!;
-      if (need.has(path) && snap.kind === "missing" && snap.rejected === undefined) snap.closestPaths = closestPaths(path, nearNames).map((c) => c.path);
+      if (need.has(path) && snap.kind === "missing" && snap.rejected === undefined) {
+        snap.closestPaths = closestPaths(path, nearNames).map((c) => c.path);
+        if (nearCut) snap.closestSearchCut = true;
+      }
     }
   }
   if (rootId !== undefined) ROOT_IDS.set(result, rootId);

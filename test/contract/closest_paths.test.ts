@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { applyPatch } from "../../lib/apply.ts";
 import { readSnapshots } from "../../lib/remote/snapshot.ts";
+import { missingFileFailure } from "../../lib/plan/not_found.ts";
 import type { ReadSnapshotsOptions } from "../../lib/remote/snapshot.ts";
 import type { ExecOptions, ExecResult, RemoteShell } from "../../lib/remote/shell.ts";
 import { cleanupTemps, CountingShell, makeTree } from "../support/local_trees.ts";
@@ -129,6 +130,13 @@ for (const c of shells) {
       const cut = walkOf(shell.outputs.at(-1)!);
       expect(cut.near).toBe("40 0");
       expect(cut.records).toBeLessThanOrEqual(40);
+      // …and the snapshot says so, so that "no similar file" is not taken for the whole root's answer
+      const cutSnap = (await readSnapshots(shell, root, ["target.ts"], { closestFor: ["target.ts"], closestSearch: { maxEntries: 40, maxDepth: 12 } })).get("target.ts")!;
+      expect({ closest: cutSnap.closestPaths, cut: cutSnap.closestSearchCut }).toEqual({ closest: [], cut: true });
+      expect(missingFileFailure(cutSnap, "Update").message).toContain("that search stopped at its bound before it had seen the whole root");
+      const wholeSnap = (await readSnapshots(shell, root, ["nothing-like-it.md"], { closestFor: ["nothing-like-it.md"], closestSearch: { maxDepth: 12 } })).get("nothing-like-it.md")!;
+      expect({ closest: wholeSnap.closestPaths, cut: wholeSnap.closestSearchCut }).toEqual({ closest: [], cut: undefined });
+      expect(missingFileFailure(wholeSnap, "Update").message).toContain(", and no file of a similar name was found.");
       // time: with 0 seconds the clock, read every 16 directories, stops the walk at the 16th
       const wide: Record<string, string> = {};
       for (let i = 0; i < 40; i++) wide[`d${String(i).padStart(2, "0")}/f.txt`] = "";
