@@ -25,7 +25,10 @@ function run(args: string[]): MemoryRun {
 
 const table: { name: string; args: string[]; bound: number; needsSsh?: boolean; snapshot: string }[] = [
   { name: "LocalShell", args: ["local"], bound: 2.75, snapshot: "downloaded" },
-  { name: "LocalShell, the content in a SnapshotCache (nothing downloaded)", args: ["local", "--cached"], bound: 2, snapshot: "cached" },
+  // Measured 1.2–2.2× over runs of the same code on an idle machine (the GC takes the decoded text's
+  // garbage or not before the peak sample); 2 failed two full CI runs in three at 2.19×. An extra copy
+  // of the file adds 1× to the ~1.8× median, past 2.5.
+  { name: "LocalShell, the content in a SnapshotCache (nothing downloaded)", args: ["local", "--cached"], bound: 2.5, snapshot: "cached" },
   { name: "SSH, uncompressed", args: ["ssh-plain"], bound: 2.75, needsSsh: true, snapshot: "downloaded" },
   // The decompressor's output chunks are garbage the GC has not taken yet at this size.
   { name: "SSH, compressed (the default on a network link)", args: ["ssh"], bound: 3.25, needsSsh: true, snapshot: "compressed" },
