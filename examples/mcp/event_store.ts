@@ -7,8 +7,10 @@
  * One {@linkcode ReplayBuffer} holds the events of every session, oldest
  * first out, within one byte budget (`--replay-bytes`) and an event count,
  * so its memory is bounded whatever the number of sessions. Each session
- * sees only its own events through {@linkcode ReplayBuffer.storeFor}: an
- * event id from another session is unknown to it. A resume whose missed
+ * sees only its own events through {@linkcode ReplayBuffer.storeFor}, and
+ * numbers them itself (1, 2, 3… per session): an id says nothing about
+ * another session's traffic, and one session's ids mean nothing in another's
+ * resume. A resume whose missed
  * events were dropped to stay within the budget is refused as such (a
  * partial replay would leave the client waiting for an answer that never
  * comes).
@@ -20,6 +22,8 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 interface Stored {
   session: string;
+  /** The session's own sequence number: the id its client sees. */
+  seq: number;
   stream: string;
   message: JSONRPCMessage;
   bytes: number;
@@ -42,12 +46,13 @@ export const MAX_REPLAY_EVENTS = 20_000;
 export class ReplayBuffer {
   readonly maxBytes: number;
   readonly maxEvents: number;
-  /** Insertion order is age: the first entry is the oldest. Keys are sequence numbers as decimal strings. */
+  /** Insertion order is age: the first entry is the oldest. Keys are {@linkcode keyOf} (session and its sequence number). */
   readonly #events = new Map<string, Stored>();
+  /** Per session: the last sequence number it issued. */
+  readonly #lastSeq = new Map<string, number>();
   /** Per session: the newest sequence number dropped for the budget (its events up to there are gone). */
   readonly #droppedUpTo = new Map<string, number>();
   #bytes = 0;
-  #seq = 0;
 
   constructor(maxBytes: number, maxEvents: number = MAX_REPLAY_EVENTS) {
     this.maxBytes = maxBytes;
@@ -76,10 +81,8 @@ export class ReplayBuffer {
         if (from === undefined) throw new Error(`unknown event id ${lastEventId}`);
         // Collected first: sending awaits, and storing meanwhile may evict.
         const after: [string, JSONRPCMessage][] = [];
-        let past = false;
-        for (const [id, event] of this.#events) {
-          if (id === lastEventId) past = true;
-          else if (past && event.session === session && event.stream === from.stream) after.push([id, event.message]);
+        for (const event of this.#events.values()) {
+          if (event.session === session && event.stream === from.stream && event.seq > from.seq) after.push([String(event.seq), event.message]);
         }
         for (const [id, message] of after) await send(id, message);
         return from.stream;
@@ -102,7 +105,7 @@ export class ReplayBuffer {
     if (seq <= (this.#droppedUpTo.get(session) ?? 0)) {
       return `the events after Last-Event-ID ${seq} were dropped to keep the replay buffer within ${this.maxBytes} bytes (--replay-bytes): they cannot be replayed; send the requests again (read_file first: a patch may already be applied)`;
     }
-    if (this.#own(session, lastEventId) === undefined) return `Last-Event-ID ${seq} is not an event of this session`;
+    if (this.#own(session, lastEventId) === undefined) return `Last-Event-ID ${seq} is not an event of this session (its last is ${this.#lastSeq.get(session) ?? 0})`;
     return null;
   }
 
@@ -115,31 +118,38 @@ export class ReplayBuffer {
    * ```
    */
   drop(session: string): void {
-    for (const [id, event] of this.#events) {
+    for (const [key, event] of this.#events) {
       if (event.session !== session) continue;
-      this.#events.delete(id);
+      this.#events.delete(key);
       this.#bytes -= event.bytes;
     }
     this.#droppedUpTo.delete(session);
+    this.#lastSeq.delete(session);
   }
 
   #own(session: string, eventId: string): Stored | undefined {
-    const event = this.#events.get(eventId);
-    return event?.session === session ? event : undefined;
+    if (!/^\d{1,15}$/.test(eventId)) return undefined;
+    return this.#events.get(keyOf(session, Number(eventId)));
   }
 
   #store(session: string, stream: string, message: JSONRPCMessage): string {
-    const id = String(++this.#seq);
+    const seq = (this.#lastSeq.get(session) ?? 0) + 1;
+    this.#lastSeq.set(session, seq);
     // What the transport writes is this JSON (UTF-16 length: close enough to bound it).
     const bytes = JSON.stringify(message).length + stream.length + 64;
-    this.#events.set(id, { session, stream, message, bytes });
+    this.#events.set(keyOf(session, seq), { session, seq, stream, message, bytes });
     this.#bytes += bytes;
     for (const [old, event] of this.#events) {
       if (this.#bytes <= this.maxBytes && this.#events.size <= this.maxEvents) break;
       this.#events.delete(old);
       this.#bytes -= event.bytes;
-      this.#droppedUpTo.set(event.session, Number(old));
+      this.#droppedUpTo.set(event.session, event.seq);
     }
-    return id;
+    return String(seq);
   }
+}
+
+/** The map key of a session's event (session ids are the transport's UUIDs: no NUL in them). */
+function keyOf(session: string, seq: number): string {
+  return `${session}\0${seq}`;
 }

@@ -207,7 +207,10 @@ describe("resumable SSE streams", () => {
     const first = await raw(target, "POST", callBody(2, "read_file", { path: "a.txt" }), headers(a));
     const firstId = first.events[0]!.id!;
     // b's traffic pushes a's events out of the 4 KiB buffer
-    for (let i = 0; i < 10; i++) await raw(target, "POST", callBody(3 + i, "read_file", { path: "b.txt" }), headers(b));
+    const bFirst = await raw(target, "POST", callBody(3, "read_file", { path: "b.txt" }), headers(b));
+    // each session numbers its own events: b's first id is a's first id, whatever a did (ids tell nothing of other sessions)
+    expect(bFirst.events[0]!.id).toBe(firstId);
+    for (let i = 1; i < 10; i++) await raw(target, "POST", callBody(3 + i, "read_file", { path: "b.txt" }), headers(b));
     expect(handle!.replay().bytes).toBeLessThanOrEqual(4096);
     const dropped = await raw(target, "GET", null, { ...headers(a), "last-event-id": firstId });
     expect(dropped.status).toBe(400);
