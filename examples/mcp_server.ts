@@ -132,8 +132,10 @@ if (http !== null) {
   const auth = http.auth;
   let authText: string;
   if (auth.kind === "none") {
-    authText = auth.reason === "socket" ? "none beyond the socket's mode 0600 (only this user and root can connect)" : "NONE (--no-auth)";
-    if (auth.reason === "no-auth") {
+    // On a socket the 0600 mode is the guard whether or not --no-auth was said: the wide warning would be untrue there.
+    const onSocket = http.listen.kind === "socket";
+    authText = onSocket ? `none beyond the socket's mode 0600 (only this user and root can connect)${auth.reason === "no-auth" ? "; --no-auth changes nothing on a socket" : ""}` : "NONE (--no-auth)";
+    if (auth.reason === "no-auth" && !onSocket) {
       log(`WARNING: --no-auth: no bearer token is required, so every process of every local user that can reach ${h.url} can read and patch the roots (${rootsText}). Use the default token, or --socket, unless this machine has no other users or processes you do not trust.`);
     }
   } else {

@@ -176,7 +176,8 @@ export const USAGE: string = `usage: ${PROGRAM} [--root NAME=LOCATION[?OPTIONS]]
                                                    no token unless --token-file or SAP_MCP_TOKEN gives one
   --token-file FILE                                the token is this file's content (mode 0600; created with a new token if missing);
                                                    or set SAP_MCP_TOKEN
-  --no-auth                                        no token (loopback only; any local process can then use the server)
+  --no-auth                                        no token (loopback only; any local process can then use the server;
+                                                   on --socket it changes nothing: the 0600 mode is the guard)
   --allow-origin https://app.example               a browser Origin allowed besides localhost ones (repeatable)
   --max-sessions 64                                sessions open at once: the oldest idle one is closed for a new one; all busy: 503
   --replay-bytes 16M                               SSE events kept so a client can resume a stream (Last-Event-ID), all sessions

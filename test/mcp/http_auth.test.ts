@@ -8,7 +8,7 @@
  * never reaches the attacker, the target paths stay absent, and the root
  * and the outside tree are exactly as before (owners, modes, times).
  */
-import { afterAll, describe, expect } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -141,4 +141,23 @@ describe("another local user against the HTTP server (second uid)", () => {
     expect(existsSync(server.tokenFile!)).toBe(false);
     expect(existsSync(socket)).toBe(false);
   }, 120_000);
+});
+
+describe("what the server says about its guard", () => {
+  const cases = [
+    { name: "--socket alone", extra: [] as string[], says: "none beyond the socket's mode 0600" },
+    { name: "--socket with --no-auth", extra: ["--no-auth"], says: "--no-auth changes nothing on a socket" },
+  ];
+  for (const c of cases) {
+    test(`${c.name}: the 0600 socket is named as the guard, never 'every local user can reach it'`, async () => {
+      const site = tempDir("sap-http-guard-");
+      writeFileSync(join(site, "a.txt"), "a\n");
+      const socket = join(tempDir("sap-http-guard-sock-"), "mcp.sock");
+      const server = await startSocketServer(["--root", `site=${site}`, "--socket", socket, ...c.extra]);
+      const said = server.stderr();
+      await server.stop();
+      expect(said).toContain(c.says);
+      expect(said).not.toContain("every process of every local user");
+    }, 30_000);
+  }
 });
